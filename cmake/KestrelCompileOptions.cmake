@@ -1,0 +1,8 @@
+# Flags for Kestrel's own targets (kept PRIVATE, so installed headers impose nothing on users).
+add_library(kestrel_compile_options INTERFACE)
+target_compile_options(kestrel_compile_options INTERFACE
+  -Wall -Wextra -Wno-unused-parameter
+  $<$<CONFIG:Release>:-O3>)
+if(KESTREL_NATIVE)
+  target_compile_options(kestrel_compile_options INTERFACE -march=native)
+endif()

@@ -1,0 +1,10 @@
+# Every dependency comes from a Debian package (bash .ci/setup installs them) through find_package.
+find_package(Threads REQUIRED)
+find_package(Eigen3 3.4 REQUIRED NO_MODULE)
+find_package(spdlog REQUIRED)
+find_package(ZLIB REQUIRED)
+find_package(HDF5 REQUIRED COMPONENTS C)
+find_package(Protobuf REQUIRED)
+if(KESTREL_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()

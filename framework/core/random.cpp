@@ -1,0 +1,135 @@
+#include "framework/core/random.h"
+
+#include <cmath>
+#include <string>
+
+#include "framework/core/error.h"
+#include "framework/core/thread_pool.h"
+
+namespace kestrel::random {
+namespace {
+
+constexpr std::uint32_t kMul0 = 0xD2511F53u;
+constexpr std::uint32_t kMul1 = 0xCD9E8D57u;
+constexpr std::uint32_t kWeyl0 = 0x9E3779B9u;
+constexpr std::uint32_t kWeyl1 = 0xBB67AE85u;
+
+void mulhilo(std::uint32_t a, std::uint32_t b, std::uint32_t& hi, std::uint32_t& lo) {
+  std::uint64_t p = static_cast<std::uint64_t>(a) * b;
+  hi = static_cast<std::uint32_t>(p >> 32);
+  lo = static_cast<std::uint32_t>(p);
+}
+
+std::array<std::uint32_t, 4> philox(std::array<std::uint32_t, 4> c, std::array<std::uint32_t, 2> k) {
+  for (int round = 0; round < 10; ++round) {
+    std::uint32_t hi0, lo0, hi1, lo1;
+    mulhilo(kMul0, c[0], hi0, lo0);
+    mulhilo(kMul1, c[2], hi1, lo1);
+    c = {hi1 ^ c[1] ^ k[0], lo1, hi0 ^ c[3] ^ k[1], lo0};
+    k[0] += kWeyl0;
+    k[1] += kWeyl1;
+  }
+  return c;
+}
+
+float to_unit_float(std::uint32_t bits) {
+  // 24 random mantissa bits give every float in [0, 1) with spacing 2^-24.
+  return static_cast<float>(bits >> 8) * (1.0f / 16777216.0f);
+}
+
+template <class Fn>
+Tensor generate(const Shape& shape, DType dtype, const char* name, Fn&& value_at) {
+  if (!is_floating(dtype)) {
+    throw TypeError(op_message(name, "dtype must be float32 or bfloat16, got " + std::string(to_string(dtype))));
+  }
+  Tensor out = Tensor::empty(shape, dtype);
+  void* data = out.view().data;
+  parallel_for(out.numel(), 1 << 14, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      float v = value_at(static_cast<std::uint64_t>(i));
+      if (dtype == DType::float32) {
+        static_cast<float*>(data)[i] = v;
+      } else {
+        static_cast<bfloat16*>(data)[i] = bfloat16(v);
+      }
+    }
+  });
+  return out;
+}
+
+float normal_at(const Key& key, std::uint64_t index, std::uint64_t attempt) {
+  auto bits = key.bits(attempt, index);
+  // 1 - u keeps the logarithm's argument in (0, 1].
+  float u1 = 1.0f - to_unit_float(bits[0]);
+  float u2 = to_unit_float(bits[1]);
+  return std::sqrt(-2.0f * std::log(u1)) * std::cos(6.2831853071795864f * u2);
+}
+
+}  // namespace
+
+Key Key::fold_in(std::uint64_t data) const {
+  auto b = bits(0xFFFFFFFFFFFFFFFFull, data);
+  Key out;
+  out.key_ = {b[0], b[1]};
+  return out;
+}
+
+std::array<std::uint32_t, 4> Key::bits(std::uint64_t counter_hi, std::uint64_t counter_lo) const {
+  return philox({static_cast<std::uint32_t>(counter_lo), static_cast<std::uint32_t>(counter_lo >> 32),
+                 static_cast<std::uint32_t>(counter_hi), static_cast<std::uint32_t>(counter_hi >> 32)},
+                key_);
+}
+
+float uniform_at(const Key& key, std::uint64_t index) { return to_unit_float(key.bits(0, index)[0]); }
+
+Tensor uniform(const Shape& shape, const Key& key, double minval, double maxval, DType dtype) {
+  if (!(maxval > minval)) {
+    throw ValueError("[random.uniform] maxval (" + std::to_string(maxval) + ") must exceed minval (" +
+                     std::to_string(minval) + ")");
+  }
+  float lo = static_cast<float>(minval), scale = static_cast<float>(maxval - minval);
+  return generate(shape, dtype, "random.uniform",
+                  [&](std::uint64_t i) { return lo + scale * uniform_at(key, i); });
+}
+
+Tensor normal(const Shape& shape, const Key& key, double mean, double stddev, DType dtype) {
+  float m = static_cast<float>(mean), s = static_cast<float>(stddev);
+  return generate(shape, dtype, "random.normal", [&](std::uint64_t i) { return m + s * normal_at(key, i, 0); });
+}
+
+Tensor truncated_normal(const Shape& shape, const Key& key, double mean, double stddev, DType dtype) {
+  float m = static_cast<float>(mean), s = static_cast<float>(stddev);
+  return generate(shape, dtype, "random.truncated_normal", [&](std::uint64_t i) {
+    // Each redraw uses a fresh counter, so the result still depends only on (key, i).
+    for (std::uint64_t attempt = 0;; ++attempt) {
+      float z = normal_at(key, i, attempt);
+      if (std::fabs(z) <= 2.0f) return m + s * z;
+    }
+  });
+}
+
+Tensor randint(const Shape& shape, const Key& key, std::int64_t minval, std::int64_t maxval, DType dtype) {
+  if (!is_integer(dtype)) {
+    throw TypeError("[random.randint] dtype must be int32 or int64, got " + std::string(to_string(dtype)));
+  }
+  if (maxval <= minval) {
+    throw ValueError("[random.randint] maxval (" + std::to_string(maxval) + ") must exceed minval (" +
+                     std::to_string(minval) + ")");
+  }
+  Tensor out = Tensor::empty(shape, dtype);
+  auto range = static_cast<std::uint64_t>(maxval - minval);
+  void* data = out.view().data;
+  for (std::int64_t i = 0; i < out.numel(); ++i) {
+    auto b = key.bits(0, static_cast<std::uint64_t>(i));
+    std::uint64_t wide = (static_cast<std::uint64_t>(b[1]) << 32) | b[0];
+    std::int64_t v = minval + static_cast<std::int64_t>(wide % range);
+    if (dtype == DType::int32) {
+      static_cast<std::int32_t*>(data)[i] = static_cast<std::int32_t>(v);
+    } else {
+      static_cast<std::int64_t*>(data)[i] = v;
+    }
+  }
+  return out;
+}
+
+}  // namespace kestrel::random

@@ -1,0 +1,54 @@
+// The intra-op thread pool that kernels split their work over.
+//
+//   set_num_threads(2);                                   // default: the number of cores
+//   parallel_for(n, /*grain=*/4096, [&](std::int64_t begin, std::int64_t end) { ... });
+//
+// The calling thread takes a share of the work, so a pool of size 1 runs everything inline.
+// A parallel_for issued from inside a worker runs inline too, so nesting cannot deadlock.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kestrel {
+
+class ThreadPool {
+ public:
+  /// A pool that runs work on `threads` threads in all (the caller counts as one).
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  /// Splits [0, n) into at most size() contiguous chunks of at least `grain` items and runs
+  /// fn(begin, end) on each; returns when all are done. The first exception is rethrown.
+  void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn);
+
+ private:
+  struct Job;
+  void worker_loop(int index);
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  Job* job_ = nullptr;
+  std::uint64_t generation_ = 0;
+  bool stopping_ = false;
+  std::mutex submit_mutex_;  // one parallel_for at a time per pool
+};
+
+/// Sets the size of the process-wide pool (>= 1); throws ValueError otherwise.
+void set_num_threads(int threads);
+/// Size of the process-wide pool.
+int num_threads();
+/// parallel_for on the process-wide pool, or inline when called from a pool worker.
+void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn);
+
+}  // namespace kestrel

@@ -1,0 +1,47 @@
+// Neural-network ops: softmax, cross-entropy, layer normalization, dropout, activations' kin.
+//
+//   Tensor p = ops::softmax(logits);                                   // over the last axis
+//   Tensor loss = ops::sparse_softmax_cross_entropy(logits, labels);   // labels -100 are ignored
+//   Tensor h = ops::layer_norm(x, gamma, beta, {.epsilon = 1e-12});
+//   Tensor d = ops::dropout(x, 0.1, random::key_tensor(random::Key(7)));
+#pragma once
+
+#include <cstdint>
+
+#include "framework/core/random.h"
+#include "framework/core/tensor.h"
+
+namespace kestrel::ops {
+
+Tensor softmax(const Tensor& x, int axis = -1);
+Tensor log_softmax(const Tensor& x, int axis = -1);
+
+struct CrossEntropyOptions {
+  /// Labels equal to this contribute zero loss and zero gradient (Hugging Face's -100).
+  std::int64_t ignore_index = -100;
+};
+/// Per-example -log softmax(logits)[label]: logits [..., C] float, labels [...] int32/int64
+/// -> loss [...]. Computed in one pass with a fused log_softmax. Labels outside [0, C) other
+/// than ignore_index throw IndexError.
+Tensor sparse_softmax_cross_entropy(const Tensor& logits, const Tensor& labels,
+                                    const CrossEntropyOptions& options = {});
+
+struct LayerNormOptions {
+  double epsilon = 1e-3;  ///< Keras's default; BERT uses 1e-12
+};
+/// (x - mean) / sqrt(var + eps) * gamma + beta over the last axis; gamma and beta are [D].
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, const LayerNormOptions& options = {});
+
+/// Zeroes each element with probability rate and scales the rest by 1 / (1 - rate). The mask is
+/// a pure function of the key (an int64 scalar from random::key_tensor) and the element index.
+Tensor dropout(const Tensor& x, double rate, const Tensor& key);
+
+}  // namespace kestrel::ops
+
+namespace kestrel::random {
+/// A key as an int64 scalar tensor, the form ops such as dropout take (so a compiled step can
+/// receive a new key each step without recompiling).
+Tensor key_tensor(const Key& key);
+/// The key held by an int64 scalar tensor from key_tensor.
+Key key_from_tensor(const Tensor& key);
+}  // namespace kestrel::random

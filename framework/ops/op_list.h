@@ -1,0 +1,101 @@
+// The one list of Kestrel's ops. Everything that enumerates ops (names, kinds, the op test
+// table, and later the jit's fusion rules) expands this list, so none of them can drift apart.
+//
+//   op_name(OpId::matmul);    // "matmul"
+//   op_kind(OpId::add);       // OpKind::broadcast
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace kestrel {
+
+/// What the jit's fusion needs to know about an op.
+enum class OpKind {
+  elementwise,  ///< output[i] depends on input[i] only; all shapes equal
+  broadcast,    ///< elementwise after NumPy broadcasting of the inputs
+  reduce,       ///< reduces over axes
+  view,         ///< output shares the input's data (no kernel)
+  opaque,       ///< anything else (matmul, conv, gather, ...)
+};
+
+// X(name, kind): one line per op. The name is also the public function's name in kestrel::ops
+// (where a C++ keyword or a clash forbids it, the public function is noted beside it).
+#define KESTREL_OPS(X)                                                                                   \
+  /* binary arithmetic, broadcasting */                                                                  \
+  X(add, broadcast)                                                                                      \
+  X(subtract, broadcast)                                                                                 \
+  X(multiply, broadcast)                                                                                 \
+  X(divide, broadcast)                                                                                   \
+  X(maximum, broadcast)                                                                                  \
+  X(minimum, broadcast)                                                                                  \
+  X(pow, broadcast)                                                                                      \
+  /* comparisons (bool output) and selection */                                                          \
+  X(equal, broadcast)                                                                                    \
+  X(not_equal, broadcast)                                                                                \
+  X(less, broadcast)                                                                                     \
+  X(less_equal, broadcast)                                                                               \
+  X(greater, broadcast)                                                                                  \
+  X(greater_equal, broadcast)                                                                            \
+  X(where, broadcast)                                                                                    \
+  /* unary */                                                                                            \
+  X(negative, elementwise)                                                                               \
+  X(abs, elementwise)                                                                                    \
+  X(exp, elementwise)                                                                                    \
+  X(log, elementwise)                                                                                    \
+  X(tanh, elementwise)                                                                                   \
+  X(sqrt, elementwise)                                                                                   \
+  X(rsqrt, elementwise)                                                                                  \
+  X(erf, elementwise)                                                                                    \
+  X(sigmoid, elementwise)                                                                                \
+  X(relu, elementwise)                                                                                   \
+  X(gelu, elementwise)                                                                                   \
+  X(cast, elementwise)                                                                                   \
+  /* reductions over axes */                                                                             \
+  X(sum, reduce)                                                                                         \
+  X(max, reduce)                                                                                         \
+  /* normalization, losses, regularization */                                                           \
+  X(softmax, opaque)                                                                                     \
+  X(log_softmax, opaque)                                                                                 \
+  X(softmax_cross_entropy, opaque) /* ops::sparse_softmax_cross_entropy */                               \
+  X(layer_norm, opaque)                                                                                  \
+  X(dropout, opaque)                                                                                     \
+  /* linear algebra */                                                                                   \
+  X(matmul, opaque)                                                                                      \
+  /* shape and indexing */                                                                               \
+  X(reshape, view)                                                                                       \
+  X(broadcast_to, broadcast)                                                                             \
+  X(transpose, opaque)                                                                                   \
+  X(slice, opaque)                                                                                       \
+  X(concat, opaque)                                                                                      \
+  X(pad, opaque)                                                                                         \
+  X(gather, opaque)                                                                                      \
+  X(scatter_add, opaque)                                                                                 \
+  X(one_hot, opaque)                                                                                     \
+  /* convolution and pooling, NHWC */                                                                    \
+  X(conv2d, opaque)                                                                                      \
+  X(conv2d_backprop_input, opaque)                                                                       \
+  X(conv2d_backprop_filter, opaque)                                                                      \
+  X(max_pool2d, opaque)                                                                                  \
+  X(max_pool2d_backprop, opaque)                                                                         \
+  X(max_pool2d_select, opaque)                                                                           \
+  X(avg_pool2d, opaque)                                                                                  \
+  X(avg_pool2d_backprop, opaque)
+
+enum class OpId : int {
+#define KESTREL_OP_ENUM(name, kind) name,
+  KESTREL_OPS(KESTREL_OP_ENUM)
+#undef KESTREL_OP_ENUM
+};
+
+#define KESTREL_OP_COUNT(name, kind) +1
+inline constexpr std::size_t kNumOps = 0 KESTREL_OPS(KESTREL_OP_COUNT);
+#undef KESTREL_OP_COUNT
+// Adding an op? Update this count, then add its test case (tests/framework/ops/) — the
+// coverage test fails until every op in the list has one.
+static_assert(kNumOps == 51, "op list changed: update kNumOps's expected count and the op test table");
+
+std::string_view op_name(OpId id);
+OpKind op_kind(OpId id);
+
+}  // namespace kestrel

@@ -1,0 +1,71 @@
+// Runs the op test table: forward against the reference, gradient against finite differences,
+// and checks that every op in KESTREL_OPS has at least one case.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "framework/autodiff/gradcheck.h"
+#include "tests/framework/ops/op_case.h"
+
+namespace kestrel::testing {
+namespace {
+
+const std::vector<OpCase>& cases() {
+  static const std::vector<OpCase> all = all_op_cases();
+  return all;
+}
+
+std::vector<std::string> labels() {
+  std::vector<std::string> out;
+  for (const OpCase& c : cases()) out.push_back(c.label);
+  return out;
+}
+
+const OpCase& find_case(const std::string& label) {
+  return *std::find_if(cases().begin(), cases().end(), [&](const OpCase& c) { return c.label == label; });
+}
+
+class OpTable : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OpTable, ForwardMatchesReference) {
+  const OpCase& c = find_case(GetParam());
+  Inputs inputs = c.make_inputs();
+  Tensor got = c.run(inputs);
+  Tensor want = c.reference(inputs);
+  ASSERT_EQ(got.shape(), want.shape()) << c.label;
+  std::vector<double> g = got.to_vector<double>();
+  std::vector<double> w = want.to_vector<double>();
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    double error = std::fabs(g[i] - w[i]) / (1.0 + std::fabs(w[i]));
+    ASSERT_LE(error, c.tolerance) << c.label << " element " << i << ": got " << g[i] << ", want " << w[i];
+  }
+}
+
+TEST_P(OpTable, GradientMatchesFiniteDifferences) {
+  const OpCase& c = find_case(GetParam());
+  if (!c.no_gradient_because.empty()) GTEST_SKIP() << c.no_gradient_because;
+  GradcheckResult r = gradcheck(c.run, c.make_inputs(), c.gradcheck_options);
+  EXPECT_TRUE(r.ok) << c.label << ": " << r.report;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, OpTable, ::testing::ValuesIn(labels()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+TEST(OpTableCoverage, EveryOpHasACase) {
+  std::set<OpId> covered;
+  for (const OpCase& c : cases()) covered.insert(c.op);
+  for (std::size_t i = 0; i < kNumOps; ++i) {
+    EXPECT_TRUE(covered.count(static_cast<OpId>(i))) << "op '" << op_name(static_cast<OpId>(i))
+                                                     << "' has no case in the op test table";
+  }
+}
+
+TEST(OpTableCoverage, LabelsAreUnique) {
+  std::set<std::string> seen;
+  for (const OpCase& c : cases()) EXPECT_TRUE(seen.insert(c.label).second) << "duplicate label " << c.label;
+}
+
+}  // namespace
+}  // namespace kestrel::testing
