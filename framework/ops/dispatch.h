@@ -18,7 +18,7 @@ Tensor apply(std::shared_ptr<const Primitive> primitive, std::vector<Tensor> inp
 /// Convenience: apply(std::make_shared<P>(args...), inputs).
 template <class P, class... Args>
 Tensor apply_new(std::vector<Tensor> inputs, Args&&... args) {
-  return apply(std::make_shared<const P>(std::forward<Args>(args)...), std::move(inputs));
+  return ::kestrel::detail::apply(std::make_shared<const P>(std::forward<Args>(args)...), std::move(inputs));
 }
 
 }  // namespace kestrel::detail

@@ -1,0 +1,100 @@
+// Parallel loops for elementwise kernels (internal). Header-only templates, included only by the
+// few .cpp files that define elementwise primitives.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "framework/core/tensor.h"
+#include "framework/core/thread_pool.h"
+#include "framework/ops/kernels/broadcast.h"
+
+namespace kestrel::kernels {
+
+/// Below this many elements a kernel runs on one thread: waking the pool costs more.
+inline constexpr std::int64_t kElementwiseGrain = 1 << 15;
+
+/// out[i] = fn(in[i]) over all elements.
+template <class In, class Out, class Fn>
+void unary_loop(const TensorView& in, const TensorView& out, Fn fn) {
+  const In* x = in.as<In>();
+  Out* y = out.as<Out>();
+  parallel_for(out.numel(), kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) y[i] = fn(x[i]);
+  });
+}
+
+/// out = fn(a, b) with NumPy broadcasting; the common layouts get loops the compiler vectorizes.
+template <class In, class Out, class Fn>
+void binary_loop(const TensorView& a, const TensorView& b, const TensorView& out, Fn fn) {
+  const In* pa = a.as<In>();
+  const In* pb = b.as<In>();
+  Out* po = out.as<Out>();
+  const std::int64_t n = out.numel();
+  if (a.shape == out.shape && b.shape == out.shape) {
+    parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t i = lo; i < hi; ++i) po[i] = fn(pa[i], pb[i]);
+    });
+    return;
+  }
+  if (b.numel() == 1 && a.shape == out.shape) {
+    const In vb = pb[0];
+    parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t i = lo; i < hi; ++i) po[i] = fn(pa[i], vb);
+    });
+    return;
+  }
+  if (a.numel() == 1 && b.shape == out.shape) {
+    const In va = pa[0];
+    parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t i = lo; i < hi; ++i) po[i] = fn(va, pb[i]);
+    });
+    return;
+  }
+  BroadcastIndexer ix(out.shape, {a.shape, b.shape});
+  const std::int64_t len = ix.run_length();
+  const std::int64_t sa = ix.inner_stride(0), sb = ix.inner_stride(1);
+  parallel_for(ix.runs(), std::max<std::int64_t>(1, kElementwiseGrain / len), [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t run = lo; run < hi; ++run) {
+      auto base = ix.input_offsets(run);
+      const In* ra = pa + base[0];
+      const In* rb = pb + base[1];
+      Out* ro = po + run * len;
+      if (sa == 1 && sb == 1) {
+        for (std::int64_t k = 0; k < len; ++k) ro[k] = fn(ra[k], rb[k]);
+      } else if (sa == 1) {
+        const In vb = rb[0];
+        for (std::int64_t k = 0; k < len; ++k) ro[k] = fn(ra[k], vb);
+      } else if (sb == 1) {
+        const In va = ra[0];
+        for (std::int64_t k = 0; k < len; ++k) ro[k] = fn(va, rb[k]);
+      } else {
+        const Out v = fn(ra[0], rb[0]);
+        for (std::int64_t k = 0; k < len; ++k) ro[k] = v;
+      }
+    }
+  });
+}
+
+/// out = cond ? x : y with NumPy broadcasting of all three.
+template <class T>
+void select_loop(const TensorView& cond, const TensorView& x, const TensorView& y, const TensorView& out) {
+  const bool* pc = cond.as<bool>();
+  const T* px = x.as<T>();
+  const T* py = y.as<T>();
+  T* po = out.as<T>();
+  BroadcastIndexer ix(out.shape, {cond.shape, x.shape, y.shape});
+  const std::int64_t len = ix.run_length();
+  const std::int64_t sc = ix.inner_stride(0), sx = ix.inner_stride(1), sy = ix.inner_stride(2);
+  parallel_for(ix.runs(), std::max<std::int64_t>(1, kElementwiseGrain / len), [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t run = lo; run < hi; ++run) {
+      auto base = ix.input_offsets(run);
+      T* ro = po + run * len;
+      for (std::int64_t k = 0; k < len; ++k) {
+        ro[k] = pc[base[0] + k * sc] ? px[base[1] + k * sx] : py[base[2] + k * sy];
+      }
+    }
+  });
+}
+
+}  // namespace kestrel::kernels

@@ -1,0 +1,274 @@
+// Binary elementwise primitives with NumPy broadcasting: arithmetic, comparisons and where.
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <type_traits>
+
+#include "framework/core/error.h"
+#include "framework/ops/dispatch.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/kernels/elementwise_loops.h"
+#include "framework/ops/promotion.h"
+#include "framework/ops/reduce.h"
+
+namespace kestrel {
+namespace {
+
+/// The gradient of a broadcast operand: sum the cotangent back down to the operand's shape.
+Tensor unbroadcast(const Tensor& g, const Tensor& operand) {
+  return g.shape() == operand.shape() ? g : ops::sum_to(g, operand.shape());
+}
+
+Tensor zero_of(const Tensor& like) { return ops::scalar_like(like, 0.0); }
+
+// One struct per binary op: its kernel (apply), what dtypes it takes, and its gradient.
+struct AddOp {
+  static constexpr OpId kId = OpId::add;
+  static constexpr bool kComparison = false, kFloatOnly = false, kTakesBool = false;
+  template <class T> static T apply(T a, T b) { return a + b; }
+  static std::vector<Tensor> vjp(const VjpArgs& v) {
+    return {v.wanted[0] ? unbroadcast(v.cotangent, v.primals[0]) : Tensor(),
+            v.wanted[1] ? unbroadcast(v.cotangent, v.primals[1]) : Tensor()};
+  }
+};
+
+struct SubtractOp {
+  static constexpr OpId kId = OpId::subtract;
+  static constexpr bool kComparison = false, kFloatOnly = false, kTakesBool = false;
+  template <class T> static T apply(T a, T b) { return a - b; }
+  static std::vector<Tensor> vjp(const VjpArgs& v) {
+    return {v.wanted[0] ? unbroadcast(v.cotangent, v.primals[0]) : Tensor(),
+            v.wanted[1] ? unbroadcast(ops::negative(v.cotangent), v.primals[1]) : Tensor()};
+  }
+};
+
+struct MultiplyOp {
+  static constexpr OpId kId = OpId::multiply;
+  static constexpr bool kComparison = false, kFloatOnly = false, kTakesBool = false;
+  template <class T> static T apply(T a, T b) { return a * b; }
+  static std::vector<Tensor> vjp(const VjpArgs& v) {
+    const Tensor &a = v.primals[0], &b = v.primals[1];
+    return {v.wanted[0] ? unbroadcast(ops::multiply(v.cotangent, b), a) : Tensor(),
+            v.wanted[1] ? unbroadcast(ops::multiply(v.cotangent, a), b) : Tensor()};
+  }
+};
+
+struct DivideOp {
+  static constexpr OpId kId = OpId::divide;
+  static constexpr bool kComparison = false, kFloatOnly = false, kTakesBool = false;
+  template <class T>
+  static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      // Integer division by zero would trap the process; report it instead.
+      if (b == 0) throw ValueError(op_message("divide", "integer division by zero"));
+    }
+    return a / b;
+  }
+  static std::vector<Tensor> vjp(const VjpArgs& v) {
+    const Tensor &a = v.primals[0], &b = v.primals[1];
+    // d(a/b)/db = -a/b^2 = -out/b
+    return {v.wanted[0] ? unbroadcast(ops::divide(v.cotangent, b), a) : Tensor(),
+            v.wanted[1] ? unbroadcast(ops::negative(ops::divide(ops::multiply(v.cotangent, v.output), b)), b)
+                        : Tensor()};
+  }
+};
+
+struct MaximumOp {
+  static constexpr OpId kId = OpId::maximum;
+  static constexpr bool kComparison = false, kFloatOnly = false, kTakesBool = false;
+  template <class T> static T apply(T a, T b) { return a >= b ? a : b; }
+  static std::vector<Tensor> vjp(const VjpArgs& v) {
+    // Ties send the gradient to a, matching the kernel's choice.
+    Tensor a_wins = ops::greater_equal(v.primals[0], v.primals[1]);
+    Tensor zero = zero_of(v.cotangent);
+    return {v.wanted[0] ? unbroadcast(ops::where(a_wins, v.cotangent, zero), v.primals[0]) : Tensor(),
+            v.wanted[1] ? unbroadcast(ops::where(a_wins, zero, v.cotangent), v.primals[1]) : Tensor()};
+  }
+};
+
+struct MinimumOp {
+  static constexpr OpId kId = OpId::minimum;
+  static constexpr bool kComparison = false, kFloatOnly = false, kTakesBool = false;
+  template <class T> static T apply(T a, T b) { return a <= b ? a : b; }
+  static std::vector<Tensor> vjp(const VjpArgs& v) {
+    Tensor a_wins = ops::less_equal(v.primals[0], v.primals[1]);
+    Tensor zero = zero_of(v.cotangent);
+    return {v.wanted[0] ? unbroadcast(ops::where(a_wins, v.cotangent, zero), v.primals[0]) : Tensor(),
+            v.wanted[1] ? unbroadcast(ops::where(a_wins, zero, v.cotangent), v.primals[1]) : Tensor()};
+  }
+};
+
+struct PowOp {
+  static constexpr OpId kId = OpId::pow;
+  static constexpr bool kComparison = false, kFloatOnly = true, kTakesBool = false;
+  template <class T> static T apply(T a, T b) { return std::pow(a, b); }
+  static std::vector<Tensor> vjp(const VjpArgs& v) {
+    const Tensor &a = v.primals[0], &b = v.primals[1];
+    std::vector<Tensor> out(2);
+    if (v.wanted[0]) {
+      // d(a^b)/da = b * a^(b-1)
+      Tensor da = ops::multiply(b, ops::pow(a, ops::subtract(b, ops::scalar_like(b, 1.0))));
+      out[0] = unbroadcast(ops::multiply(v.cotangent, da), a);
+    }
+    if (v.wanted[1]) {
+      // d(a^b)/db = a^b * log(a), taken as 0 where a <= 0 (log undefined), as TF does.
+      Tensor positive = ops::greater(a, zero_of(a));
+      Tensor safe_a = ops::where(positive, a, ops::scalar_like(a, 1.0));
+      Tensor db = ops::where(positive, ops::multiply(v.output, ops::log(safe_a)), zero_of(v.output));
+      out[1] = unbroadcast(ops::multiply(v.cotangent, db), b);
+    }
+    return out;
+  }
+};
+
+template <OpId kOp, class Compare, bool kOrdered>
+struct ComparisonOp {
+  static constexpr OpId kId = kOp;
+  static constexpr bool kComparison = true, kFloatOnly = false, kTakesBool = !kOrdered;
+  template <class T> static bool apply(T a, T b) { return Compare{}(a, b); }
+  static std::vector<Tensor> vjp(const VjpArgs& v) { return {Tensor(), Tensor()}; }  // bool output: no gradient
+};
+using EqualOp = ComparisonOp<OpId::equal, std::equal_to<>, false>;
+using NotEqualOp = ComparisonOp<OpId::not_equal, std::not_equal_to<>, false>;
+using LessOp = ComparisonOp<OpId::less, std::less<>, true>;
+using LessEqualOp = ComparisonOp<OpId::less_equal, std::less_equal<>, true>;
+using GreaterOp = ComparisonOp<OpId::greater, std::greater<>, true>;
+using GreaterEqualOp = ComparisonOp<OpId::greater_equal, std::greater_equal<>, true>;
+
+template <class Op>
+class Binary final : public PrimitiveOf<Binary<Op>, Op::kId> {
+ public:
+  auto fields() const { return std::tuple<>(); }
+
+  TensorSpec infer(std::span<const TensorSpec> in) const override {
+    const std::string name(op_name(Op::kId));
+    if (in[0].dtype != in[1].dtype) {
+      throw TypeError(op_message(name, "a is " + in[0].to_string() + ", b is " + in[1].to_string() +
+                                           ": dtypes differ; cast one side with ops::cast"));
+    }
+    DType dtype = in[0].dtype;
+    if ((Op::kFloatOnly && !is_floating(dtype)) || (dtype == DType::bool_ && !Op::kTakesBool)) {
+      throw TypeError(op_message(name, "does not take " + std::string(to_string(dtype)) + " operands (a is " +
+                                           in[0].to_string() + "); cast them to " +
+                                           (Op::kFloatOnly ? "float32" : "int32 or float32") + " first"));
+    }
+    Shape shape = broadcast_shapes(in[0].shape, in[1].shape, name.c_str());
+    return {shape, Op::kComparison ? DType::bool_ : dtype};
+  }
+
+  void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
+    switch (in[0].dtype) {
+      case DType::float32: return run<float>(in, out);
+      case DType::int32: return run<std::int32_t>(in, out);
+      case DType::int64: return run<std::int64_t>(in, out);
+      case DType::bool_:
+        if constexpr (Op::kTakesBool) return run<bool>(in, out);
+        break;
+      case DType::bfloat16: break;  // widened to float32 by the dispatcher
+    }
+    KESTREL_DCHECK(false);
+  }
+
+  std::vector<Tensor> vjp(const VjpArgs& args) const override { return Op::vjp(args); }
+
+ private:
+  template <class T>
+  static void run(std::span<const TensorView> in, const TensorView& out) {
+    if constexpr (Op::kFloatOnly && !std::is_floating_point_v<T>) {
+      KESTREL_DCHECK(false);
+    } else {
+      using Out = std::conditional_t<Op::kComparison, bool, T>;
+      kernels::binary_loop<T, Out>(in[0], in[1], out, [](T a, T b) { return static_cast<Out>(Op::apply(a, b)); });
+    }
+  }
+};
+
+template <class Op>
+Tensor binary(const Tensor& a, const Tensor& b) {
+  auto [x, y] = detail::promote_pair(op_name(Op::kId), a, b);
+  return detail::apply_new<Binary<Op>>({x, y});
+}
+
+class Where final : public PrimitiveOf<Where, OpId::where> {
+ public:
+  auto fields() const { return std::tuple<>(); }
+  bool handles_bfloat16() const override { return true; }  // selection copies bits
+
+  TensorSpec infer(std::span<const TensorSpec> in) const override {
+    if (in[0].dtype != DType::bool_) {
+      throw TypeError(op_message("where", "condition is " + in[0].to_string() +
+                                              "; it must be bool (use a comparison, or ops::cast(c, DType::bool_))"));
+    }
+    if (in[1].dtype != in[2].dtype) {
+      throw TypeError(op_message("where", "x is " + in[1].to_string() + ", y is " + in[2].to_string() +
+                                              ": dtypes differ; cast one side with ops::cast"));
+    }
+    Shape shape = broadcast_shapes(broadcast_shapes(in[0].shape, in[1].shape, "where"), in[2].shape, "where");
+    return {shape, in[1].dtype};
+  }
+
+  void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
+    switch (out.dtype) {
+      case DType::float32: return kernels::select_loop<float>(in[0], in[1], in[2], out);
+      case DType::bfloat16: return kernels::select_loop<bfloat16>(in[0], in[1], in[2], out);
+      case DType::int32: return kernels::select_loop<std::int32_t>(in[0], in[1], in[2], out);
+      case DType::int64: return kernels::select_loop<std::int64_t>(in[0], in[1], in[2], out);
+      case DType::bool_: return kernels::select_loop<bool>(in[0], in[1], in[2], out);
+    }
+  }
+
+  std::vector<Tensor> vjp(const VjpArgs& v) const override {
+    const Tensor& c = v.primals[0];
+    Tensor zero = zero_of(v.cotangent);
+    return {Tensor(), v.wanted[1] ? unbroadcast(ops::where(c, v.cotangent, zero), v.primals[1]) : Tensor(),
+            v.wanted[2] ? unbroadcast(ops::where(c, zero, v.cotangent), v.primals[2]) : Tensor()};
+  }
+};
+
+}  // namespace
+
+namespace ops {
+
+Tensor add(const Tensor& a, const Tensor& b) { return binary<AddOp>(a, b); }
+Tensor subtract(const Tensor& a, const Tensor& b) { return binary<SubtractOp>(a, b); }
+Tensor multiply(const Tensor& a, const Tensor& b) { return binary<MultiplyOp>(a, b); }
+Tensor divide(const Tensor& a, const Tensor& b) { return binary<DivideOp>(a, b); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return binary<MaximumOp>(a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return binary<MinimumOp>(a, b); }
+Tensor pow(const Tensor& a, const Tensor& b) { return binary<PowOp>(a, b); }
+Tensor equal(const Tensor& a, const Tensor& b) { return binary<EqualOp>(a, b); }
+Tensor not_equal(const Tensor& a, const Tensor& b) { return binary<NotEqualOp>(a, b); }
+Tensor less(const Tensor& a, const Tensor& b) { return binary<LessOp>(a, b); }
+Tensor less_equal(const Tensor& a, const Tensor& b) { return binary<LessEqualOp>(a, b); }
+Tensor greater(const Tensor& a, const Tensor& b) { return binary<GreaterOp>(a, b); }
+Tensor greater_equal(const Tensor& a, const Tensor& b) { return binary<GreaterEqualOp>(a, b); }
+
+Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y) {
+  if (!condition.defined()) throw ValueError(op_message("where", "condition is an undefined tensor"));
+  auto [xx, yy] = detail::promote_pair("where", x, y);
+  return detail::apply_new<Where>({condition, xx, yy});
+}
+
+Tensor square(const Tensor& x) { return multiply(x, x); }
+Tensor scalar_like(const Tensor& like, double value) { return Tensor::scalar(value, like.dtype()); }
+Tensor full_like(const Tensor& x, double value) { return Tensor::full(x.shape(), value, x.dtype()); }
+Tensor zeros_like(const Tensor& x) { return full_like(x, 0.0); }
+Tensor ones_like(const Tensor& x) { return full_like(x, 1.0); }
+
+}  // namespace ops
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return ops::add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return ops::subtract(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return ops::multiply(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return ops::divide(a, b); }
+Tensor operator-(const Tensor& x) { return ops::negative(x); }
+Tensor operator+(const Tensor& a, double b) { return ops::add(a, ops::scalar_like(a, b)); }
+Tensor operator-(const Tensor& a, double b) { return ops::subtract(a, ops::scalar_like(a, b)); }
+Tensor operator*(const Tensor& a, double b) { return ops::multiply(a, ops::scalar_like(a, b)); }
+Tensor operator/(const Tensor& a, double b) { return ops::divide(a, ops::scalar_like(a, b)); }
+Tensor operator+(double a, const Tensor& b) { return ops::add(ops::scalar_like(b, a), b); }
+Tensor operator-(double a, const Tensor& b) { return ops::subtract(ops::scalar_like(b, a), b); }
+Tensor operator*(double a, const Tensor& b) { return ops::multiply(ops::scalar_like(b, a), b); }
+Tensor operator/(double a, const Tensor& b) { return ops::divide(ops::scalar_like(b, a), b); }
+
+}  // namespace kestrel

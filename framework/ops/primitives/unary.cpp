@@ -1,0 +1,282 @@
+// Unary elementwise primitives: math functions and activations, as Eigen array expressions
+// (vectorized exp/log/tanh/erf), plus negative and abs for integers.
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <tuple>
+#include <unsupported/Eigen/SpecialFunctions>
+#include <Eigen/Core>
+
+#include "framework/core/error.h"
+#include "framework/ops/dispatch.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/kernels/elementwise_loops.h"
+
+namespace kestrel {
+namespace {
+
+using FloatArray = Eigen::Map<const Eigen::ArrayXf>;
+
+constexpr float kSqrtHalf = 0.70710678118654752f;               // 1/sqrt(2)
+constexpr float kTanhGeluScale = 0.79788456080286536f;          // sqrt(2/pi)
+constexpr float kTanhGeluCubic = 0.044715f;
+
+/// Applies an Eigen array expression chunk by chunk over the thread pool.
+template <class Expr>
+void float_map(const TensorView& in, const TensorView& out, Expr expr) {
+  const float* x = in.as<float>();
+  float* y = out.as<float>();
+  parallel_for(in.numel(), kernels::kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+    FloatArray chunk(x + lo, hi - lo);
+    Eigen::Map<Eigen::ArrayXf>(y + lo, hi - lo) = expr(chunk);
+  });
+}
+
+// One struct per unary op: the float kernel (an Eigen expression), optionally an integer kernel,
+// and the gradient written with public ops.
+struct NegativeOp {
+  static constexpr OpId kId = OpId::negative;
+  static constexpr bool kTakesIntegers = true;
+  static auto apply(const FloatArray& x) { return -x; }
+  template <class T> static T apply_int(T x) { return -x; }
+  static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) { return ops::negative(g); }
+};
+
+struct AbsOp {
+  static constexpr OpId kId = OpId::abs;
+  static constexpr bool kTakesIntegers = true;
+  static auto apply(const FloatArray& x) { return x.abs(); }
+  template <class T> static T apply_int(T x) { return x < 0 ? -x : x; }
+  static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
+    // sign(x) * g, with sign(0) = 0 as in TF.
+    Tensor zero = ops::scalar_like(x, 0.0);
+    return ops::where(ops::greater(x, zero), g, ops::where(ops::less(x, zero), ops::negative(g), ops::scalar_like(g, 0.0)));
+  }
+};
+
+struct ExpOp {
+  static constexpr OpId kId = OpId::exp;
+  static constexpr bool kTakesIntegers = false;
+  static auto apply(const FloatArray& x) { return x.exp(); }
+  static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) { return ops::multiply(g, y); }
+};
+
+struct LogOp {
+  static constexpr OpId kId = OpId::log;
+  static constexpr bool kTakesIntegers = false;
+  static auto apply(const FloatArray& x) { return x.log(); }
+  static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) { return ops::divide(g, x); }
+};
+
+struct TanhOp {
+  static constexpr OpId kId = OpId::tanh;
+  static constexpr bool kTakesIntegers = false;
+  static auto apply(const FloatArray& x) { return x.tanh(); }
+  static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
+    return ops::multiply(g, ops::subtract(ops::scalar_like(y, 1.0), ops::square(y)));
+  }
+};
+
+struct SqrtOp {
+  static constexpr OpId kId = OpId::sqrt;
+  static constexpr bool kTakesIntegers = false;
+  static auto apply(const FloatArray& x) { return x.sqrt(); }
+  static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
+    return ops::divide(ops::multiply(g, ops::scalar_like(g, 0.5)), y);
+  }
+};
+
+struct RsqrtOp {
+  static constexpr OpId kId = OpId::rsqrt;
+  static constexpr bool kTakesIntegers = false;
+  static auto apply(const FloatArray& x) { return x.rsqrt(); }
+  static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
+    // d(x^-1/2)/dx = -1/2 x^-3/2 = -1/2 y^3
+    return ops::multiply(g, ops::multiply(ops::scalar_like(y, -0.5), ops::multiply(y, ops::square(y))));
+  }
+};
+
+struct ErfOp {
+  static constexpr OpId kId = OpId::erf;
+  static constexpr bool kTakesIntegers = false;
+  static auto apply(const FloatArray& x) { return x.erf(); }
+  static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
+    // d erf(x)/dx = 2/sqrt(pi) exp(-x^2)
+    Tensor slope = ops::multiply(ops::scalar_like(x, 2.0 / std::sqrt(std::numbers::pi)), ops::exp(ops::negative(ops::square(x))));
+    return ops::multiply(g, slope);
+  }
+};
+
+struct SigmoidOp {
+  static constexpr OpId kId = OpId::sigmoid;
+  static constexpr bool kTakesIntegers = false;
+  static auto apply(const FloatArray& x) { return x.logistic(); }
+  static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
+    return ops::multiply(g, ops::multiply(y, ops::subtract(ops::scalar_like(y, 1.0), y)));
+  }
+};
+
+struct ReluOp {
+  static constexpr OpId kId = OpId::relu;
+  static constexpr bool kTakesIntegers = false;
+  static auto apply(const FloatArray& x) { return x.max(0.0f); }
+  static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
+    return ops::where(ops::greater(x, ops::scalar_like(x, 0.0)), g, ops::scalar_like(g, 0.0));
+  }
+};
+
+template <class Op>
+class Unary final : public PrimitiveOf<Unary<Op>, Op::kId> {
+ public:
+  auto fields() const { return std::tuple<>(); }
+
+  TensorSpec infer(std::span<const TensorSpec> in) const override {
+    bool ok = is_floating(in[0].dtype) || (Op::kTakesIntegers && is_integer(in[0].dtype));
+    if (!ok) {
+      throw TypeError(op_message(op_name(Op::kId), "x is " + in[0].to_string() + "; it must be " +
+                                                       (Op::kTakesIntegers ? "numeric" : "float32 or bfloat16") +
+                                                       " (cast it with ops::cast first)"));
+    }
+    return in[0];
+  }
+
+  void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
+    switch (in[0].dtype) {
+      case DType::float32: return float_map(in[0], out, [](const FloatArray& x) { return Op::apply(x); });
+      case DType::int32: return run_int<std::int32_t>(in[0], out);
+      case DType::int64: return run_int<std::int64_t>(in[0], out);
+      default: KESTREL_DCHECK(false);
+    }
+  }
+
+  std::vector<Tensor> vjp(const VjpArgs& v) const override {
+    if (!v.wanted[0]) return {Tensor()};
+    return {Op::vjp(v.primals[0], v.output, v.cotangent)};
+  }
+
+ private:
+  template <class T>
+  static void run_int(const TensorView& in, const TensorView& out) {
+    if constexpr (Op::kTakesIntegers) {
+      kernels::unary_loop<T, T>(in, out, [](T x) { return Op::apply_int(x); });
+    } else {
+      KESTREL_DCHECK(false);
+    }
+  }
+};
+
+class Gelu final : public PrimitiveOf<Gelu, OpId::gelu> {
+ public:
+  explicit Gelu(bool approximate) : approximate_(approximate) {}
+  auto fields() const { return std::tie(approximate_); }
+  std::string params() const override { return approximate_ ? "approximate=true" : "approximate=false"; }
+
+  TensorSpec infer(std::span<const TensorSpec> in) const override {
+    if (!is_floating(in[0].dtype)) {
+      throw TypeError(op_message("gelu", "x is " + in[0].to_string() + "; it must be float32 or bfloat16"));
+    }
+    return in[0];
+  }
+
+  void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
+    if (approximate_) {
+      float_map(in[0], out, [](const FloatArray& x) {
+        return 0.5f * x * (1.0f + (kTanhGeluScale * (x + kTanhGeluCubic * x.cube())).tanh());
+      });
+    } else {
+      float_map(in[0], out, [](const FloatArray& x) { return 0.5f * x * (1.0f + (x * kSqrtHalf).erf()); });
+    }
+  }
+
+  std::vector<Tensor> vjp(const VjpArgs& v) const override {
+    if (!v.wanted[0]) return {Tensor()};
+    const Tensor& x = v.primals[0];
+    auto c = [&](double value) { return ops::scalar_like(x, value); };
+    Tensor slope;
+    if (approximate_) {
+      // u = s(x + k x^3), t = tanh(u): d/dx = 0.5(1 + t) + 0.5 x (1 - t^2) s (1 + 3k x^2)
+      Tensor x2 = ops::square(x);
+      Tensor t = ops::tanh(c(kTanhGeluScale) * (x + c(kTanhGeluCubic) * x2 * x));
+      Tensor du = c(kTanhGeluScale) * (c(1.0) + c(3.0 * kTanhGeluCubic) * x2);
+      slope = c(0.5) * (c(1.0) + t) + c(0.5) * x * (c(1.0) - ops::square(t)) * du;
+    } else {
+      // d/dx x Phi(x) = Phi(x) + x phi(x)
+      Tensor cdf = c(0.5) * (c(1.0) + ops::erf(x * c(kSqrtHalf)));
+      Tensor pdf = c(1.0 / std::sqrt(2.0 * std::numbers::pi)) * ops::exp(c(-0.5) * ops::square(x));
+      slope = cdf + x * pdf;
+    }
+    return {ops::multiply(v.cotangent, slope)};
+  }
+
+ private:
+  bool approximate_;
+};
+
+template <class Src, class Dst>
+void convert(const TensorView& in, const TensorView& out) {
+  kernels::unary_loop<Src, Dst>(in, out, [](Src v) {
+    if constexpr (std::is_same_v<Dst, bool>) {
+      return static_cast<float>(v) != 0.0f;
+    } else if constexpr (std::is_same_v<Dst, bfloat16>) {
+      return bfloat16(static_cast<float>(v));
+    } else if constexpr (std::is_same_v<Src, bfloat16>) {
+      return static_cast<Dst>(static_cast<float>(v));
+    } else {
+      return static_cast<Dst>(v);
+    }
+  });
+}
+
+class Cast final : public PrimitiveOf<Cast, OpId::cast> {
+ public:
+  explicit Cast(DType dtype) : dtype_(dtype) {}
+  auto fields() const { return std::tie(dtype_); }
+  std::string params() const override { return "dtype=" + std::string(to_string(dtype_)); }
+  bool handles_bfloat16() const override { return true; }
+
+  TensorSpec infer(std::span<const TensorSpec> in) const override { return {in[0].shape, dtype_}; }
+
+  void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
+    visit_dtype(in[0].dtype, [&](auto src) {
+      visit_dtype(out.dtype, [&](auto dst) { convert<decltype(src), decltype(dst)>(in[0], out); });
+    });
+  }
+
+  std::vector<Tensor> vjp(const VjpArgs& v) const override {
+    // Gradients flow between float types only; an integer side has none.
+    if (!v.wanted[0] || !is_floating(v.primals[0].dtype()) || !is_floating(dtype_)) return {Tensor()};
+    return {ops::cast(v.cotangent, v.primals[0].dtype())};
+  }
+
+ private:
+  DType dtype_;
+};
+
+template <class Op>
+Tensor unary(const Tensor& x) {
+  return detail::apply_new<Unary<Op>>({x});
+}
+
+}  // namespace
+
+namespace ops {
+
+Tensor negative(const Tensor& x) { return unary<NegativeOp>(x); }
+Tensor abs(const Tensor& x) { return unary<AbsOp>(x); }
+Tensor exp(const Tensor& x) { return unary<ExpOp>(x); }
+Tensor log(const Tensor& x) { return unary<LogOp>(x); }
+Tensor tanh(const Tensor& x) { return unary<TanhOp>(x); }
+Tensor sqrt(const Tensor& x) { return unary<SqrtOp>(x); }
+Tensor rsqrt(const Tensor& x) { return unary<RsqrtOp>(x); }
+Tensor erf(const Tensor& x) { return unary<ErfOp>(x); }
+Tensor sigmoid(const Tensor& x) { return unary<SigmoidOp>(x); }
+Tensor relu(const Tensor& x) { return unary<ReluOp>(x); }
+Tensor gelu(const Tensor& x, GeluOptions options) { return detail::apply_new<Gelu>({x}, options.approximate); }
+
+Tensor cast(const Tensor& x, DType dtype) {
+  if (x.defined() && x.dtype() == dtype) return x;
+  return detail::apply_new<Cast>({x}, dtype);
+}
+
+}  // namespace ops
+}  // namespace kestrel
