@@ -16,4 +16,5 @@
 #include "framework/core/shape.h"
 #include "framework/core/tensor.h"
 #include "framework/core/thread_pool.h"
+#include "framework/logging/logging.h"
 #include "framework/ops/ops.h"
