@@ -1,0 +1,159 @@
+// Op table cases for the neural-network ops: softmax, log_softmax, sparse softmax cross-entropy,
+// layer_norm and dropout. References are naive loops in double precision.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "framework/core/random.h"
+#include "framework/ops/nn.h"
+#include "tests/framework/ops/op_case.h"
+
+namespace kestrel::testing {
+namespace {
+
+// Softmax (or log-softmax) over `axis`, one output element at a time.
+Tensor reference_softmax(const Tensor& x, int axis, bool log) {
+  const Shape& shape = x.shape();
+  std::vector<double> v = x.to_vector<double>();
+  std::int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i) outer *= shape[i];
+  for (int i = axis + 1; i < shape.rank(); ++i) inner *= shape[i];
+  const std::int64_t n = shape[axis];
+  std::vector<double> out(v.size());
+  for (std::int64_t o = 0; o < outer; ++o) {
+    for (std::int64_t c = 0; c < inner; ++c) {
+      auto at = [&](std::int64_t k) { return static_cast<std::size_t>((o * n + k) * inner + c); };
+      double m = -std::numeric_limits<double>::infinity();
+      for (std::int64_t k = 0; k < n; ++k) m = std::max(m, v[at(k)]);
+      double total = 0;
+      for (std::int64_t k = 0; k < n; ++k) total += std::exp(v[at(k)] - m);
+      for (std::int64_t k = 0; k < n; ++k) {
+        out[at(k)] = log ? v[at(k)] - m - std::log(total) : std::exp(v[at(k)] - m) / total;
+      }
+    }
+  }
+  return float_tensor(out, shape);
+}
+
+Tensor reference_cross_entropy(const Tensor& logits, const Tensor& labels, std::int64_t ignore_index) {
+  std::vector<double> z = logits.to_vector<double>();
+  std::vector<std::int64_t> y = labels.to_vector<std::int64_t>();
+  const std::int64_t classes = logits.shape()[-1];
+  std::vector<double> loss(y.size(), 0.0);
+  for (std::size_t r = 0; r < y.size(); ++r) {
+    if (y[r] == ignore_index) continue;
+    double total = 0;
+    for (std::int64_t c = 0; c < classes; ++c) total += std::exp(z[r * classes + c]);
+    loss[r] = std::log(total) - z[r * classes + static_cast<std::size_t>(y[r])];
+  }
+  return float_tensor(loss, labels.shape());
+}
+
+Tensor reference_layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon) {
+  std::vector<double> v = x.to_vector<double>();
+  std::vector<double> g = gamma.to_vector<double>();
+  std::vector<double> b = beta.to_vector<double>();
+  const std::size_t d = g.size();
+  std::vector<double> out(v.size());
+  for (std::size_t row = 0; row < v.size() / d; ++row) {
+    double mean = 0, var = 0;
+    for (std::size_t i = 0; i < d; ++i) mean += v[row * d + i] / static_cast<double>(d);
+    for (std::size_t i = 0; i < d; ++i) var += std::pow(v[row * d + i] - mean, 2) / static_cast<double>(d);
+    for (std::size_t i = 0; i < d; ++i) {
+      out[row * d + i] = (v[row * d + i] - mean) / std::sqrt(var + epsilon) * g[i] + b[i];
+    }
+  }
+  return float_tensor(out, x.shape());
+}
+
+Tensor reference_dropout(const Tensor& x, double rate, const Tensor& key_tensor) {
+  const random::Key key = random::key_from_tensor(key_tensor);
+  std::vector<double> v = x.to_vector<double>();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    v[i] = random::uniform_at(key, i) >= rate ? v[i] / (1.0 - rate) : 0.0;
+  }
+  return float_tensor(v, x.shape());
+}
+
+OpCase nn_case(OpId op, std::string label, std::function<Inputs()> make_inputs,
+               std::function<Tensor(const Inputs&)> run, std::function<Tensor(const Inputs&)> reference) {
+  OpCase c;
+  c.op = op;
+  c.label = std::move(label);
+  c.make_inputs = std::move(make_inputs);
+  c.run = std::move(run);
+  c.reference = std::move(reference);
+  return c;
+}
+
+std::vector<OpCase> nn_cases() {
+  std::vector<OpCase> cases;
+
+  cases.push_back(nn_case(
+      OpId::softmax, "softmax_last_axis", [] { return Inputs{uniform_tensor({3, 5}, 1, -2, 2)}; },
+      [](const Inputs& in) { return ops::softmax(in[0]); },
+      [](const Inputs& in) { return reference_softmax(in[0], 1, false); }));
+  cases.push_back(nn_case(
+      OpId::softmax, "softmax_axis0", [] { return Inputs{uniform_tensor({4, 3}, 2, -2, 2)}; },
+      [](const Inputs& in) { return ops::softmax(in[0], 0); },
+      [](const Inputs& in) { return reference_softmax(in[0], 0, false); }));
+  cases.push_back(nn_case(
+      OpId::log_softmax, "log_softmax_last_axis", [] { return Inputs{uniform_tensor({3, 5}, 3, -2, 2)}; },
+      [](const Inputs& in) { return ops::log_softmax(in[0]); },
+      [](const Inputs& in) { return reference_softmax(in[0], 1, true); }));
+  cases.push_back(nn_case(
+      OpId::log_softmax, "log_softmax_middle_axis", [] { return Inputs{uniform_tensor({2, 3, 4}, 4, -2, 2)}; },
+      [](const Inputs& in) { return ops::log_softmax(in[0], -2); },
+      [](const Inputs& in) { return reference_softmax(in[0], 1, true); }));
+
+  cases.push_back(nn_case(
+      OpId::softmax_cross_entropy, "softmax_cross_entropy_int64_ignored",
+      [] {
+        return Inputs{uniform_tensor({4, 5}, 5, -2, 2), Tensor::from_vector<std::int64_t>({1, -100, 4, 0}, {4})};
+      },
+      [](const Inputs& in) { return ops::sparse_softmax_cross_entropy(in[0], in[1]); },
+      [](const Inputs& in) { return reference_cross_entropy(in[0], in[1], -100); }));
+  cases.push_back(nn_case(
+      OpId::softmax_cross_entropy, "softmax_cross_entropy_int32_rank3",
+      [] {
+        return Inputs{uniform_tensor({2, 3, 4}, 6, -2, 2),
+                      Tensor::from_vector<std::int32_t>({3, 0, -100, 2, 1, 3}, {2, 3})};
+      },
+      [](const Inputs& in) { return ops::sparse_softmax_cross_entropy(in[0], in[1]); },
+      [](const Inputs& in) { return reference_cross_entropy(in[0], in[1], -100); }));
+  // An ignore_index inside [0, C): that class's rows must get zero loss and zero gradient.
+  cases.push_back(nn_case(
+      OpId::softmax_cross_entropy, "softmax_cross_entropy_ignore_index_in_range",
+      [] { return Inputs{uniform_tensor({3, 4}, 7, -2, 2), Tensor::from_vector<std::int64_t>({0, 2, 3}, {3})}; },
+      [](const Inputs& in) { return ops::sparse_softmax_cross_entropy(in[0], in[1], {.ignore_index = 2}); },
+      [](const Inputs& in) { return reference_cross_entropy(in[0], in[1], 2); }));
+
+  cases.push_back(nn_case(
+      OpId::layer_norm, "layer_norm_affine",
+      [] {
+        return Inputs{uniform_tensor({3, 6}, 8, -2, 2), uniform_tensor({6}, 9, 0.5, 1.5),
+                      uniform_tensor({6}, 10, -0.5, 0.5)};
+      },
+      [](const Inputs& in) { return ops::layer_norm(in[0], in[1], in[2], {.epsilon = 1e-5}); },
+      [](const Inputs& in) { return reference_layer_norm(in[0], in[1], in[2], 1e-5); }));
+  cases.push_back(nn_case(
+      OpId::layer_norm, "layer_norm_rank3_default_epsilon",
+      [] {
+        return Inputs{uniform_tensor({2, 2, 4}, 11, -1, 3), uniform_tensor({4}, 12, -1.5, 1.5),
+                      uniform_tensor({4}, 13, -1, 1)};
+      },
+      [](const Inputs& in) { return ops::layer_norm(in[0], in[1], in[2]); },
+      [](const Inputs& in) { return reference_layer_norm(in[0], in[1], in[2], 1e-3); }));
+
+  cases.push_back(nn_case(
+      OpId::dropout, "dropout_rate_half",
+      [] { return Inputs{uniform_tensor({4, 8}, 14, -2, 2), random::key_tensor(random::Key(1234))}; },
+      [](const Inputs& in) { return ops::dropout(in[0], 0.5, in[1]); },
+      [](const Inputs& in) { return reference_dropout(in[0], 0.5, in[1]); }));
+  return cases;
+}
+
+KESTREL_REGISTER_OP_CASES(nn_cases);
+
+}  // namespace
+}  // namespace kestrel::testing
