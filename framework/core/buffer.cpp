@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <limits>
 #include <new>
 
 namespace kestrel {
@@ -20,6 +21,9 @@ void raise_peak(std::int64_t now) {
 }  // namespace
 
 std::shared_ptr<Buffer> Buffer::allocate(std::size_t size) {
+  // Near the top of size_t, rounding up would wrap to a tiny block that claims `size` bytes,
+  // and the int64 statistics would overflow.
+  if (size > static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max()) - kAlignment) throw std::bad_alloc();
   // aligned_alloc needs a size that is a multiple of the alignment; never ask for 0 bytes.
   std::size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;

@@ -1,7 +1,10 @@
 #include "framework/core/random.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
+#include <utility>
 
 #include "framework/core/error.h"
 #include "framework/core/thread_pool.h"
@@ -57,6 +60,37 @@ Tensor generate(const Shape& shape, DType dtype, const char* name, Fn&& value_at
   return out;
 }
 
+// The value next to v (v representable in dtype) toward +inf (up) or -inf.
+float step(float v, DType dtype, bool up) {
+  if (dtype == DType::float32) {
+    return std::nextafter(v, up ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity());
+  }
+  std::uint16_t b = bfloat16(v).bits;
+  if ((b & 0x7fffu) == 0) return bfloat16::from_bits(up ? 0x0001u : 0x8001u);
+  bool negative = (b & 0x8000u) != 0;
+  return bfloat16::from_bits(static_cast<std::uint16_t>(up != negative ? b + 1 : b - 1));
+}
+
+float round_to(float v, DType dtype) { return dtype == DType::bfloat16 ? static_cast<float>(bfloat16(v)) : v; }
+
+// The largest value of dtype below maxval and the smallest at or above minval: rounding
+// lo + scale * u to the output dtype can otherwise land on maxval itself (for bfloat16 in
+// [0, 1), one draw in 512 would).
+std::pair<float, float> representable_range(double minval, double maxval, DType dtype) {
+  float top = round_to(static_cast<float>(maxval), dtype);
+  while (static_cast<double>(top) >= maxval) top = step(top, dtype, false);
+  float bottom = round_to(static_cast<float>(minval), dtype);
+  while (static_cast<double>(bottom) < minval) bottom = step(bottom, dtype, true);
+  return {bottom, top};
+}
+
+void check_normal_args(const char* op, double mean, double stddev) {
+  if (!std::isfinite(mean) || !std::isfinite(stddev) || stddev < 0) {
+    throw ValueError(op_message(op, "mean (" + std::to_string(mean) + ") must be finite and stddev (" +
+                                        std::to_string(stddev) + ") finite and >= 0"));
+  }
+}
+
 float normal_at(const Key& key, std::uint64_t index, std::uint64_t attempt) {
   auto bits = key.bits(attempt, index);
   // 1 - u keeps the logarithm's argument in (0, 1].
@@ -88,16 +122,30 @@ Tensor uniform(const Shape& shape, const Key& key, double minval, double maxval,
                      std::to_string(minval) + ")");
   }
   float lo = static_cast<float>(minval), scale = static_cast<float>(maxval - minval);
+  if (!std::isfinite(lo) || !std::isfinite(static_cast<float>(maxval)) || !std::isfinite(scale)) {
+    throw ValueError("[random.uniform] minval (" + std::to_string(minval) + ") and maxval (" +
+                     std::to_string(maxval) + ") must be finite float32 values");
+  }
+  if (!is_floating(dtype)) {
+    throw TypeError("[random.uniform] dtype must be float32 or bfloat16, got " + std::string(to_string(dtype)));
+  }
+  auto [bottom, top] = representable_range(minval, maxval, dtype);
+  if (bottom > top) {
+    throw ValueError("[random.uniform] no " + std::string(to_string(dtype)) + " value lies in [" +
+                     std::to_string(minval) + ", " + std::to_string(maxval) + ")");
+  }
   return generate(shape, dtype, "random.uniform",
-                  [&](std::uint64_t i) { return lo + scale * uniform_at(key, i); });
+                  [&](std::uint64_t i) { return std::clamp(lo + scale * uniform_at(key, i), bottom, top); });
 }
 
 Tensor normal(const Shape& shape, const Key& key, double mean, double stddev, DType dtype) {
+  check_normal_args("random.normal", mean, stddev);
   float m = static_cast<float>(mean), s = static_cast<float>(stddev);
   return generate(shape, dtype, "random.normal", [&](std::uint64_t i) { return m + s * normal_at(key, i, 0); });
 }
 
 Tensor truncated_normal(const Shape& shape, const Key& key, double mean, double stddev, DType dtype) {
+  check_normal_args("random.truncated_normal", mean, stddev);
   float m = static_cast<float>(mean), s = static_cast<float>(stddev);
   return generate(shape, dtype, "random.truncated_normal", [&](std::uint64_t i) {
     // Each redraw uses a fresh counter, so the result still depends only on (key, i).
@@ -116,13 +164,19 @@ Tensor randint(const Shape& shape, const Key& key, std::int64_t minval, std::int
     throw ValueError("[random.randint] maxval (" + std::to_string(maxval) + ") must exceed minval (" +
                      std::to_string(minval) + ")");
   }
+  if (dtype == DType::int32 && (minval < std::numeric_limits<std::int32_t>::min() ||
+                                maxval - 1 > std::numeric_limits<std::int32_t>::max())) {
+    throw ValueError("[random.randint] the range [" + std::to_string(minval) + ", " + std::to_string(maxval) +
+                     ") does not fit in int32; use dtype int64");
+  }
   Tensor out = Tensor::empty(shape, dtype);
-  auto range = static_cast<std::uint64_t>(maxval - minval);
+  // Unsigned arithmetic: maxval - minval can exceed the int64 range.
+  std::uint64_t range = static_cast<std::uint64_t>(maxval) - static_cast<std::uint64_t>(minval);
   void* data = out.view().data;
   for (std::int64_t i = 0; i < out.numel(); ++i) {
     auto b = key.bits(0, static_cast<std::uint64_t>(i));
     std::uint64_t wide = (static_cast<std::uint64_t>(b[1]) << 32) | b[0];
-    std::int64_t v = minval + static_cast<std::int64_t>(wide % range);
+    auto v = static_cast<std::int64_t>(static_cast<std::uint64_t>(minval) + wide % range);
     if (dtype == DType::int32) {
       static_cast<std::int32_t*>(data)[i] = static_cast<std::int32_t>(v);
     } else {

@@ -19,17 +19,39 @@ Shape::Shape(std::span<const std::int64_t> dims) {
   }
   std::copy(dims.begin(), dims.end(), dims_.begin());
   rank_ = static_cast<int>(dims.size());
+  check_numel();
+}
+
+void Shape::check_numel() const {
+  // numel() must not overflow: every size computed from a shape would silently wrap.
+  std::int64_t n = 1;
+  bool overflow = false;
+  for (int i = 0; i < rank_; ++i) {
+    std::int64_t d = dims_[static_cast<std::size_t>(i)];
+    if (d == 0) return;
+    overflow = overflow || __builtin_mul_overflow(n, d, &n);
+  }
+  if (overflow) throw ShapeError("shape " + to_string() + " has more than 2^63 elements");
 }
 
 std::int64_t Shape::numel() const {
-  std::int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) n *= dims_[static_cast<std::size_t>(i)];
-  return n;
+  // Unsigned, so [2^32,2^32,0] gives 0 without overflowing on the way: check_numel() has ruled
+  // out every other overflow.
+  std::uint64_t n = 1;
+  for (int i = 0; i < rank_; ++i) n *= static_cast<std::uint64_t>(dims_[static_cast<std::size_t>(i)]);
+  return static_cast<std::int64_t>(n);
 }
 
 void Shape::push_back(std::int64_t dim) {
   if (rank_ == kMaxRank) throw ShapeError("shape exceeds Kestrel's maximum rank " + std::to_string(kMaxRank));
+  if (dim < 0) throw ShapeError("shape dims must be >= 0, got " + std::to_string(dim));
   dims_[static_cast<std::size_t>(rank_++)] = dim;
+  try {
+    check_numel();
+  } catch (...) {
+    --rank_;
+    throw;
+  }
 }
 
 std::vector<std::int64_t> Shape::strides() const {

@@ -46,6 +46,8 @@ class Shape {
   friend bool operator!=(const Shape& a, const Shape& b) { return !(a == b); }
 
  private:
+  void check_numel() const;
+
   std::array<std::int64_t, kMaxRank> dims_{};
   int rank_ = 0;
 };

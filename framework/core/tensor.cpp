@@ -1,7 +1,12 @@
 #include "framework/core/tensor.h"
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <new>
+#include <ostream>
 #include <sstream>
+#include <type_traits>
 
 #include "framework/core/error.h"
 
@@ -19,10 +24,52 @@ void for_each_element(const Tensor& t, Fn&& fn) {
 
 template <class T>
 void fill(void* data, std::int64_t n, double value) {
-  T v = static_cast<T>(static_cast<float>(value));
-  if constexpr (std::is_integral_v<T>) v = static_cast<T>(value);
+  T v;
+  if constexpr (std::is_same_v<T, bool>) {
+    v = value != 0.0;
+  } else if constexpr (std::is_integral_v<T>) {
+    v = static_cast<T>(value);  // full() has checked that value fits
+  } else {
+    v = static_cast<T>(static_cast<float>(value));
+  }
   T* p = static_cast<T*>(data);
   for (std::int64_t i = 0; i < n; ++i) p[i] = v;
+}
+
+// True when value truncates to a T; converting anything else (NaN, inf, out of range) is undefined.
+template <class T>
+bool fits_integer(double value) {
+  double lowest = static_cast<double>(std::numeric_limits<T>::min());  // -2^31 or -2^63, exact
+  double t = std::trunc(value);
+  return t >= lowest && t < -lowest;
+}
+
+// Prints values[offset...] nested by dims from `dim` on, stopping after `limit` numbers.
+template <class V>
+void print_nested(std::ostream& out, const std::vector<V>& values, const Shape& shape,
+                  const std::vector<std::int64_t>& strides, int dim, std::int64_t offset, std::int64_t limit,
+                  std::int64_t& printed) {
+  out << '[';
+  for (std::int64_t i = 0; i < shape[dim]; ++i) {
+    if (i) out << ", ";
+    if (printed >= limit) {
+      out << "...";
+      break;
+    }
+    std::int64_t at = offset + i * strides[static_cast<std::size_t>(dim)];
+    if (dim == shape.rank() - 1) {
+      out << values[static_cast<std::size_t>(at)];
+      ++printed;
+    } else {
+      print_nested(out, values, shape, strides, dim + 1, at, limit, printed);
+    }
+  }
+  out << ']';
+}
+
+// Bytes for a tensor of this spec, or false when that does not fit in a size_t.
+bool bytes_needed(const Shape& shape, DType dtype, std::size_t& bytes) {
+  return !__builtin_mul_overflow(static_cast<std::size_t>(shape.numel()), size_of(dtype), &bytes);
 }
 
 }  // namespace
@@ -30,11 +77,20 @@ void fill(void* data, std::int64_t n, double value) {
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
   auto impl = std::make_shared<detail::TensorImpl>();
   impl->spec = {shape, dtype};
-  impl->buffer = Buffer::allocate(static_cast<std::size_t>(shape.numel()) * size_of(dtype));
+  std::size_t bytes;
+  if (!bytes_needed(shape, dtype, bytes)) throw std::bad_alloc();
+  impl->buffer = Buffer::allocate(bytes);
   return Tensor(std::move(impl));
 }
 
 Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
+  bool fits = true;
+  if (dtype == DType::int32) fits = fits_integer<std::int32_t>(value);
+  if (dtype == DType::int64) fits = fits_integer<std::int64_t>(value);
+  if (!fits) {
+    throw ValueError("Tensor::full: " + std::to_string(value) + " does not fit in " +
+                     std::string(kestrel::to_string(dtype)));
+  }
   Tensor t = empty(shape, dtype);
   visit_dtype(dtype, [&](auto tag) { fill<decltype(tag)>(t.impl_->buffer->data(), t.numel(), value); });
   return t;
@@ -45,10 +101,12 @@ Tensor Tensor::ones(const Shape& shape, DType dtype) { return full(shape, 1.0, d
 Tensor Tensor::scalar(double value, DType dtype) { return full(Shape{}, value, dtype); }
 
 Tensor Tensor::from_buffer(std::shared_ptr<Buffer> buffer, const Shape& shape, DType dtype) {
-  std::size_t needed = static_cast<std::size_t>(shape.numel()) * size_of(dtype);
-  if (!buffer || buffer->size() < needed) {
+  std::size_t needed = 0;
+  bool fits = bytes_needed(shape, dtype, needed);
+  if (!buffer || !fits || buffer->size() < needed) {
     throw ShapeError("Tensor::from_buffer: a " + std::string(kestrel::to_string(dtype)) + shape.to_string() +
-                     " tensor needs " + std::to_string(needed) + " bytes, the buffer has " +
+                     " tensor needs " + (fits ? std::to_string(needed) : std::string("more than 2^64")) +
+                     " bytes, the buffer has " +
                      std::to_string(buffer ? buffer->size() : 0));
   }
   auto impl = std::make_shared<detail::TensorImpl>();
@@ -107,13 +165,23 @@ double Tensor::item() const {
 
 std::string Tensor::to_string() const {
   if (!defined()) return "Tensor(undefined)";
-  std::ostringstream out;
-  out << spec().to_string() << " [";
   constexpr std::int64_t kShown = 16;
-  std::vector<double> values = to_vector<double>();
-  for (std::int64_t i = 0; i < numel() && i < kShown; ++i) out << (i ? ", " : "") << values[static_cast<std::size_t>(i)];
-  if (numel() > kShown) out << ", ...";
-  out << "]";
+  std::ostringstream out;
+  out << spec().to_string() << ' ';
+  // Integers print through int64, so large values are not shown in exponent notation.
+  auto print = [&](const auto& values) {
+    if (rank() == 0) {
+      out << values[0];
+      return;
+    }
+    std::int64_t printed = 0;
+    print_nested(out, values, shape(), shape().strides(), 0, 0, kShown, printed);
+  };
+  if (is_floating(dtype())) {
+    print(to_vector<double>());
+  } else {
+    print(to_vector<std::int64_t>());
+  }
   return out.str();
 }
 

@@ -1,0 +1,116 @@
+// Buffer alignment and the allocator statistics.
+#include "framework/core/buffer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace kestrel {
+namespace {
+
+bool is_aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % Buffer::kAlignment == 0; }
+
+TEST(Buffer, AlignmentIsSixtyFourBytes) { EXPECT_EQ(Buffer::kAlignment, 64u); }
+
+TEST(Buffer, ManyOddSizedAllocationsAreAllAligned) {
+  std::vector<std::shared_ptr<Buffer>> live;
+  for (std::size_t size : {1u, 3u, 7u, 63u, 65u, 127u, 129u, 1000u, 4097u, 65537u, 1000003u}) {
+    for (int repeat = 0; repeat < 20; ++repeat) {
+      auto buf = Buffer::allocate(size + static_cast<std::size_t>(repeat));
+      ASSERT_NE(buf->data(), nullptr);
+      EXPECT_TRUE(is_aligned(buf->data())) << "size " << buf->size();
+      EXPECT_EQ(buf->size(), size + static_cast<std::size_t>(repeat));
+      live.push_back(std::move(buf));
+    }
+  }
+}
+
+TEST(Buffer, TheWholeRequestedSizeIsWritable) {
+  auto buf = Buffer::allocate(1001);
+  std::memset(buf->data(), 0xab, buf->size());
+  const auto* bytes = static_cast<const unsigned char*>(std::as_const(*buf).data());
+  EXPECT_EQ(bytes[0], 0xab);
+  EXPECT_EQ(bytes[1000], 0xab);
+}
+
+TEST(Buffer, ZeroSizeAllocationGivesAnAlignedNonNullBuffer) {
+  auto buf = Buffer::allocate(0);
+  EXPECT_EQ(buf->size(), 0u);
+  EXPECT_NE(buf->data(), nullptr);
+  EXPECT_TRUE(is_aligned(buf->data()));
+}
+
+TEST(Buffer, ASizeThatWouldWrapWhenRoundedUpIsRefused) {
+  AllocatorStats before = allocator_stats();
+  EXPECT_THROW(Buffer::allocate(std::numeric_limits<std::size_t>::max() - 10), std::bad_alloc);
+  EXPECT_THROW(Buffer::allocate(std::numeric_limits<std::size_t>::max()), std::bad_alloc);
+  EXPECT_EQ(allocator_stats().allocations, before.allocations);
+  EXPECT_EQ(allocator_stats().bytes_in_use, before.bytes_in_use);
+}
+
+TEST(AllocatorStats, EachAllocationIncrementsTheCounter) {
+  std::int64_t before = allocator_stats().allocations;
+  {
+    auto a = Buffer::allocate(10);
+    auto b = Buffer::allocate(0);
+    auto c = Buffer::allocate(12345);
+    EXPECT_EQ(allocator_stats().allocations, before + 3);
+  }
+  // Freeing does not decrement: the counter counts allocations ever made.
+  EXPECT_EQ(allocator_stats().allocations, before + 3);
+}
+
+TEST(AllocatorStats, SharingAHandleDoesNotAllocate) {
+  auto a = Buffer::allocate(100);
+  std::int64_t before = allocator_stats().allocations;
+  std::shared_ptr<Buffer> b = a;
+  EXPECT_EQ(allocator_stats().allocations, before);
+  EXPECT_EQ(b->data(), a->data());
+}
+
+TEST(AllocatorStats, BytesInUseCountRequestedBytesAndReturnAfterFree) {
+  std::int64_t base = allocator_stats().bytes_in_use;
+  auto a = Buffer::allocate(1000);
+  EXPECT_EQ(allocator_stats().bytes_in_use, base + 1000);
+  auto b = Buffer::allocate(24);
+  EXPECT_EQ(allocator_stats().bytes_in_use, base + 1024);
+  a.reset();
+  EXPECT_EQ(allocator_stats().bytes_in_use, base + 24);
+  b.reset();
+  EXPECT_EQ(allocator_stats().bytes_in_use, base);
+}
+
+TEST(AllocatorStats, BufferLivesUntilItsLastHandleIsDropped) {
+  std::int64_t base = allocator_stats().bytes_in_use;
+  auto a = Buffer::allocate(512);
+  std::shared_ptr<Buffer> b = a;
+  a.reset();
+  EXPECT_EQ(allocator_stats().bytes_in_use, base + 512);
+  b.reset();
+  EXPECT_EQ(allocator_stats().bytes_in_use, base);
+}
+
+TEST(AllocatorStats, PeakTracksTheHighWaterMarkAndResets) {
+  reset_peak_bytes_in_use();
+  std::int64_t base = allocator_stats().bytes_in_use;
+  EXPECT_EQ(allocator_stats().peak_bytes_in_use, base);
+  {
+    auto a = Buffer::allocate(4096);
+    auto b = Buffer::allocate(2048);
+  }
+  EXPECT_EQ(allocator_stats().bytes_in_use, base);
+  EXPECT_EQ(allocator_stats().peak_bytes_in_use, base + 6144);
+  reset_peak_bytes_in_use();
+  EXPECT_EQ(allocator_stats().peak_bytes_in_use, base);
+  auto c = Buffer::allocate(100);
+  EXPECT_EQ(allocator_stats().peak_bytes_in_use, base + 100);
+}
+
+}  // namespace
+}  // namespace kestrel
