@@ -114,7 +114,19 @@ std::array<std::uint32_t, 4> Key::bits(std::uint64_t counter_hi, std::uint64_t c
                 key_);
 }
 
-float uniform_at(const Key& key, std::uint64_t index) { return to_unit_float(key.bits(0, index)[0]); }
+// One Philox call yields four words: element i takes word i % 4 of counter i / 4.
+float uniform_at(const Key& key, std::uint64_t index) {
+  return to_unit_float(key.bits(0, index / 4)[static_cast<std::size_t>(index % 4)]);
+}
+
+void uniform_fill(const Key& key, std::uint64_t first_index, std::span<float> out) {
+  std::uint64_t index = first_index;
+  std::size_t i = 0;
+  while (i < out.size()) {
+    auto words = key.bits(0, index / 4);
+    for (std::size_t w = index % 4; w < 4 && i < out.size(); ++w, ++i, ++index) out[i] = to_unit_float(words[w]);
+  }
+}
 
 Tensor uniform(const Shape& shape, const Key& key, double minval, double maxval, DType dtype) {
   if (!(maxval > minval)) {
@@ -134,8 +146,25 @@ Tensor uniform(const Shape& shape, const Key& key, double minval, double maxval,
     throw ValueError("[random.uniform] no " + std::string(to_string(dtype)) + " value lies in [" +
                      std::to_string(minval) + ", " + std::to_string(maxval) + ")");
   }
-  return generate(shape, dtype, "random.uniform",
-                  [&](std::uint64_t i) { return std::clamp(lo + scale * uniform_at(key, i), bottom, top); });
+  Tensor out = Tensor::empty(shape, dtype);
+  void* data = out.view().data;
+  parallel_for(out.numel(), 1 << 14, [&](std::int64_t begin, std::int64_t end) {
+    constexpr std::int64_t kBlock = 256;
+    float block[kBlock];
+    for (std::int64_t b = begin; b < end; b += kBlock) {
+      std::int64_t n = std::min(kBlock, end - b);
+      uniform_fill(key, static_cast<std::uint64_t>(b), std::span<float>(block, static_cast<std::size_t>(n)));
+      for (std::int64_t k = 0; k < n; ++k) {
+        float v = std::clamp(lo + scale * block[k], bottom, top);
+        if (dtype == DType::float32) {
+          static_cast<float*>(data)[b + k] = v;
+        } else {
+          static_cast<bfloat16*>(data)[b + k] = bfloat16(v);
+        }
+      }
+    }
+  });
+  return out;
 }
 
 Tensor normal(const Shape& shape, const Key& key, double mean, double stddev, DType dtype) {

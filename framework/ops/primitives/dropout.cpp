@@ -4,6 +4,7 @@
 // (key, i): the same at any thread count, and recomputable for the backward pass from the key
 // alone. The key is an input tensor, not a parameter, so a compiled step takes a new key each
 // step without recompiling.
+#include <algorithm>
 #include <bit>
 #include <sstream>
 #include <string>
@@ -61,9 +62,15 @@ class Dropout final : public PrimitiveOf<Dropout, OpId::dropout> {
     const double rate = rate_;
     const auto scale = static_cast<float>(1.0 / (1.0 - rate_));
     parallel_for(inputs[0].numel(), kGrainElements, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t i = begin; i < end; ++i) {
-        const bool keep = static_cast<double>(random::uniform_at(key, static_cast<std::uint64_t>(i))) >= rate;
-        y[i] = keep ? x[i] * scale : 0.0f;
+      constexpr std::int64_t kBlock = 256;
+      float draws[kBlock];
+      for (std::int64_t b = begin; b < end; b += kBlock) {
+        const std::int64_t n = std::min(kBlock, end - b);
+        random::uniform_fill(key, static_cast<std::uint64_t>(b), std::span<float>(draws, static_cast<std::size_t>(n)));
+        for (std::int64_t k = 0; k < n; ++k) {
+          const bool keep = static_cast<double>(draws[k]) >= rate;
+          y[b + k] = keep ? x[b + k] * scale : 0.0f;
+        }
       }
     });
   }
