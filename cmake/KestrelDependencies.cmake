@@ -8,3 +8,8 @@ find_package(Protobuf REQUIRED)
 if(KESTREL_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
+# The benchmarks and tutorials parse flags with CLI11 and write results as JSON.
+if(KESTREL_BUILD_BENCH OR KESTREL_BUILD_TUTORIALS)
+  find_package(nlohmann_json 3.10 REQUIRED)
+  find_package(CLI11 REQUIRED)
+endif()

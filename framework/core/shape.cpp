@@ -64,11 +64,13 @@ std::vector<std::int64_t> Shape::strides() const {
   return out;
 }
 
-std::string Shape::to_string() const {
+std::string Shape::to_string() const { return dims_to_string(dims()); }
+
+std::string dims_to_string(std::span<const std::int64_t> dims) {
   std::string out = "[";
-  for (int i = 0; i < rank_; ++i) {
+  for (std::size_t i = 0; i < dims.size(); ++i) {
     if (i) out += ',';
-    out += std::to_string(dims_[static_cast<std::size_t>(i)]);
+    out += std::to_string(dims[i]);
   }
   return out + "]";
 }

@@ -60,4 +60,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 
 std::size_t hash_value(const Shape& shape);
 
+/// "[2,-1,3]": dims that need not form a valid Shape (requested shapes, slice bounds), for messages.
+std::string dims_to_string(std::span<const std::int64_t> dims);
+
 }  // namespace kestrel

@@ -47,15 +47,6 @@ class Reshape final : public PrimitiveOf<Reshape, OpId::reshape> {
   Shape shape_;
 };
 
-std::string dims_to_string(const std::vector<std::int64_t>& dims) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (i) out += ',';
-    out += std::to_string(dims[i]);
-  }
-  return out + "]";
-}
-
 Tensor reshape_to(const Tensor& x, const Shape& shape) {
   if (!x.defined()) {
     throw ValueError(op_message("reshape", "x is an undefined tensor; pass a tensor with a value"));

@@ -17,15 +17,6 @@ namespace {
 
 constexpr std::int64_t kGrainBytes = 1 << 15;
 
-std::string dims_to_string(const std::vector<std::int64_t>& dims) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (i) out += ',';
-    out += std::to_string(dims[i]);
-  }
-  return out + "]";
-}
-
 class Slice final : public PrimitiveOf<Slice, OpId::slice> {
  public:
   Slice(std::vector<std::int64_t> begin, std::vector<std::int64_t> size)

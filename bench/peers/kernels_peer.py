@@ -1,0 +1,206 @@
+"""The peer of bench/kernels_bench: the same cases with PyTorch and NumPy, timed the same way
+(warm-up calls, then each timed call on its own; median, min and nearest-rank p90), printed as
+JSON on stdout in the layout of bench/harness.h's records (--verbose: progress on stderr).
+
+kernels_bench runs it with the tuned environment (bench/README.md) and passes the cases:
+
+  OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 \
+      bench/peers/kernels_peer.py --matmul-sizes 1024,2048 --matmul-threads 1,2 --repeats 30
+
+A missing torch or numpy is a note in the JSON, not an error: the other peer still reports.
+"""
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import platform
+import re
+import sys
+import time
+
+
+def summarize(times_ms):
+    times = sorted(times_ms)
+    n = len(times)
+    median = times[n // 2] if n % 2 == 1 else 0.5 * (times[n // 2 - 1] + times[n // 2])
+    rank = max(math.ceil(0.9 * n), 1)
+    return {"median_ms": median, "min_ms": times[0], "p90_ms": times[rank - 1], "repeats": n}
+
+
+def time_calls(fn, warmup, repeats):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return summarize(times)
+
+
+def label(name, params):
+    return " ".join([name] + [f"{key}={value}" for key, value in params.items()])
+
+
+class Peer:
+    def __init__(self, args):
+        self.args = args
+        self.filters = [re.compile(pattern) for pattern in args.filter]
+        self.records = []
+        self.notes = []
+        self.torch = self._import("torch", "python3-torch")
+        self.numpy = self._import("numpy", "python3-numpy")
+        self.openblas = self._find_openblas()
+
+    def _import(self, module, package):
+        try:
+            return __import__(module)
+        except ImportError as error:
+            self.notes.append(f"{module} is not available ({error}); no {module} figures. "
+                              f"bash .ci/setup --bench installs {package}")
+            return None
+
+    @staticmethod
+    def blas_libraries():
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "blas" in line and "/" in line}
+        return sorted(paths)
+
+    def _find_openblas(self):
+        # NumPy and PyTorch call the system BLAS; OpenBLAS takes its thread count from its own call,
+        # not from torch.set_num_threads, so the 1-thread cases must set both.
+        for path in self.blas_libraries():
+            if "openblas" in path:
+                library = ctypes.CDLL(path)
+                if hasattr(library, "openblas_set_num_threads"):
+                    library.openblas_get_corename.restype = ctypes.c_char_p
+                    return library
+        return None
+
+    def set_threads(self, threads):
+        if self.torch is not None:
+            self.torch.set_num_threads(threads)
+        if self.openblas is not None:
+            self.openblas.openblas_set_num_threads(threads)
+
+    def measure(self, source, name, params, fn, figures):
+        if not all(pattern.search(label(name, params)) for pattern in self.filters):
+            return
+        timing = time_calls(fn, self.args.warmup, self.args.repeats)
+        record = {"name": name, "source": source, "params": params, **timing,
+                  "figures": figures(timing["median_ms"])}
+        self.records.append(record)
+        if self.args.verbose:
+            print(f"{source:6} {label(name, params)}: {timing['median_ms']:.3g} ms", file=sys.stderr, flush=True)
+
+    def environment(self):
+        env = {"python": platform.python_version(), "blas": self.blas_libraries()}
+        if self.torch is not None:
+            env["torch"] = self.torch.__version__
+        if self.numpy is not None:
+            env["numpy"] = self.numpy.__version__
+        if self.openblas is not None:
+            env["openblas_core"] = self.openblas.openblas_get_corename().decode()
+        for key in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OMP_WAIT_POLICY"):
+            if key in os.environ:
+                env[key] = os.environ[key]
+        return env
+
+
+def gflops(flops, ms):
+    return flops / (ms * 1e6)
+
+
+def gb_per_s(nbytes, ms):
+    return nbytes / (ms * 1e6)
+
+
+def bench_matmul(peer, sizes, thread_counts):
+    torch, np = peer.torch, peer.numpy
+    for n in sizes:
+        flops = 2.0 * n * n * n
+        figures = lambda ms, flops=flops: {"gflops": gflops(flops, ms)}
+        if torch is not None:
+            generator = torch.Generator().manual_seed(0)
+            a = torch.randn(n, n, generator=generator)
+            b = torch.randn(n, n, generator=generator)
+        if np is not None:
+            rng = np.random.default_rng(0)
+            a_np = rng.standard_normal((n, n), dtype=np.float32)
+            b_np = rng.standard_normal((n, n), dtype=np.float32)
+        for threads in thread_counts:
+            peer.set_threads(threads)
+            params = {"n": n, "threads": threads}
+            if torch is not None:
+                peer.measure("torch", "matmul", params, lambda: torch.mm(a, b), figures)
+            if np is not None:
+                peer.measure("numpy", "matmul", params, lambda: np.matmul(a_np, b_np), figures)
+
+
+def bench_torch_memory_bound(peer, args):
+    torch = peer.torch
+    if torch is None:
+        return
+    peer.set_threads(args.threads)
+    generator = torch.Generator().manual_seed(0)
+    n = args.elementwise_size
+    x = torch.randn(n, generator=generator)
+    # multiply, add, relu, multiply: each reads n floats and writes n floats, as Kestrel counts it.
+    chain_bytes = 4 * 2 * 4.0 * n
+    peer.measure("torch", "relu_chain", {"n": n, "threads": args.threads},
+                 lambda: torch.relu(x * 1.5 + -0.25) * 0.5,
+                 lambda ms: {"gb_per_s": gb_per_s(chain_bytes, ms)})
+
+    rows, cols = args.rows, args.cols
+    m = torch.randn(rows, cols, generator=generator)
+    params = {"rows": rows, "cols": cols, "threads": args.threads}
+    softmax_bytes = 2 * 4.0 * rows * cols
+    peer.measure("torch", "softmax", params, lambda: torch.softmax(m, dim=-1),
+                 lambda ms: {"gb_per_s": gb_per_s(softmax_bytes, ms)})
+    gamma = 1.0 + 0.1 * torch.randn(cols, generator=generator)
+    beta = 0.1 * torch.randn(cols, generator=generator)
+    norm_bytes = 4.0 * (2 * rows * cols + 2 * cols)
+    peer.measure("torch", "layer_norm", params,
+                 lambda: torch.nn.functional.layer_norm(m, (cols,), gamma, beta, eps=1e-5),
+                 lambda ms: {"gb_per_s": gb_per_s(norm_bytes, ms)})
+
+
+def int_list(text):
+    return [int(item) for item in text.split(",") if item]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--filter", action="append", default=[],
+                        help="regex searched in each case's label; when repeated, every one must match")
+    parser.add_argument("--verbose", action="store_true", help="print each case's median on stderr")
+    parser.add_argument("--matmul-sizes", type=int_list, default=[256, 512, 1024, 2048])
+    parser.add_argument("--matmul-threads", type=int_list, default=[1, 2])
+    parser.add_argument("--elementwise-size", type=int, default=1 << 24)
+    parser.add_argument("--rows", type=int, default=4096)
+    parser.add_argument("--cols", type=int, default=1024)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+
+    peer = Peer(args)
+    blas = peer.blas_libraries()
+    if peer.numpy is not None and blas and not any("openblas" in path for path in blas):
+        peer.notes.append("NumPy and PyTorch use the reference BLAS (" + ", ".join(blas) + "), far below their "
+                          "best: install libopenblas0-pthread (bash .ci/setup --bench)")
+    if peer.torch is not None:
+        with peer.torch.no_grad():
+            bench_matmul(peer, args.matmul_sizes, args.matmul_threads)
+            bench_torch_memory_bound(peer, args)
+    else:
+        bench_matmul(peer, args.matmul_sizes, args.matmul_threads)
+
+    json.dump({"records": peer.records, "environment": peer.environment(), "notes": peer.notes}, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
