@@ -1,0 +1,46 @@
+// float32 matrix multiply for Kestrel's kernels (matmul, conv2d through im2col).
+//
+//   // C[M,N] = A[M,K] * B[K,N], all row-major and dense:
+//   kernels::gemm({.m = m, .n = n, .k = k, .a = a, .b = b, .c = c});
+//   // C += A^T * B over 8 matrices laid out one after another:
+//   kernels::gemm({.m = m, .n = n, .k = k, .a = a, .transpose_a = true, .b = b, .c = c, .beta = 1,
+//                  .batch = 8, .stride_a = k * m, .stride_b = k * n, .stride_c = m * n});
+//
+// Eigen's packing and register-blocked kernel do the arithmetic, one thread each; the output is
+// split into tiles over kestrel::parallel_for, and problems too small to gain from a second
+// thread run on the caller's thread.
+#pragma once
+
+#include <cstdint>
+
+namespace kestrel::kernels {
+
+/// C = alpha * op(A) * op(B) + beta * C for `batch` independent problems. op(A) is [m,k] and
+/// op(B) is [k,n]; every matrix is row-major with the given leading dimension (0: dense).
+struct GemmArgs {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  const float* a = nullptr;
+  std::int64_t lda = 0;      ///< 0: the dense row length, k (or m when transpose_a)
+  bool transpose_a = false;  ///< a holds A^T: a [k,m] row-major
+  const float* b = nullptr;
+  std::int64_t ldb = 0;      ///< 0: n (or k when transpose_b)
+  bool transpose_b = false;  ///< b holds B^T: b [n,k] row-major
+  float* c = nullptr;
+  std::int64_t ldc = 0;  ///< 0: n
+  float alpha = 1.0f;
+  float beta = 0.0f;  ///< 0: C is only written, so it may start uninitialized
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;  ///< elements between consecutive A matrices (0: A is shared)
+  std::int64_t stride_b = 0;  ///< elements between consecutive B matrices (0: B is shared)
+  std::int64_t stride_c = 0;  ///< elements between consecutive C matrices
+};
+
+/// Runs the batched product, splitting it over the thread pool when it is large enough.
+void gemm(const GemmArgs& args);
+
+/// The same product on the calling thread only (for callers that already split their work).
+void gemm_serial(const GemmArgs& args);
+
+}  // namespace kestrel::kernels

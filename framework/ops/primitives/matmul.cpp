@@ -1,0 +1,172 @@
+// matmul: a [..., M, K] x b [..., K, N] with optional transposes of the last two axes.
+//
+// The primitive handles plain matrices and equal batch dims; the public function maps the
+// other layouts onto it: [B,T,D] x [D,O] flattens a to [B*T, D] (one large GEMM, and the
+// weight gradient comes out 2-D), and a plain matrix facing a batch is broadcast.
+#include "framework/ops/matmul.h"
+
+#include <string>
+#include <vector>
+
+#include "framework/core/error.h"
+#include "framework/ops/dispatch.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/kernels/gemm.h"
+#include "framework/ops/primitive.h"
+#include "framework/ops/shape_ops.h"
+
+namespace kestrel::ops {
+namespace {
+
+constexpr std::string_view kOp = "matmul";
+
+std::string describe(const char* name, const TensorSpec& spec, bool transposed) {
+  return std::string(name) + " is " + spec.shape.to_string() +
+         (transposed ? (std::string(" (transpose_") + name + ")") : "");
+}
+
+std::string operands(const TensorSpec& a, const TensorSpec& b, bool transpose_a, bool transpose_b) {
+  return describe("a", a, transpose_a) + ", " + describe("b", b, transpose_b);
+}
+
+// Checks what every matmul needs: float dtypes that agree, and a matrix (rank >= 2) on each side.
+void check_operands(const TensorSpec& a, const TensorSpec& b, bool transpose_a, bool transpose_b) {
+  for (const TensorSpec* s : {&a, &b}) {
+    if (!is_floating(s->dtype)) {
+      throw TypeError(op_message(kOp, "a is " + a.to_string() + ", b is " + b.to_string() +
+                                          ": matmul needs float32 or bfloat16 operands (cast with ops::cast)"));
+    }
+  }
+  if (a.shape.rank() < 2 || b.shape.rank() < 2) {
+    throw ShapeError(op_message(kOp, operands(a, b, transpose_a, transpose_b) +
+                                         ": both operands need at least 2 dims [..., rows, cols]; "
+                                         "use ops::expand_dims or ops::reshape to make a vector a matrix"));
+  }
+  const std::int64_t inner_a = a.shape[transpose_a ? -2 : -1];
+  const std::int64_t inner_b = b.shape[transpose_b ? -1 : -2];
+  if (inner_a != inner_b) {
+    throw ShapeError(op_message(kOp, operands(a, b, transpose_a, transpose_b) + ": inner dims differ (" +
+                                         std::to_string(inner_a) + " vs " + std::to_string(inner_b) + ")"));
+  }
+}
+
+Shape batch_dims(const Shape& s) {
+  Shape out;
+  for (int i = 0; i < s.rank() - 2; ++i) out.push_back(s[i]);
+  return out;
+}
+
+Shape with_matrix(const Shape& batch, std::int64_t rows, std::int64_t cols) {
+  Shape out = batch;
+  out.push_back(rows);
+  out.push_back(cols);
+  return out;
+}
+
+class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
+ public:
+  Matmul(bool transpose_a, bool transpose_b) : transpose_a_(transpose_a), transpose_b_(transpose_b) {}
+  auto fields() const { return std::tie(transpose_a_, transpose_b_); }
+  std::string params() const override {
+    return std::string("transpose_a=") + (transpose_a_ ? "true" : "false") +
+           ", transpose_b=" + (transpose_b_ ? "true" : "false");
+  }
+
+  TensorSpec infer(std::span<const TensorSpec> in) const override {
+    const TensorSpec& a = in[0];
+    const TensorSpec& b = in[1];
+    check_operands(a, b, transpose_a_, transpose_b_);
+    if (a.dtype != b.dtype) {
+      throw TypeError(op_message(kOp, "a is " + a.to_string() + ", b is " + b.to_string() +
+                                          ": the primitive needs equal dtypes (ops::matmul promotes them)"));
+    }
+    if (batch_dims(a.shape) != batch_dims(b.shape)) {
+      throw ShapeError(op_message(kOp, operands(a, b, transpose_a_, transpose_b_) +
+                                           ": batch dims must be equal (ops::matmul broadcasts a plain matrix)"));
+    }
+    return {with_matrix(batch_dims(a.shape), a.shape[transpose_a_ ? -1 : -2], b.shape[transpose_b_ ? -2 : -1]),
+            a.dtype};
+  }
+
+  void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
+    const Shape& a = in[0].shape;
+    const Shape& b = in[1].shape;
+    const std::int64_t m = out.shape[-2];
+    const std::int64_t n = out.shape[-1];
+    const std::int64_t k = a[transpose_a_ ? -2 : -1];
+    const std::int64_t batch = batch_dims(out.shape).numel();
+    kernels::gemm({.m = m,
+                   .n = n,
+                   .k = k,
+                   .a = in[0].as<float>(),
+                   .transpose_a = transpose_a_,
+                   .b = in[1].as<float>(),
+                   .transpose_b = transpose_b_,
+                   .c = out.as<float>(),
+                   .batch = batch,
+                   .stride_a = a[-2] * a[-1],
+                   .stride_b = b[-2] * b[-1],
+                   .stride_c = m * n});
+  }
+
+  // With C = op(a) op(b): d op(a) = dC op(b)^T and d op(b) = op(a)^T dC, each undone through
+  // the transpose flags so that no explicit transpose is ever materialized.
+  std::vector<Tensor> vjp(const VjpArgs& args) const override {
+    const Tensor& a = args.primals[0];
+    const Tensor& b = args.primals[1];
+    const Tensor& g = args.cotangent;
+    std::vector<Tensor> grads(2);
+    if (args.wanted[0]) {
+      grads[0] = transpose_a_ ? matmul(b, g, {.transpose_a = transpose_b_, .transpose_b = true})
+                              : matmul(g, b, {.transpose_a = false, .transpose_b = !transpose_b_});
+    }
+    if (args.wanted[1]) {
+      grads[1] = transpose_b_ ? matmul(g, a, {.transpose_a = true, .transpose_b = transpose_a_})
+                              : matmul(a, g, {.transpose_a = !transpose_a_, .transpose_b = false});
+    }
+    return grads;
+  }
+
+ private:
+  bool transpose_a_;
+  bool transpose_b_;
+};
+
+Tensor to_float32(const Tensor& t) { return t.dtype() == DType::float32 ? t : cast(t, DType::float32); }
+
+}  // namespace
+
+Tensor matmul(const Tensor& a_in, const Tensor& b_in, const MatmulOptions& options) {
+  if (!a_in.defined() || !b_in.defined()) {
+    throw ValueError(op_message(
+        kOp, std::string(a_in.defined() ? "b" : "a") + " is an undefined tensor; pass a tensor with a value"));
+  }
+  const bool ta = options.transpose_a;
+  const bool tb = options.transpose_b;
+  check_operands(a_in.spec(), b_in.spec(), ta, tb);
+  // float32 with bfloat16 computes in float32, as the elementwise ops do.
+  Tensor a = a_in.dtype() == b_in.dtype() ? a_in : to_float32(a_in);
+  Tensor b = a_in.dtype() == b_in.dtype() ? b_in : to_float32(b_in);
+
+  const Shape batch_a = batch_dims(a.shape());
+  const Shape batch_b = batch_dims(b.shape());
+  if (batch_a == batch_b) return detail::apply_new<Matmul>({a, b}, ta, tb);
+
+  if (b.rank() == 2 && !ta) {
+    // [..., M, K] x [K, N]: one [prod(...) * M, K] x [K, N] product.
+    const std::int64_t m = a.shape()[-2];
+    Tensor flat = reshape(a, {batch_a.numel() * m, a.shape()[-1]});
+    Tensor out = detail::apply_new<Matmul>({flat, b}, false, tb);
+    return reshape(out, with_matrix(batch_a, m, out.shape()[-1]));
+  }
+  if (b.rank() == 2)
+    return detail::apply_new<Matmul>({a, broadcast_to(b, with_matrix(batch_a, b.shape()[0], b.shape()[1]))}, ta, tb);
+  if (a.rank() == 2)
+    return detail::apply_new<Matmul>({broadcast_to(a, with_matrix(batch_b, a.shape()[0], a.shape()[1])), b}, ta, tb);
+
+  throw ShapeError(op_message(kOp, operands(a.spec(), b.spec(), ta, tb) + ": batch dims " + batch_a.to_string() +
+                                       " and " + batch_b.to_string() +
+                                       " differ; they must be equal, or one side must be a plain matrix"));
+}
+
+}  // namespace kestrel::ops
