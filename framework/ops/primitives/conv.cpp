@@ -15,19 +15,22 @@
 #include "framework/core/thread_pool.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/kernels/window.h"
 #include "framework/ops/kernels/gemm.h"
 #include "framework/ops/primitive.h"
 
 namespace kestrel::ops {
 namespace {
 
+using kernels::output_extent;
+using kernels::pad_before;
+using kernels::padding_name;
+
 // Elements per block (256 KiB): im2col's patches and the GEMM's output rows stay in L2.
 constexpr std::int64_t kBlockElements = 1 << 16;
 constexpr std::int64_t kMinBlockRows = 32;
 // Multiply-adds below which a share of the work is not worth waking another thread for.
 constexpr std::int64_t kMinMacsPerTask = 1 << 20;
-
-std::string padding_name(Padding p) { return p == Padding::same ? "same" : "valid"; }
 
 std::string options_text(int stride_h, int stride_w, Padding padding) {
   return "strides " + std::to_string(stride_h) + "x" + std::to_string(stride_w) + ", padding " + padding_name(padding);
@@ -45,15 +48,6 @@ struct ConvGeometry {
   std::int64_t rows() const { return batch * out_h * out_w; }
   Shape output_shape() const { return {batch, out_h, out_w, out_c}; }
 };
-
-std::int64_t output_extent(std::int64_t in, std::int64_t window, int stride, Padding padding) {
-  return padding == Padding::same ? (in + stride - 1) / stride : (in - window) / stride + 1;
-}
-
-// TensorFlow's rule: pad what the last window needs, the odd element going after.
-std::int64_t pad_before(std::int64_t in, std::int64_t out, std::int64_t window, int stride) {
-  return std::max<std::int64_t>((out - 1) * stride + window - in, 0) / 2;
-}
 
 void check_strides(std::string_view op, int stride_h, int stride_w) {
   if (stride_h < 1 || stride_w < 1) {

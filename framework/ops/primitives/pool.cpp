@@ -14,15 +14,18 @@
 #include "framework/ops/conv.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/kernels/window.h"
 #include "framework/ops/primitive.h"
 
 namespace kestrel::ops {
 namespace {
 
+using kernels::output_extent;
+using kernels::pad_before;
+using kernels::padding_name;
+
 // Window elements (times channels) below which a share of the work is not worth a thread.
 constexpr std::int64_t kMinWorkPerTask = 1 << 15;
-
-std::string padding_name(Padding p) { return p == Padding::same ? "same" : "valid"; }
 
 struct PoolGeometry {
   std::int64_t batch, in_h, in_w, channels;
@@ -73,10 +76,6 @@ std::string window_text(const Window& w) {
          std::to_string(w.stride_h) + "x" + std::to_string(w.stride_w) + ", padding " + padding_name(w.padding);
 }
 
-std::int64_t output_extent(std::int64_t in, std::int64_t window, int stride, Padding padding) {
-  return padding == Padding::same ? (in + stride - 1) / stride : (in - window) / stride + 1;
-}
-
 PoolGeometry pool_geometry(std::string_view op, const char* input_name, const Shape& input, const Window& w) {
   if (input.rank() != 4) {
     throw ShapeError(op_message(op, std::string(input_name) + " is " + input.to_string() +
@@ -104,9 +103,8 @@ PoolGeometry pool_geometry(std::string_view op, const char* input_name, const Sh
   g.stride_w = w.stride_w;
   g.out_h = output_extent(g.in_h, g.k_h, w.stride_h, w.padding);
   g.out_w = output_extent(g.in_w, g.k_w, w.stride_w, w.padding);
-  // TensorFlow's rule: pad what the last window needs, the odd element going after.
-  g.pad_top = std::max<std::int64_t>((g.out_h - 1) * g.stride_h + g.k_h - g.in_h, 0) / 2;
-  g.pad_left = std::max<std::int64_t>((g.out_w - 1) * g.stride_w + g.k_w - g.in_w, 0) / 2;
+  g.pad_top = pad_before(g.in_h, g.out_h, g.k_h, g.stride_h);
+  g.pad_left = pad_before(g.in_w, g.out_w, g.k_w, g.stride_w);
   return g;
 }
 
