@@ -4,6 +4,8 @@
 //   allocator_stats().allocations;           // how many buffers were ever allocated
 //
 // The statistics let tests and benchmarks count allocations per step and peak bytes.
+// Large freed blocks are cached and handed out again for the same size: a training step asks
+// for the same sizes every step, and fresh memory from the OS costs a page fault per 4 KiB.
 #pragma once
 
 #include <cstddef>
@@ -28,20 +30,27 @@ class Buffer {
   std::size_t size() const { return size_; }
 
  private:
-  Buffer(void* data, std::size_t size) : data_(data), size_(size) {}
+  Buffer(void* data, std::size_t size, std::size_t capacity) : data_(data), size_(size), capacity_(capacity) {}
   void* data_;
   std::size_t size_;
+  std::size_t capacity_;  // the block's rounded size, its key in the cache
 };
 
 struct AllocatorStats {
   std::int64_t allocations = 0;  ///< buffers allocated since start
   std::int64_t bytes_in_use = 0;
   std::int64_t peak_bytes_in_use = 0;
+  std::int64_t cached_bytes = 0;  ///< freed blocks kept for reuse (not in use)
 };
 
 /// A snapshot of the process-wide buffer statistics.
 AllocatorStats allocator_stats();
 /// Resets the peak to the current bytes in use (e.g. before measuring one step).
 void reset_peak_bytes_in_use();
+
+/// Most bytes the cache of freed blocks may hold (default 1 GiB); 0 turns caching off.
+void set_buffer_cache_limit(std::size_t bytes);
+/// Returns every cached block to the system.
+void release_cached_buffers();
 
 }  // namespace kestrel

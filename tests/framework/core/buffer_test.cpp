@@ -114,3 +114,50 @@ TEST(AllocatorStats, PeakTracksTheHighWaterMarkAndResets) {
 
 }  // namespace
 }  // namespace kestrel
+
+namespace kestrel {
+namespace {
+
+TEST(BufferCache, AFreedLargeBlockIsReusedForTheSameSize) {
+  release_cached_buffers();
+  constexpr std::size_t kSize = std::size_t{1} << 20;
+  const void* first;
+  {
+    auto a = Buffer::allocate(kSize);
+    first = a->data();
+  }
+  EXPECT_GE(allocator_stats().cached_bytes, static_cast<std::int64_t>(kSize));
+  auto b = Buffer::allocate(kSize);
+  EXPECT_EQ(b->data(), first);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b->data()) % Buffer::kAlignment, 0u);
+}
+
+TEST(BufferCache, CachedBytesDoNotCountAsInUse) {
+  release_cached_buffers();
+  std::int64_t before = allocator_stats().bytes_in_use;
+  { auto a = Buffer::allocate(std::size_t{1} << 20); }
+  EXPECT_EQ(allocator_stats().bytes_in_use, before);
+}
+
+TEST(BufferCache, ReleaseEmptiesTheCache) {
+  { auto a = Buffer::allocate(std::size_t{1} << 20); }
+  release_cached_buffers();
+  EXPECT_EQ(allocator_stats().cached_bytes, 0);
+}
+
+TEST(BufferCache, ALimitOfZeroTurnsCachingOff) {
+  release_cached_buffers();
+  set_buffer_cache_limit(0);
+  { auto a = Buffer::allocate(std::size_t{1} << 20); }
+  EXPECT_EQ(allocator_stats().cached_bytes, 0);
+  set_buffer_cache_limit(std::size_t{1} << 30);
+}
+
+TEST(BufferCache, SmallBlocksAreLeftToMalloc) {
+  release_cached_buffers();
+  { auto a = Buffer::allocate(1024); }
+  EXPECT_EQ(allocator_stats().cached_bytes, 0);
+}
+
+}  // namespace
+}  // namespace kestrel
