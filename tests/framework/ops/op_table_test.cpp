@@ -62,6 +62,24 @@ TEST(OpTableCoverage, EveryOpHasACase) {
   }
 }
 
+TEST(OpTableCoverage, EveryDifferentiableOpHasAGradientCheck) {
+  // Ops without a float-to-float path have nothing to differentiate numerically. cast's
+  // float32<->bfloat16 gradient is exact and checked in elementwise_errors_test.cpp, since
+  // finite differences cannot see through bfloat16 rounding.
+  const std::set<OpId> exempt = {OpId::equal,   OpId::not_equal,     OpId::less, OpId::less_equal,
+                                 OpId::greater, OpId::greater_equal, OpId::one_hot, OpId::cast};
+  std::set<OpId> checked;
+  for (const OpCase& c : cases()) {
+    if (c.no_gradient_because.empty()) checked.insert(c.op);
+  }
+  for (std::size_t i = 0; i < kNumOps; ++i) {
+    auto op = static_cast<OpId>(i);
+    if (exempt.count(op) == 0) {
+      EXPECT_TRUE(checked.count(op)) << "op '" << op_name(op) << "' has no case whose gradient is checked";
+    }
+  }
+}
+
 TEST(OpTableCoverage, LabelsAreUnique) {
   std::set<std::string> seen;
   for (const OpCase& c : cases()) EXPECT_TRUE(seen.insert(c.label).second) << "duplicate label " << c.label;
