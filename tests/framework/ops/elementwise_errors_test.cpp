@@ -3,25 +3,17 @@
 
 #include "framework/autodiff/value_and_grad.h"
 #include "framework/core/error.h"
+#include "tests/support/error_message.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 
 namespace kestrel {
 namespace {
 
-template <class E, class Fn>
-std::string message_of(Fn fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an exception";
-  return {};
-}
+using testing::error_message;
 
 TEST(ElementwiseErrors, ShapesThatDoNotBroadcastNameOpAndShapes) {
-  std::string m = message_of<ShapeError>([] { ops::add(Tensor::zeros({2, 3}), Tensor::zeros({4})); });
+  std::string m = error_message<ShapeError>([] { ops::add(Tensor::zeros({2, 3}), Tensor::zeros({4})); });
   EXPECT_NE(m.find("[add]"), std::string::npos) << m;
   EXPECT_NE(m.find("[2,3]"), std::string::npos) << m;
   EXPECT_NE(m.find("[4]"), std::string::npos) << m;
@@ -29,7 +21,7 @@ TEST(ElementwiseErrors, ShapesThatDoNotBroadcastNameOpAndShapes) {
 }
 
 TEST(ElementwiseErrors, MixedIntAndFloatSuggestsCast) {
-  std::string m = message_of<TypeError>(
+  std::string m = error_message<TypeError>(
       [] { ops::multiply(Tensor::zeros({2}), Tensor::zeros({2}, DType::int32)); });
   EXPECT_NE(m.find("[multiply]"), std::string::npos) << m;
   EXPECT_NE(m.find("float32[2]"), std::string::npos) << m;
@@ -44,13 +36,13 @@ TEST(ElementwiseErrors, FloatWithBfloat16ComputesInFloat32) {
 }
 
 TEST(ElementwiseErrors, TranscendentalOfIntegerIsATypeError) {
-  std::string m = message_of<TypeError>([] { ops::exp(Tensor::zeros({3}, DType::int64)); });
+  std::string m = error_message<TypeError>([] { ops::exp(Tensor::zeros({3}, DType::int64)); });
   EXPECT_NE(m.find("[exp]"), std::string::npos) << m;
   EXPECT_NE(m.find("int64[3]"), std::string::npos) << m;
 }
 
 TEST(ElementwiseErrors, WhereNeedsBoolCondition) {
-  std::string m = message_of<TypeError>([] { ops::where(Tensor::ones({2}), Tensor::ones({2}), Tensor::zeros({2})); });
+  std::string m = error_message<TypeError>([] { ops::where(Tensor::ones({2}), Tensor::ones({2}), Tensor::zeros({2})); });
   EXPECT_NE(m.find("[where]"), std::string::npos) << m;
   EXPECT_NE(m.find("bool"), std::string::npos) << m;
 }
@@ -58,7 +50,7 @@ TEST(ElementwiseErrors, WhereNeedsBoolCondition) {
 TEST(ElementwiseErrors, IntegerDivisionByZeroThrowsInsteadOfTrapping) {
   Tensor a = Tensor::from_vector<std::int32_t>({4, 5}, {2});
   Tensor b = Tensor::from_vector<std::int32_t>({2, 0}, {2});
-  std::string m = message_of<ValueError>([&] { ops::divide(a, b); });
+  std::string m = error_message<ValueError>([&] { ops::divide(a, b); });
   EXPECT_NE(m.find("division by zero"), std::string::npos) << m;
 }
 
@@ -69,7 +61,7 @@ TEST(ElementwiseErrors, BoolArithmeticIsRejected) {
 }
 
 TEST(ReduceErrors, AxisOutOfRangeNamesOpAndRank) {
-  std::string m = message_of<ShapeError>([] { ops::sum(Tensor::zeros({2, 3}), {.axes = {2}}); });
+  std::string m = error_message<ShapeError>([] { ops::sum(Tensor::zeros({2, 3}), {.axes = {2}}); });
   EXPECT_NE(m.find("[sum]"), std::string::npos) << m;
   EXPECT_NE(m.find("axis 2"), std::string::npos) << m;
   EXPECT_NE(m.find("rank 2"), std::string::npos) << m;

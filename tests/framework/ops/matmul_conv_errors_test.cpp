@@ -7,6 +7,7 @@
 
 #include "framework/autodiff/value_and_grad.h"
 #include "framework/core/error.h"
+#include "tests/support/error_message.h"
 #include "framework/core/random.h"
 #include "framework/ops/conv.h"
 #include "framework/ops/matmul.h"
@@ -15,22 +16,8 @@
 namespace kestrel {
 namespace {
 
-// The message of the E that fn throws; records a failure if it throws nothing or something else.
-template <class E>
-std::string error_message(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw a different exception type: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "threw nothing";
-  return {};
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::contains;
+using testing::error_message;
 
 Tensor zeros(const Shape& shape, DType dtype = DType::float32) { return Tensor::zeros(shape, dtype); }
 

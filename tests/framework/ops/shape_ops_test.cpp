@@ -10,6 +10,7 @@
 
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/error.h"
+#include "tests/support/error_message.h"
 #include "framework/core/random.h"
 #include "framework/core/thread_pool.h"
 #include "framework/ops/primitive.h"
@@ -18,22 +19,8 @@
 namespace kestrel {
 namespace {
 
-// The message of the E that fn throws; records a failure if it throws nothing or something else.
-template <class E>
-std::string error_message(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw a different exception type: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "threw nothing";
-  return {};
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::contains;
+using testing::error_message;
 
 Tensor x_2x3() { return Tensor::zeros({2, 3}); }
 
