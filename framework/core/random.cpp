@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <limits>
 #include <string>
 #include <utility>
@@ -213,6 +214,31 @@ Tensor randint(const Shape& shape, const Key& key, std::int64_t minval, std::int
     }
   }
   return out;
+}
+
+namespace {
+struct GlobalStream {
+  std::mutex mutex;
+  Key base{0};
+  std::uint64_t drawn = 0;
+};
+GlobalStream& global_stream() {
+  static GlobalStream stream;
+  return stream;
+}
+}  // namespace
+
+void set_global_seed(std::uint64_t seed) {
+  GlobalStream& s = global_stream();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.base = Key(seed);
+  s.drawn = 0;
+}
+
+Key next_global_key() {
+  GlobalStream& s = global_stream();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.base.fold_in(s.drawn++);
 }
 
 }  // namespace kestrel::random

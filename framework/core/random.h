@@ -48,4 +48,10 @@ Tensor truncated_normal(const Shape& shape, const Key& key, double mean = 0.0, d
 Tensor randint(const Shape& shape, const Key& key, std::int64_t minval, std::int64_t maxval,
                DType dtype = DType::int64);
 
+/// Seeds the global key stream that weight initializers and layers draw from when no key is
+/// given (keras.utils.set_random_seed): the same seed and construction order give the same weights.
+void set_global_seed(std::uint64_t seed);
+/// The next key of the global stream (thread-safe).
+Key next_global_key();
+
 }  // namespace kestrel::random

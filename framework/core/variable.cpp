@@ -1,0 +1,55 @@
+#include "framework/core/variable.h"
+
+#include "framework/core/error.h"
+
+namespace kestrel {
+namespace detail {
+struct VariableImpl {
+  std::string name;
+  Tensor value;
+  bool trainable;
+};
+}  // namespace detail
+
+namespace {
+// The stored value is a fresh leaf sharing the data: history from the op that computed it is
+// dropped, so the variable never keeps a whole step's graph alive.
+Tensor as_leaf(const Tensor& t, bool trainable) {
+  Tensor leaf = Tensor::from_buffer(t.buffer(), t.shape(), t.dtype());
+  leaf.set_requires_grad(trainable && is_floating(t.dtype()));
+  return leaf;
+}
+}  // namespace
+
+Variable::Variable(std::string name, const Tensor& initial_value, bool trainable) {
+  if (!initial_value.defined()) {
+    throw ValueError("Variable '" + name + "': the initial value is an undefined tensor");
+  }
+  impl_ = std::make_shared<detail::VariableImpl>(
+      detail::VariableImpl{std::move(name), as_leaf(initial_value, trainable), trainable});
+}
+
+const std::string& Variable::name() const { return impl_->name; }
+const Tensor& Variable::value() const { return impl_->value; }
+bool Variable::trainable() const { return impl_->trainable; }
+
+void Variable::set_trainable(bool trainable) const {
+  impl_->trainable = trainable;
+  impl_->value.set_requires_grad(trainable && is_floating(impl_->value.dtype()));
+}
+
+void Variable::assign(const Tensor& value) const {
+  const Tensor& current = impl_->value;
+  if (!value.defined()) throw ValueError("Variable '" + impl_->name + "': cannot assign an undefined tensor");
+  if (value.shape() != current.shape()) {
+    throw ShapeError("Variable '" + impl_->name + "' is " + current.spec().to_string() +
+                     "; cannot assign a value of shape " + value.shape().to_string());
+  }
+  if (value.dtype() != current.dtype()) {
+    throw TypeError("Variable '" + impl_->name + "' is " + current.spec().to_string() + "; cannot assign a " +
+                    value.spec().to_string() + " value (cast it with ops::cast)");
+  }
+  impl_->value = as_leaf(value, impl_->trainable);
+}
+
+}  // namespace kestrel

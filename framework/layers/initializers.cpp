@@ -1,0 +1,97 @@
+#include "framework/layers/initializers.h"
+
+#include <cmath>
+
+#include "framework/core/error.h"
+
+namespace kestrel {
+namespace initializers {
+namespace {
+
+enum class Mode { fan_in, fan_out, fan_avg };
+enum class Distribution { truncated_normal, uniform };
+
+// Keras's VarianceScaling: variance scale / n, with n the chosen fan.
+Initializer variance_scaling(std::string name, double scale, Mode mode, Distribution distribution) {
+  return Initializer(std::move(name), [=](const Shape& shape, DType dtype, const random::Key& key) {
+    auto [fan_in, fan_out] = compute_fans(shape);
+    double n = mode == Mode::fan_in ? fan_in : mode == Mode::fan_out ? fan_out : (fan_in + fan_out) / 2.0;
+    n = std::max(n, 1.0);
+    if (distribution == Distribution::uniform) {
+      double limit = std::sqrt(3.0 * scale / n);
+      return random::uniform(shape, key, -limit, limit, dtype);
+    }
+    // The stddev of a normal truncated at two stddevs is 0.8796... of the untruncated one.
+    double stddev = std::sqrt(scale / n) / 0.87962566103423978;
+    return random::truncated_normal(shape, key, 0.0, stddev, dtype);
+  });
+}
+
+Initializer by_name(const std::string& name) {
+  if (name == "zeros") return Zeros();
+  if (name == "ones") return Ones();
+  if (name == "random_normal") return RandomNormal();
+  if (name == "random_uniform") return RandomUniform();
+  if (name == "truncated_normal") return TruncatedNormal();
+  if (name == "glorot_uniform") return GlorotUniform();
+  if (name == "glorot_normal") return GlorotNormal();
+  if (name == "he_uniform") return HeUniform();
+  if (name == "he_normal") return HeNormal();
+  if (name == "lecun_uniform") return LecunUniform();
+  if (name == "lecun_normal") return LecunNormal();
+  throw ValueError("unknown initializer '" + name +
+                   "': expected one of zeros, ones, random_normal, random_uniform, truncated_normal, "
+                   "glorot_uniform, glorot_normal, he_uniform, he_normal, lecun_uniform, lecun_normal");
+}
+
+}  // namespace
+
+std::pair<double, double> compute_fans(const Shape& shape) {
+  if (shape.rank() == 0) return {1.0, 1.0};
+  if (shape.rank() == 1) return {static_cast<double>(shape[0]), static_cast<double>(shape[0])};
+  double receptive = 1.0;
+  for (int d = 0; d + 2 < shape.rank(); ++d) receptive *= static_cast<double>(shape[d]);
+  return {receptive * static_cast<double>(shape[-2]), receptive * static_cast<double>(shape[-1])};
+}
+
+Initializer Constant(double value) {
+  return Initializer("constant", [value](const Shape& shape, DType dtype, const random::Key&) {
+    return Tensor::full(shape, value, dtype);
+  });
+}
+Initializer Zeros() { return Initializer("zeros", Constant(0.0)); }
+Initializer Ones() { return Initializer("ones", Constant(1.0)); }
+
+Initializer RandomNormal(RandomNormalOptions o) {
+  return Initializer("random_normal", [o](const Shape& shape, DType dtype, const random::Key& key) {
+    return random::normal(shape, key, o.mean, o.stddev, dtype);
+  });
+}
+Initializer RandomUniform(RandomUniformOptions o) {
+  return Initializer("random_uniform", [o](const Shape& shape, DType dtype, const random::Key& key) {
+    return random::uniform(shape, key, o.minval, o.maxval, dtype);
+  });
+}
+Initializer TruncatedNormal(RandomNormalOptions o) {
+  return Initializer("truncated_normal", [o](const Shape& shape, DType dtype, const random::Key& key) {
+    return random::truncated_normal(shape, key, o.mean, o.stddev, dtype);
+  });
+}
+Initializer GlorotUniform() { return variance_scaling("glorot_uniform", 1.0, Mode::fan_avg, Distribution::uniform); }
+Initializer GlorotNormal() {
+  return variance_scaling("glorot_normal", 1.0, Mode::fan_avg, Distribution::truncated_normal);
+}
+Initializer HeUniform() { return variance_scaling("he_uniform", 2.0, Mode::fan_in, Distribution::uniform); }
+Initializer HeNormal() { return variance_scaling("he_normal", 2.0, Mode::fan_in, Distribution::truncated_normal); }
+Initializer LecunUniform() { return variance_scaling("lecun_uniform", 1.0, Mode::fan_in, Distribution::uniform); }
+Initializer LecunNormal() {
+  return variance_scaling("lecun_normal", 1.0, Mode::fan_in, Distribution::truncated_normal);
+}
+
+}  // namespace initializers
+
+Initializer::Initializer(std::string name, Fn fn) : name_(std::move(name)), fn_(std::move(fn)) {}
+Initializer::Initializer(const char* name) : Initializer(std::string(name)) {}
+Initializer::Initializer(const std::string& name) : Initializer(initializers::by_name(name)) {}
+
+}  // namespace kestrel

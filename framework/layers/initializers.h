@@ -1,0 +1,65 @@
+// Weight initializers, with Keras's names and defaults.
+//
+//   Initializer init = "glorot_uniform";                       // by name, as Keras strings
+//   Initializer normal = initializers::RandomNormal({.stddev = 0.02});
+//   Tensor w = init({784, 512}, DType::float32, random::next_global_key());
+//
+// Fans follow Keras: a [in, out] kernel has fan_in = in and fan_out = out; a convolution kernel
+// [kh, kw, in, out] multiplies both by kh * kw.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "framework/core/random.h"
+#include "framework/core/tensor.h"
+
+namespace kestrel {
+
+class Initializer {
+ public:
+  using Fn = std::function<Tensor(const Shape& shape, DType dtype, const random::Key& key)>;
+
+  Initializer(std::string name, Fn fn);
+  /// By Keras name: glorot_uniform, glorot_normal, he_uniform, he_normal, lecun_uniform, lecun_normal,
+  /// zeros, ones, random_normal, random_uniform, truncated_normal. Other names throw ValueError.
+  Initializer(const char* name);         // NOLINT(google-explicit-constructor): Keras takes strings
+  Initializer(const std::string& name);  // NOLINT(google-explicit-constructor)
+
+  Tensor operator()(const Shape& shape, DType dtype, const random::Key& key) const { return fn_(shape, dtype, key); }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  Fn fn_;
+};
+
+namespace initializers {
+
+struct RandomNormalOptions {
+  double mean = 0.0;
+  double stddev = 0.05;
+};
+struct RandomUniformOptions {
+  double minval = -0.05;
+  double maxval = 0.05;
+};
+
+Initializer Zeros();
+Initializer Ones();
+Initializer Constant(double value);
+Initializer RandomNormal(RandomNormalOptions options = {});
+Initializer RandomUniform(RandomUniformOptions options = {});
+Initializer TruncatedNormal(RandomNormalOptions options = {});
+Initializer GlorotUniform();
+Initializer GlorotNormal();
+Initializer HeUniform();
+Initializer HeNormal();
+Initializer LecunUniform();
+Initializer LecunNormal();
+
+/// (fan_in, fan_out) of a weight shape, as Keras computes them.
+std::pair<double, double> compute_fans(const Shape& shape);
+
+}  // namespace initializers
+}  // namespace kestrel

@@ -1,0 +1,118 @@
+// Layer: the base of every layer and model, as keras.layers.Layer.
+//
+//   class Scale : public Layer {
+//    public:
+//     Scale() : Layer("Scale") {}
+//     void build(const Shape& input_shape) override {
+//       scale_ = add_weight("scale", {input_shape[-1]}, "ones");
+//     }
+//     Tensor call(const Tensor& x, bool training) override { return ops::multiply(x, scale_.value()); }
+//    private:
+//     Variable scale_;
+//   };
+//
+// A layer builds lazily: the first call creates its weights from the input's shape. Names are
+// unique, as in Keras: the first Dense is "dense", the next "dense_1" (clear_session() restarts
+// the count). Child layers are created with add<T>(...), which owns them and returns a reference.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "framework/core/tensor.h"
+#include "framework/core/variable.h"
+#include "framework/layers/initializers.h"
+
+namespace kestrel {
+
+struct WeightOptions {
+  bool trainable = true;
+  DType dtype = DType::float32;
+};
+
+class Layer {
+ public:
+  /// class_name is the Keras class ("Dense"); name defaults to its snake_case form, made unique.
+  explicit Layer(std::string class_name, std::string name = "");
+  virtual ~Layer();
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  /// Builds on first use from x's shape, then runs call().
+  Tensor operator()(const Tensor& x, bool training = false);
+
+  /// Creates the weights for inputs of this shape (batch dim first). Called once, by the first call.
+  virtual void build(const Shape& input_shape) {}
+  /// The computation. Layers with other signatures (attention) leave this and offer their own operator().
+  virtual Tensor call(const Tensor& x, bool training);
+
+  const std::string& name() const { return name_; }
+  /// The Keras class name ("Dense").
+  const std::string& class_name() const { return class_name_; }
+  /// The name path below the outermost model ("transformer_encoder/dense"), used in weight names.
+  std::string path() const;
+  bool built() const { return built_; }
+  Layer* parent() const { return parent_; }
+
+  /// Trainable then non-trainable weights of this layer and its children, each variable once.
+  std::vector<Variable> weights() const;
+  std::vector<Variable> trainable_weights() const;
+  std::vector<Variable> non_trainable_weights() const;
+  /// Scalars in all weights.
+  std::int64_t count_params() const;
+  /// Direct children, in creation order.
+  const std::vector<Layer*>& layers() const { return children_; }
+
+  bool trainable() const { return trainable_; }
+  /// Freezes or unfreezes this layer and its children (Keras's layer.trainable = False).
+  void set_trainable(bool trainable);
+
+  /// The shape of the last output, for summaries (empty before the first call).
+  const std::optional<Shape>& last_output_shape() const { return last_output_shape_; }
+
+  /// Builds if not built yet; layers with their own call signatures call this first.
+  void maybe_build(const Shape& input_shape);
+
+ protected:
+  /// Creates a weight named "<path>/<name>" from the initializer and the global random stream.
+  Variable add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
+                      WeightOptions options = {});
+  /// Adds an existing variable to this layer's weights (a weight tied to another layer's).
+  void track_weight(const Variable& variable);
+  /// Creates a child layer owned by this one.
+  template <class T, class... Args>
+  T& add(Args&&... args) {
+    auto child = std::make_unique<T>(std::forward<Args>(args)...);
+    T& ref = *child;
+    adopt(std::move(child));
+    return ref;
+  }
+  void record_output_shape(const Shape& shape) { last_output_shape_ = shape; }
+  void mark_built() { built_ = true; }
+
+ private:
+  void adopt(std::unique_ptr<Layer> child);
+  void collect(std::vector<Variable>& out, bool trainable_part) const;
+
+  std::string class_name_;
+  std::string name_;
+  Layer* parent_ = nullptr;
+  std::vector<std::unique_ptr<Layer>> owned_;
+  std::vector<Layer*> children_;
+  std::vector<Variable> weights_;
+  bool trainable_ = true;
+  bool built_ = false;
+  std::optional<Shape> last_output_shape_;
+};
+
+/// "Dense" -> "dense", "MultiHeadAttention" -> "multi_head_attention", "Conv2D" -> "conv2d".
+std::string to_snake_case(std::string_view class_name);
+
+/// Restarts layer name counters (keras.backend.clear_session): the next Dense is "dense" again.
+void clear_session();
+
+}  // namespace kestrel

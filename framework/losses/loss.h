@@ -1,0 +1,52 @@
+// Loss: the base of Keras-style losses.
+//
+//   losses::SparseCategoricalCrossentropy loss({.from_logits = true});
+//   Tensor value = loss(labels, logits);                  // scalar, mean over the batch
+//   Tensor weighted = loss(labels, logits, sample_weight);
+//
+// A subclass implements call(), the unreduced per-sample loss; operator() applies sample
+// weights and the reduction, as keras.losses.Loss.__call__ does.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "framework/core/handle.h"
+#include "framework/core/tensor.h"
+
+namespace kestrel::losses {
+
+enum class Reduction {
+  sum_over_batch_size,  ///< sum of weighted losses / number of (unmasked) elements — Keras's default
+  sum,                  ///< sum of weighted losses
+  none,                 ///< the weighted per-sample losses
+};
+
+class Loss {
+ public:
+  Loss(std::string name, Reduction reduction) : name_(std::move(name)), reduction_(reduction) {}
+  virtual ~Loss() = default;
+
+  /// Per-sample losses, e.g. [batch] for a [batch, classes] prediction; not yet weighted or reduced.
+  virtual Tensor call(const Tensor& y_true, const Tensor& y_pred) const = 0;
+  /// Elements that count (1) and do not (0), shaped like call()'s result; undefined when all count.
+  /// SparseCategoricalCrossentropy's ignore_class uses it; masked elements leave the mean's count.
+  virtual Tensor mask(const Tensor& y_true, const Tensor& y_pred) const { return Tensor(); }
+
+  /// call(), times sample_weight (broadcast to the per-sample losses) and the mask, then reduced.
+  Tensor operator()(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight = Tensor()) const;
+
+  const std::string& name() const { return name_; }
+  Reduction reduction() const { return reduction_; }
+
+ private:
+  std::string name_;
+  Reduction reduction_;
+};
+
+/// A loss by Keras name or alias ("sparse_categorical_crossentropy", "mse", "mae", ...);
+/// throws ValueError listing the names for anything else.
+Handle<Loss> get(std::string_view name);
+
+}  // namespace kestrel::losses

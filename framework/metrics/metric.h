@@ -1,0 +1,46 @@
+// Metric: the base of Keras-style stateful metrics.
+//
+//   metrics::SparseCategoricalAccuracy acc;
+//   acc.update_state(labels, logits);
+//   acc.result();       // 0.8431
+//   acc.reset_state();
+//
+// State lives in non-trainable Variables (variables()), so it can be saved and, under a
+// distribution strategy, combined across replicas.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "framework/core/handle.h"
+#include "framework/core/tensor.h"
+#include "framework/core/variable.h"
+
+namespace kestrel::metrics {
+
+class Metric {
+ public:
+  explicit Metric(std::string name) : name_(std::move(name)) {}
+  virtual ~Metric() = default;
+
+  /// Accumulates a batch; sample_weight (optional) weighs each sample.
+  virtual void update_state(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight = Tensor()) = 0;
+  /// The metric over everything accumulated since the last reset.
+  virtual double result() const = 0;
+  virtual void reset_state() = 0;
+  /// The state variables.
+  virtual std::vector<Variable> variables() const = 0;
+
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+
+/// A metric by Keras name: "accuracy"/"acc" resolves, as Keras does, by the loss in use
+/// (sparse, categorical or binary accuracy); also "mean_squared_error"/"mse", "mae", "auc",
+/// "precision", "recall", ... Throws ValueError listing the names for anything else.
+Handle<Metric> get(std::string_view name, std::string_view loss_name = "");
+
+}  // namespace kestrel::metrics

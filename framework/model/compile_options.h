@@ -1,0 +1,59 @@
+// What Model::compile takes, with Keras's names and defaults.
+//
+//   model.compile({.optimizer = optimizers::Adam({.learning_rate = 1e-3}),
+//                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+//                  .metrics = {"accuracy"}});
+//   model.compile({.optimizer = "adam", .loss = "mse"});      // Keras's strings work too
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "framework/losses/loss.h"
+#include "framework/metrics/metric.h"
+#include "framework/optimizers/optimizer.h"
+
+namespace kestrel {
+
+/// An optimizer object, or a Keras name ("adam").
+class OptimizerArg : public Handle<optimizers::Optimizer> {
+ public:
+  using Handle::Handle;
+  OptimizerArg(const char* name) : Handle(optimizers::get(name)) {}         // NOLINT
+  OptimizerArg(const std::string& name) : Handle(optimizers::get(name)) {}  // NOLINT
+};
+
+/// A loss object, or a Keras name ("sparse_categorical_crossentropy").
+class LossArg : public Handle<losses::Loss> {
+ public:
+  using Handle::Handle;
+  LossArg(const char* name) : Handle(losses::get(name)) {}         // NOLINT
+  LossArg(const std::string& name) : Handle(losses::get(name)) {}  // NOLINT
+};
+
+/// A metric object, or a Keras name ("accuracy"), resolved against the loss at compile time.
+class MetricArg : public Handle<metrics::Metric> {
+ public:
+  using Handle::Handle;
+  MetricArg(const char* name) : name_(name) {}         // NOLINT
+  MetricArg(const std::string& name) : name_(name) {}  // NOLINT
+  /// The Keras name, when given by name (resolution waits for the loss).
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+
+struct CompileOptions {
+  OptimizerArg optimizer = "rmsprop";
+  LossArg loss;
+  std::vector<MetricArg> metrics;
+  /// Compile the whole train step into one program (the jit); false runs op by op.
+  bool jit_compile = false;
+  /// Steps run per call of the compiled program (and between callback batch hooks).
+  int steps_per_execution = 1;
+  /// Force eager execution even when jit_compile is set (debugging).
+  bool run_eagerly = false;
+};
+
+}  // namespace kestrel

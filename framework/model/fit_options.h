@@ -1,0 +1,63 @@
+// What fit / evaluate / predict take, with Keras's names and defaults.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "framework/callbacks/callback.h"
+#include "framework/model/inputs.h"
+
+namespace kestrel {
+
+struct ValidationData {
+  Inputs x;
+  Tensor y;
+  Tensor sample_weight;
+};
+
+struct FitOptions {
+  std::int64_t batch_size = 32;
+  int epochs = 1;
+  /// 0 silent; 1 progress bar (one line per epoch when stdout is not a terminal); 2 one line per epoch.
+  int verbose = 1;
+  std::vector<Handle<Callback>> callbacks;
+  /// Fraction of the data, taken from the end before shuffling, held out for validation.
+  double validation_split = 0.0;
+  std::optional<ValidationData> validation_data;
+  bool shuffle = true;
+  /// Weight per class index, multiplied into each sample's weight.
+  std::map<std::int64_t, double> class_weight;
+  /// Weight per sample ([n]).
+  Tensor sample_weight;
+  int initial_epoch = 0;
+  /// Batches per epoch; 0 means one pass over the data.
+  std::int64_t steps_per_epoch = 0;
+  /// Batch size for validation; 0 means batch_size.
+  std::int64_t validation_batch_size = 0;
+};
+
+struct EvaluateOptions {
+  std::int64_t batch_size = 32;
+  int verbose = 1;
+  Tensor sample_weight;
+  /// Batches to evaluate; 0 means all.
+  std::int64_t steps = 0;
+  std::vector<Handle<Callback>> callbacks;
+};
+
+struct PredictOptions {
+  std::int64_t batch_size = 32;
+  int verbose = 0;
+  std::int64_t steps = 0;
+  std::vector<Handle<Callback>> callbacks;
+};
+
+/// What fit returns: per-epoch logs, as keras.callbacks.History.
+struct History {
+  std::vector<int> epoch;
+  std::map<std::string, std::vector<double>> history;  ///< "loss", "accuracy", "val_loss", ...
+};
+
+}  // namespace kestrel

@@ -1,0 +1,109 @@
+// Model: a Layer that trains — compile, fit, evaluate, predict — as keras.Model.
+//
+//   class Classifier : public Model {
+//    public:
+//     Classifier() : hidden_(add<layers::Dense>(128, layers::DenseOptions{.activation = "relu"})),
+//                    out_(add<layers::Dense>(10)) {}
+//     Tensor call(const Inputs& x, bool training) override { return out_(hidden_(x, training)); }
+//    private:
+//     layers::Dense& hidden_;
+//     layers::Dense& out_;
+//   };
+//
+//   Classifier model;
+//   model.compile({.optimizer = "adam",
+//                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+//                  .metrics = {"accuracy"}});
+//   History h = model.fit(x_train, y_train, {.batch_size = 64, .epochs = 5, .validation_split = 0.1});
+//   Logs test = model.evaluate(x_test, y_test);    // {"loss": ..., "accuracy": ...}
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framework/layers/layer.h"
+#include "framework/model/compile_options.h"
+#include "framework/model/fit_options.h"
+#include "framework/model/inputs.h"
+
+namespace kestrel {
+
+struct LoadWeightsOptions {
+  /// Match Keras 2 layers by name instead of by order; layers absent from the file are left alone.
+  bool by_name = false;
+  /// With by_name: skip layers whose weight shapes differ instead of failing.
+  bool skip_mismatch = false;
+};
+
+class Model : public Layer {
+ public:
+  explicit Model(std::string name = "", std::string class_name = "Model");
+  ~Model() override;
+
+  /// The forward pass, written by subclasses.
+  virtual Tensor call(const Inputs& inputs, bool training) = 0;
+  Tensor call(const Tensor& x, bool training) override { return call(Inputs(x), training); }
+  /// Builds on first use from the inputs, then runs call().
+  Tensor operator()(const Inputs& inputs, bool training = false);
+
+  /// Builds the weights by running the model once, in inference mode, on zeros of this shape.
+  void build(const Shape& input_shape) override;
+
+  void compile(CompileOptions options);
+  bool compiled() const { return optimizer_ != nullptr; }
+  History fit(const Inputs& x, const Tensor& y, FitOptions options = {});
+  /// Loss and metrics over the data, by Keras name (return_dict form): {"loss": ..., "accuracy": ...}.
+  Logs evaluate(const Inputs& x, const Tensor& y, EvaluateOptions options = {});
+  /// Outputs for every sample, batch by batch, concatenated.
+  Tensor predict(const Inputs& x, PredictOptions options = {});
+  /// One optimizer step on one batch; returns the batch's loss and metrics.
+  Logs train_on_batch(const Inputs& x, const Tensor& y, const Tensor& sample_weight = Tensor());
+  /// Loss and metrics on one batch, without training.
+  Logs test_on_batch(const Inputs& x, const Tensor& y, const Tensor& sample_weight = Tensor());
+
+  /// The Keras summary table (layers, output shapes, parameter counts).
+  void summary(std::ostream& out) const;
+  void summary() const;
+
+  /// Weight values in weights() order (copies of the data).
+  std::vector<Tensor> get_weights() const;
+  /// Assigns values in weights() order; shapes must match (the error names the weight).
+  void set_weights(const std::vector<Tensor>& values);
+
+  /// Saves weights and optimizer state: Keras 3 layout for ".weights.h5", Keras 2 for ".h5".
+  /// The file is written to a temporary name and renamed, so a crash never leaves half a file.
+  void save_weights(const std::string& path) const;
+  /// Loads a file written by save_weights (or by Keras / h5py in either layout).
+  void load_weights(const std::string& path, LoadWeightsOptions options = {});
+
+  optimizers::Optimizer* optimizer() const { return optimizer_.get(); }
+  losses::Loss* loss() const { return loss_.get(); }
+  const std::vector<std::shared_ptr<metrics::Metric>>& metrics() const { return metrics_; }
+  /// Set by callbacks (EarlyStopping, TerminateOnNaN) to end fit after the current batch.
+  bool stop_training = false;
+
+ protected:
+  /// One training step on a batch (Keras's train_step): forward, loss, gradients, update, metrics.
+  virtual Logs train_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight);
+  /// One evaluation step on a batch.
+  virtual Logs test_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight);
+  /// The loss of a batch (override to add auxiliary losses).
+  virtual Tensor compute_loss(const Inputs& x, const Tensor& y, const Tensor& y_pred, const Tensor& sample_weight);
+
+ private:
+  friend class ModelTrainer;
+  void require_compiled(const char* method) const;
+  void resolve_metrics(const std::vector<MetricArg>& requested);
+  Logs metric_logs() const;
+  void reset_metrics();
+
+  CompileOptions compile_options_;
+  std::shared_ptr<optimizers::Optimizer> optimizer_;
+  std::shared_ptr<losses::Loss> loss_;
+  std::vector<std::shared_ptr<metrics::Metric>> metrics_;
+  std::shared_ptr<metrics::Metric> loss_tracker_;
+};
+
+}  // namespace kestrel

@@ -1,0 +1,42 @@
+// Learning rates: a constant or a schedule of the step, as Keras optimizers take either.
+//
+//   optimizers::Adam({.learning_rate = 1e-3});
+//   optimizers::Adam({.learning_rate = schedules::CosineDecay({.initial_learning_rate = 1e-3,
+//                                                              .decay_steps = 1000})});
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "framework/core/handle.h"
+
+namespace kestrel::optimizers {
+
+/// A learning rate as a function of the optimizer's step count (keras.optimizers.schedules).
+class LearningRateSchedule {
+ public:
+  virtual ~LearningRateSchedule() = default;
+  virtual double operator()(std::int64_t step) const = 0;
+  virtual std::string name() const = 0;
+};
+
+class LearningRate {
+ public:
+  LearningRate(double value) : constant_(value) {}  // NOLINT(google-explicit-constructor)
+  template <class S, std::enable_if_t<std::is_base_of_v<LearningRateSchedule, std::decay_t<S>>, int> = 0>
+  LearningRate(S&& schedule)  // NOLINT(google-explicit-constructor)
+      : schedule_(std::make_shared<std::decay_t<S>>(std::forward<S>(schedule))) {}
+  LearningRate(std::shared_ptr<LearningRateSchedule> schedule) : schedule_(std::move(schedule)) {}  // NOLINT
+
+  bool is_schedule() const { return schedule_ != nullptr; }
+  /// The rate at a step: the schedule's value, or the constant.
+  double at(std::int64_t step) const { return schedule_ ? (*schedule_)(step) : constant_; }
+  const std::shared_ptr<LearningRateSchedule>& schedule() const { return schedule_; }
+
+ private:
+  double constant_ = 0.0;
+  std::shared_ptr<LearningRateSchedule> schedule_;
+};
+
+}  // namespace kestrel::optimizers

@@ -1,0 +1,143 @@
+#include "framework/optimizers/optimizer.h"
+
+#include <cmath>
+
+#include "framework/autodiff/recording.h"
+#include "framework/core/error.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/reduce.h"
+
+namespace kestrel::optimizers {
+namespace {
+
+std::string slot_prefix(const std::string& variable_name) {
+  std::string out = variable_name;
+  for (char& c : out) {
+    if (c == '/') c = '_';
+  }
+  return out;
+}
+
+void check_positive(const char* what, const std::optional<double>& value, const std::string& optimizer) {
+  if (value && !(*value >= 0.0 && std::isfinite(*value))) {
+    throw ValueError("optimizer '" + optimizer + "': " + what + " must be a finite number >= 0, got " +
+                     std::to_string(*value));
+  }
+}
+
+}  // namespace
+
+Optimizer::Optimizer(std::string default_name, CommonOptions options)
+    : name_(options.name.empty() ? std::move(default_name) : options.name), options_(std::move(options)) {
+  check_positive("weight_decay", options_.weight_decay, name_);
+  check_positive("clipnorm", options_.clipnorm, name_);
+  check_positive("clipvalue", options_.clipvalue, name_);
+  check_positive("global_clipnorm", options_.global_clipnorm, name_);
+  if (options_.clipnorm && options_.global_clipnorm) {
+    throw ValueError("optimizer '" + name_ + "': set clipnorm or global_clipnorm, not both (as in Keras)");
+  }
+  iterations_ = Variable(name_ + "/iteration", Tensor::scalar(0, DType::int64), /*trainable=*/false);
+  if (!options_.learning_rate.is_schedule()) {
+    double lr = options_.learning_rate.at(0);
+    if (!(lr >= 0.0 && std::isfinite(lr))) {
+      throw ValueError("optimizer '" + name_ + "': learning_rate must be a finite number >= 0, got " +
+                       std::to_string(lr));
+    }
+    learning_rate_ = Variable(name_ + "/learning_rate", Tensor::scalar(lr), /*trainable=*/false);
+  }
+}
+
+std::int64_t Optimizer::iterations() const { return static_cast<std::int64_t>(iterations_.value().item()); }
+
+double Optimizer::learning_rate() const {
+  if (learning_rate_.defined()) return learning_rate_.value().item();
+  return options_.learning_rate.at(iterations());
+}
+
+void Optimizer::set_learning_rate(double value) {
+  if (!learning_rate_.defined()) {
+    throw ValueError("optimizer '" + name_ + "' follows a learning-rate schedule (" +
+                     options_.learning_rate.schedule()->name() + "); its rate cannot be set");
+  }
+  learning_rate_.assign(Tensor::scalar(value));
+}
+
+std::vector<Variable> Optimizer::variables() const {
+  std::vector<Variable> out{iterations_};
+  if (learning_rate_.defined()) out.push_back(learning_rate_);
+  out.insert(out.end(), slots_.begin(), slots_.end());
+  return out;
+}
+
+void Optimizer::build(const std::vector<Variable>& variables) {
+  if (built_) return;
+  for (std::size_t i = 0; i < variables.size(); ++i) index_of_[variables[i].id()] = i;
+  build_slots(variables);
+  built_ = true;
+}
+
+Variable Optimizer::add_slot(const Variable& reference, const std::string& slot_name) {
+  Variable slot(name_ + "/" + slot_prefix(reference.name()) + "_" + slot_name,
+                Tensor::zeros(reference.shape(), reference.dtype()), /*trainable=*/false);
+  slots_.push_back(slot);
+  return slot;
+}
+
+std::vector<Tensor> Optimizer::clip(const std::vector<Tensor>& gradients) const {
+  std::vector<Tensor> out = gradients;
+  if (options_.clipvalue) {
+    for (Tensor& g : out) {
+      g = ops::minimum(ops::maximum(g, ops::scalar_like(g, -*options_.clipvalue)), ops::scalar_like(g, *options_.clipvalue));
+    }
+  }
+  // Scale by clip / max(norm, clip): a no-op below the threshold, written without a branch on data.
+  auto scale_for = [](const Tensor& norm, double limit) {
+    Tensor clip = ops::scalar_like(norm, limit);
+    return ops::divide(clip, ops::maximum(norm, clip));
+  };
+  if (options_.clipnorm) {
+    for (Tensor& g : out) g = ops::multiply(g, scale_for(ops::sqrt(ops::sum(ops::square(g))), *options_.clipnorm));
+  }
+  if (options_.global_clipnorm && !out.empty()) {
+    Tensor total = Tensor::scalar(0.0);
+    for (const Tensor& g : out) total = ops::add(total, ops::cast(ops::sum(ops::square(g)), DType::float32));
+    Tensor scale = scale_for(ops::sqrt(total), *options_.global_clipnorm);
+    for (Tensor& g : out) g = ops::multiply(g, ops::cast(scale, g.dtype()));
+  }
+  return out;
+}
+
+void Optimizer::apply(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables) {
+  if (gradients.size() != variables.size()) {
+    throw ValueError("optimizer '" + name_ + "': " + std::to_string(gradients.size()) + " gradients for " +
+                     std::to_string(variables.size()) + " variables; pass one gradient per variable");
+  }
+  for (std::size_t i = 0; i < variables.size(); ++i) {
+    if (gradients[i].defined() && gradients[i].shape() != variables[i].shape()) {
+      throw ShapeError("optimizer '" + name_ + "': the gradient for '" + variables[i].name() + "' is " +
+                       gradients[i].shape().to_string() + " but the variable is " + variables[i].shape().to_string());
+    }
+  }
+  autodiff::NoGradScope no_grad;  // updates are not part of any gradient
+  build(variables);
+  const std::vector<Tensor> clipped = clip(gradients);
+  const Tensor lr = learning_rate_.defined() ? learning_rate_.value()
+                                             : Tensor::scalar(options_.learning_rate.at(iterations()));
+  for (std::size_t i = 0; i < variables.size(); ++i) {
+    const Variable& v = variables[i];
+    if (!clipped[i].defined()) continue;  // no gradient reached this variable
+    auto found = index_of_.find(v.id());
+    if (found == index_of_.end()) {
+      throw ValueError("optimizer '" + name_ + "' was built for other variables; '" + v.name() +
+                       "' is new to it (use one optimizer per model)");
+    }
+    if (options_.weight_decay && *options_.weight_decay > 0.0) {
+      Tensor decay = ops::multiply(ops::cast(lr, v.dtype()), ops::scalar_like(v.value(), *options_.weight_decay));
+      v.assign(ops::subtract(v.value(), ops::multiply(v.value(), decay)));
+    }
+    update_step(clipped[i], v, found->second, lr);
+  }
+  iterations_.assign(ops::add(iterations_.value(), Tensor::scalar(1, DType::int64)));
+}
+
+}  // namespace kestrel::optimizers

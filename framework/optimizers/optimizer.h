@@ -1,0 +1,86 @@
+// Optimizer: the base of Keras-style optimizers.
+//
+//   optimizers::Adam adam({.learning_rate = 1e-3, .global_clipnorm = 1.0});
+//   adam.apply(grads, model.trainable_weights());    // one step: clip, decay, update, count
+//
+// As in Keras 3, each step (1) clips gradients (clipvalue, clipnorm per gradient, global_clipnorm
+// over all), (2) applies decoupled weight decay var -= lr * weight_decay * var, (3) runs the
+// subclass's update_step per variable, (4) increments iterations. Updates are written with ops,
+// so a compiled train step can trace them.
+//
+// variables() lists, in Keras 3's order, the iteration count, the learning rate (unless it is a
+// schedule) and every slot in creation order: that order is the checkpoint layout.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "framework/core/handle.h"
+#include "framework/core/tensor.h"
+#include "framework/core/variable.h"
+#include "framework/optimizers/learning_rate.h"
+
+namespace kestrel::optimizers {
+
+/// Options every optimizer takes (each optimizer's own options struct repeats these fields).
+struct CommonOptions {
+  LearningRate learning_rate = 0.001;
+  std::optional<double> weight_decay;
+  std::optional<double> clipnorm;
+  std::optional<double> clipvalue;
+  std::optional<double> global_clipnorm;
+  std::string name;
+};
+
+class Optimizer {
+ public:
+  Optimizer(std::string default_name, CommonOptions options);
+  virtual ~Optimizer() = default;
+
+  /// One step on these variables (the same list every step; slots are created on the first).
+  void apply(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables);
+
+  const std::string& name() const { return name_; }
+  /// Steps taken so far.
+  std::int64_t iterations() const;
+  /// The learning rate the next step will use.
+  double learning_rate() const;
+  /// Sets a constant learning rate (ReduceLROnPlateau, LearningRateScheduler); throws ValueError
+  /// when the rate is a schedule.
+  void set_learning_rate(double value);
+  /// Iteration count, learning rate (unless a schedule), then slots: the checkpoint layout.
+  std::vector<Variable> variables() const;
+  /// True once slots exist (after the first step, or build()).
+  bool built() const { return built_; }
+  /// Creates the slots for these variables now (loading a checkpoint needs them before a step).
+  void build(const std::vector<Variable>& variables);
+
+ protected:
+  /// Creates this optimizer's slots for the variables, in order, with add_slot().
+  virtual void build_slots(const std::vector<Variable>& variables) = 0;
+  /// Updates variables[index] from its gradient. learning_rate is a float32 scalar tensor.
+  virtual void update_step(const Tensor& gradient, const Variable& variable, std::size_t index,
+                           const Tensor& learning_rate) = 0;
+  /// A zero-initialized slot shaped like `reference`, named "<reference path with _>_<slot>".
+  Variable add_slot(const Variable& reference, const std::string& slot_name);
+
+ private:
+  std::vector<Tensor> clip(const std::vector<Tensor>& gradients) const;
+
+  std::string name_;
+  CommonOptions options_;
+  Variable iterations_;
+  Variable learning_rate_;  // undefined when options_.learning_rate is a schedule
+  std::vector<Variable> slots_;
+  std::unordered_map<const void*, std::size_t> index_of_;
+  bool built_ = false;
+};
+
+/// An optimizer by Keras name ("sgd", "adam", "adamw", "rmsprop") with default options;
+/// throws ValueError listing the names for anything else.
+Handle<Optimizer> get(std::string_view name);
+
+}  // namespace kestrel::optimizers
