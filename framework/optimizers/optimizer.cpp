@@ -85,9 +85,12 @@ Variable Optimizer::add_slot(const Variable& reference, const std::string& slot_
 
 std::vector<Tensor> Optimizer::clip(const std::vector<Tensor>& gradients) const {
   std::vector<Tensor> out = gradients;
+  // An undefined gradient (nothing reached that variable) stays undefined and out of the norms.
   if (options_.clipvalue) {
     for (Tensor& g : out) {
-      g = ops::minimum(ops::maximum(g, ops::scalar_like(g, -*options_.clipvalue)), ops::scalar_like(g, *options_.clipvalue));
+      if (!g.defined()) continue;
+      g = ops::minimum(ops::maximum(g, ops::scalar_like(g, -*options_.clipvalue)),
+                       ops::scalar_like(g, *options_.clipvalue));
     }
   }
   // Scale by clip / max(norm, clip): a no-op below the threshold, written without a branch on data.
@@ -96,13 +99,19 @@ std::vector<Tensor> Optimizer::clip(const std::vector<Tensor>& gradients) const 
     return ops::divide(clip, ops::maximum(norm, clip));
   };
   if (options_.clipnorm) {
-    for (Tensor& g : out) g = ops::multiply(g, scale_for(ops::sqrt(ops::sum(ops::square(g))), *options_.clipnorm));
+    for (Tensor& g : out) {
+      if (g.defined()) g = ops::multiply(g, scale_for(ops::sqrt(ops::sum(ops::square(g))), *options_.clipnorm));
+    }
   }
   if (options_.global_clipnorm && !out.empty()) {
     Tensor total = Tensor::scalar(0.0);
-    for (const Tensor& g : out) total = ops::add(total, ops::cast(ops::sum(ops::square(g)), DType::float32));
+    for (const Tensor& g : out) {
+      if (g.defined()) total = ops::add(total, ops::cast(ops::sum(ops::square(g)), DType::float32));
+    }
     Tensor scale = scale_for(ops::sqrt(total), *options_.global_clipnorm);
-    for (Tensor& g : out) g = ops::multiply(g, ops::cast(scale, g.dtype()));
+    for (Tensor& g : out) {
+      if (g.defined()) g = ops::multiply(g, ops::cast(scale, g.dtype()));
+    }
   }
   return out;
 }
