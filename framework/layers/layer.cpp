@@ -57,6 +57,20 @@ void clear_session() {
 Layer::Layer(std::string class_name, std::string name)
     : class_name_(std::move(class_name)), name_(name.empty() ? unique_name(to_snake_case(class_name_)) : std::move(name)) {}
 
+Layer::Layer(Layer&& other) noexcept
+    : class_name_(std::move(other.class_name_)),
+      name_(std::move(other.name_)),
+      parent_(other.parent_),
+      owned_(std::move(other.owned_)),
+      children_(std::move(other.children_)),
+      weights_(std::move(other.weights_)),
+      trainable_(other.trainable_),
+      built_(other.built_),
+      last_output_shape_(std::move(other.last_output_shape_)) {
+  // Children live on the heap and stay put; only their back pointer must follow the move.
+  for (Layer* child : children_) child->parent_ = this;
+}
+
 Layer::~Layer() = default;
 
 Tensor Layer::operator()(const Tensor& x, bool training) {
@@ -145,6 +159,16 @@ std::vector<Variable> Layer::weights() const {
   std::vector<Variable> all = trainable_weights();
   for (const Variable& v : non_trainable_weights()) all.push_back(v);
   return unique_variables(all);
+}
+
+std::vector<Variable> Layer::own_weights() const {
+  std::vector<Variable> out;
+  for (bool trainable_part : {true, false}) {
+    for (const Variable& v : weights_) {
+      if (v.trainable() == trainable_part) out.push_back(v);
+    }
+  }
+  return out;
 }
 
 std::int64_t Layer::count_params() const {

@@ -41,6 +41,9 @@ class Layer {
   virtual ~Layer();
   Layer(const Layer&) = delete;
   Layer& operator=(const Layer&) = delete;
+  /// Moving keeps the name and weights, so layers can be handed to Sequential by value.
+  Layer(Layer&& other) noexcept;
+  Layer& operator=(Layer&&) = delete;
 
   /// Builds on first use from x's shape, then runs call().
   Tensor operator()(const Tensor& x, bool training = false);
@@ -62,6 +65,8 @@ class Layer {
   std::vector<Variable> weights() const;
   std::vector<Variable> trainable_weights() const;
   std::vector<Variable> non_trainable_weights() const;
+  /// This layer's weights without its children's, trainable then non-trainable (Keras 3 file order).
+  std::vector<Variable> own_weights() const;
   /// Scalars in all weights.
   std::int64_t count_params() const;
   /// Direct children, in creation order.

@@ -46,8 +46,8 @@ class MetricArg : public Handle<metrics::Metric> {
 
 struct CompileOptions {
   OptimizerArg optimizer = "rmsprop";
-  LossArg loss;
-  std::vector<MetricArg> metrics;
+  LossArg loss = {};
+  std::vector<MetricArg> metrics = {};
   /// Compile the whole train step into one program (the jit); false runs op by op.
   bool jit_compile = false;
   /// Steps run per call of the compiled program (and between callback batch hooks).

@@ -93,7 +93,6 @@ class Model : public Layer {
   virtual Tensor compute_loss(const Inputs& x, const Tensor& y, const Tensor& y_pred, const Tensor& sample_weight);
 
  private:
-  friend class ModelTrainer;
   void require_compiled(const char* method) const;
   void resolve_metrics(const std::vector<MetricArg>& requested);
   Logs metric_logs() const;
@@ -103,7 +102,9 @@ class Model : public Layer {
   std::shared_ptr<optimizers::Optimizer> optimizer_;
   std::shared_ptr<losses::Loss> loss_;
   std::vector<std::shared_ptr<metrics::Metric>> metrics_;
-  std::shared_ptr<metrics::Metric> loss_tracker_;
+  // The running mean of the loss over an epoch, weighted by batch size (Keras's loss tracker).
+  double loss_total_ = 0.0;
+  double loss_count_ = 0.0;
 };
 
 }  // namespace kestrel

@@ -1,0 +1,122 @@
+#include "framework/callbacks/model_checkpoint.h"
+
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "framework/callbacks/python_format.h"
+#include "framework/core/error.h"
+#include "framework/logging/logging.h"
+#include "framework/model/model.h"
+
+namespace kestrel::callbacks {
+namespace {
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::int64_t parse_save_freq(const std::variant<std::string, std::int64_t>& freq) {
+  if (const auto* n = std::get_if<std::int64_t>(&freq)) {
+    if (*n <= 0) throw ValueError("ModelCheckpoint: save_freq must be \"epoch\" or a number of batches > 0, got " +
+                                  std::to_string(*n));
+    return *n;
+  }
+  const std::string& s = std::get<std::string>(freq);
+  if (s != "epoch") {
+    throw ValueError("ModelCheckpoint: save_freq must be \"epoch\" or a number of batches, got '" + s + "'");
+  }
+  return 0;
+}
+
+std::string format_best(double best) { return fmt::format("{:.5f}", best); }
+
+}  // namespace
+
+ModelCheckpoint::ModelCheckpoint(std::string filepath, ModelCheckpointOptions options)
+    : filepath_(std::move(filepath)),
+      options_(std::move(options)),
+      direction_(detail::resolve_direction(options_.mode, options_.monitor, "ModelCheckpoint")),
+      save_every_batches_(parse_save_freq(options_.save_freq)) {
+  if (!ends_with(filepath_, ".h5")) {
+    throw ValueError("ModelCheckpoint: the filepath must end in \".weights.h5\" (Keras 3 layout) or \".h5\" "
+                     "(Keras 2 layout); Kestrel saves weights with optimizer state. Got '" + filepath_ + "'");
+  }
+  best_ = options_.initial_value_threshold ? *options_.initial_value_threshold : detail::worst_value(direction_);
+}
+
+std::string ModelCheckpoint::file_path(int epoch, std::optional<std::int64_t> batch, const Logs& logs) const {
+  std::map<std::string, detail::FormatValue> values;
+  for (const auto& [key, value] : logs) values[key] = value;
+  values["epoch"] = std::int64_t{epoch} + 1;
+  if (batch && logs.find("batch") == logs.end()) values["batch"] = *batch + 1;
+  return detail::python_format(filepath_, values);
+}
+
+void ModelCheckpoint::on_epoch_begin(int epoch, const Logs& logs) { current_epoch_ = epoch; }
+
+void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {
+  if (save_every_batches_ == 0) save(epoch, std::nullopt, logs);
+}
+
+void ModelCheckpoint::on_train_batch_end(std::int64_t batch, const Logs& logs) {
+  if (should_save_on_batch(batch)) save(current_epoch_, batch, logs);
+}
+
+bool ModelCheckpoint::should_save_on_batch(std::int64_t batch) {
+  if (save_every_batches_ == 0) return false;
+  // A batch index that does not grow means a new epoch began (indices restart at 0).
+  batches_since_save_ += batch <= last_batch_seen_ ? batch + 1 : batch - last_batch_seen_;
+  last_batch_seen_ = batch;
+  if (batches_since_save_ < save_every_batches_) return false;
+  batches_since_save_ = 0;
+  return true;
+}
+
+bool ModelCheckpoint::should_save(int epoch, const Logs& logs, const std::string& path) {
+  auto log = logging::get("kestrel.callbacks");
+  if (!options_.save_best_only) {
+    if (options_.verbose > 0) log->info("Epoch {}: saving model to {}", epoch + 1, path);
+    return true;
+  }
+  const std::optional<double> current = detail::find_value(logs, options_.monitor);
+  if (!current) {
+    log->warn("ModelCheckpoint can save the best model only with '{}' available; saving anyway. Available: {}",
+              options_.monitor, detail::key_list(logs));
+    return true;
+  }
+  if (detail::improves(direction_, *current, best_)) {
+    if (options_.verbose > 0) {
+      log->info("Epoch {}: {} improved from {} to {:.5f}, saving model to {}", epoch + 1, options_.monitor,
+                format_best(best_), *current, path);
+    }
+    best_ = *current;
+    return true;
+  }
+  if (options_.verbose > 0) {
+    log->info("Epoch {}: {} did not improve from {}", epoch + 1, options_.monitor, format_best(best_));
+  }
+  return false;
+}
+
+void ModelCheckpoint::save(int epoch, std::optional<std::int64_t> batch, const Logs& logs) {
+  const std::string path = file_path(epoch, batch, logs);
+  if (!should_save(epoch, logs, path)) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    throw IOError("ModelCheckpoint: '" + path + "' is an existing directory; give a file path");
+  }
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty() && !fs::exists(parent, ec)) {
+    fs::create_directories(parent, ec);
+    if (ec) throw IOError("ModelCheckpoint: cannot create directory '" + parent.string() + "': " + ec.message());
+  }
+  model().save_weights(path);
+  if (options_.verbose > 0) {
+    logging::get("kestrel.callbacks")->info("Epoch {}: finished saving model to {}", epoch + 1, path);
+  }
+}
+
+}  // namespace kestrel::callbacks

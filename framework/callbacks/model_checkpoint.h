@@ -1,0 +1,72 @@
+// ModelCheckpoint: saves the model's weights during fit, as keras.callbacks.ModelCheckpoint.
+//
+//   model.fit(x, y, {.epochs = 20, .validation_split = 0.1,
+//                    .callbacks = {callbacks::ModelCheckpoint("ckpt/{epoch:02d}-{val_loss:.4f}.weights.h5",
+//                                                             {.save_best_only = true})}});
+//   // ckpt/01-0.4211.weights.h5, ckpt/03-0.3907.weights.h5, ...
+//
+// The path is a Python format string filled with `epoch` (1-based), `batch` (1-based, when
+// saving every N batches) and the logs ("{val_loss:.4f}", "{accuracy:.2%}"). Saving goes through
+// Model::save_weights, so the path ends in ".weights.h5" (Keras 3 layout) or ".h5" (Keras 2);
+// optimizer state is included. Kestrel has no whole-model file format, so save_weights_only = false
+// saves the same weights file. Parent directories are created as needed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "framework/callbacks/callback.h"
+#include "framework/callbacks/monitor.h"
+
+namespace kestrel::callbacks {
+
+struct ModelCheckpointOptions {
+  /// The log that decides "best" with save_best_only.
+  std::string monitor = "val_loss";
+  /// 1 logs each save (or why a save was skipped).
+  int verbose = 0;
+  /// Save only when the monitored value improves on the best so far.
+  bool save_best_only = false;
+  /// Accepted for Keras compatibility: Kestrel always saves weights (with optimizer state).
+  bool save_weights_only = false;
+  /// "min", "max", or "auto" (max for accuracy-like names, min otherwise).
+  std::string mode = "auto";
+  /// "epoch", or a number of training batches between saves.
+  std::variant<std::string, std::int64_t> save_freq = "epoch";
+  /// With save_best_only, the value the first save must beat.
+  std::optional<double> initial_value_threshold = std::nullopt;
+};
+
+class ModelCheckpoint : public Callback {
+ public:
+  /// Throws ValueError for a path not ending in ".h5", an unknown mode, or a bad save_freq.
+  explicit ModelCheckpoint(std::string filepath, ModelCheckpointOptions options = {});
+
+  void on_epoch_begin(int epoch, const Logs& logs) override;
+  void on_epoch_end(int epoch, const Logs& logs) override;
+  void on_train_batch_end(std::int64_t batch, const Logs& logs) override;
+
+  /// The path for this epoch (0-based, written 1-based) and batch (0-based, when saving per batch);
+  /// throws ValueError when the pattern names a value the logs lack.
+  std::string file_path(int epoch, std::optional<std::int64_t> batch, const Logs& logs) const;
+  /// The best monitored value so far (+-inf before the first, or the initial threshold).
+  double best() const { return best_; }
+
+ private:
+  bool should_save_on_batch(std::int64_t batch);
+  bool should_save(int epoch, const Logs& logs, const std::string& path);
+  void save(int epoch, std::optional<std::int64_t> batch, const Logs& logs);
+
+  std::string filepath_;
+  ModelCheckpointOptions options_;
+  detail::Direction direction_;
+  std::int64_t save_every_batches_ = 0;  // 0: save at epoch ends
+  double best_ = 0.0;
+  int current_epoch_ = 0;
+  std::int64_t batches_since_save_ = 0;
+  std::int64_t last_batch_seen_ = 0;
+};
+
+}  // namespace kestrel::callbacks

@@ -1,0 +1,73 @@
+// Model::summary: the Keras table of layers, output shapes and parameter counts.
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "framework/core/error.h"
+#include "framework/model/model.h"
+
+namespace kestrel {
+namespace {
+
+constexpr int kNameWidth = 29;
+constexpr int kShapeWidth = 26;
+constexpr int kParamWidth = 10;
+constexpr int kTableWidth = kNameWidth + kShapeWidth + kParamWidth;
+
+// Keras writes the batch dim as None: (None, 512).
+std::string keras_shape(const std::optional<Shape>& shape) {
+  if (!shape) return "?";
+  std::string out = "(None";
+  for (int d = 1; d < shape->rank(); ++d) out += ", " + std::to_string((*shape)[d]);
+  if (shape->rank() == 1) out += ",";
+  return out + ")";
+}
+
+std::string with_commas(std::int64_t n) {
+  std::string digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string cell(const std::string& text, int width) {
+  std::string out = " " + text;
+  if (static_cast<int>(out.size()) < width) out.append(static_cast<std::size_t>(width) - out.size(), ' ');
+  return out;
+}
+
+}  // namespace
+
+void Model::summary(std::ostream& out) const {
+  if (!built()) {
+    throw ValueError("model '" + name() +
+                     "' has not been built yet; call it on a batch of data or build(input_shape) before summary()");
+  }
+  const std::string rule(kTableWidth, '_');
+  const std::string double_rule(kTableWidth, '=');
+  out << "Model: \"" << name() << "\"\n" << rule << "\n";
+  out << cell("Layer (type)", kNameWidth) << cell("Output Shape", kShapeWidth) << cell("Param #", kParamWidth) << "\n";
+  out << double_rule << "\n";
+  for (std::size_t i = 0; i < layers().size(); ++i) {
+    const Layer* layer = layers()[i];
+    out << cell(layer->name() + " (" + layer->class_name() + ")", kNameWidth)
+        << cell(keras_shape(layer->last_output_shape()), kShapeWidth) << cell(std::to_string(layer->count_params()), kParamWidth)
+        << "\n";
+    if (i + 1 < layers().size()) out << "\n";
+  }
+  std::int64_t trainable = 0, non_trainable = 0;
+  for (const Variable& v : trainable_weights()) trainable += v.shape().numel();
+  for (const Variable& v : non_trainable_weights()) non_trainable += v.shape().numel();
+  out << double_rule << "\n";
+  out << "Total params: " << with_commas(trainable + non_trainable) << "\n";
+  out << "Trainable params: " << with_commas(trainable) << "\n";
+  out << "Non-trainable params: " << with_commas(non_trainable) << "\n";
+  out << rule << "\n";
+}
+
+void Model::summary() const { summary(std::cout); }
+
+}  // namespace kestrel
