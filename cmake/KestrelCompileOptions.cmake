@@ -2,6 +2,8 @@
 add_library(kestrel_compile_options INTERFACE)
 target_compile_options(kestrel_compile_options INTERFACE
   -Wall -Wextra -Wno-unused-parameter
+  # Options aggregates are meant to be written with only the fields that differ from the defaults.
+  -Wno-missing-field-initializers
   $<$<CONFIG:Release>:-O3>)
 if(KESTREL_NATIVE)
   target_compile_options(kestrel_compile_options INTERFACE -march=native)

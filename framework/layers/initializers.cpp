@@ -31,7 +31,7 @@ Initializer by_name(const std::string& name) {
   if (name == "zeros") return Zeros();
   if (name == "ones") return Ones();
   if (name == "random_normal") return RandomNormal();
-  if (name == "random_uniform") return RandomUniform();
+  if (name == "random_uniform" || name == "uniform") return RandomUniform();
   if (name == "truncated_normal") return TruncatedNormal();
   if (name == "glorot_uniform") return GlorotUniform();
   if (name == "glorot_normal") return GlorotNormal();
@@ -40,7 +40,7 @@ Initializer by_name(const std::string& name) {
   if (name == "lecun_uniform") return LecunUniform();
   if (name == "lecun_normal") return LecunNormal();
   throw ValueError("unknown initializer '" + name +
-                   "': expected one of zeros, ones, random_normal, random_uniform, truncated_normal, "
+                   "': expected one of zeros, ones, random_normal, random_uniform (uniform), truncated_normal, "
                    "glorot_uniform, glorot_normal, he_uniform, he_normal, lecun_uniform, lecun_normal");
 }
 

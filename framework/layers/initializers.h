@@ -22,7 +22,7 @@ class Initializer {
 
   Initializer(std::string name, Fn fn);
   /// By Keras name: glorot_uniform, glorot_normal, he_uniform, he_normal, lecun_uniform, lecun_normal,
-  /// zeros, ones, random_normal, random_uniform, truncated_normal. Other names throw ValueError.
+  /// zeros, ones, random_normal, random_uniform (or "uniform"), truncated_normal. Other names throw ValueError.
   Initializer(const char* name);         // NOLINT(google-explicit-constructor): Keras takes strings
   Initializer(const std::string& name);  // NOLINT(google-explicit-constructor)
 

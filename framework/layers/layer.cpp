@@ -93,8 +93,8 @@ void Layer::maybe_build(const Shape& input_shape) {
 }
 
 std::string Layer::path() const {
-  // The outermost layer (the model) is not part of weight names, as in Keras.
-  if (parent_ == nullptr) return "";
+  // A model is not part of its weights' names, as in Keras; a standalone layer is.
+  if (parent_ == nullptr) return is_model() ? "" : name_;
   std::string above = parent_->path();
   return above.empty() ? name_ : above + "/" + name_;
 }
@@ -102,7 +102,7 @@ std::string Layer::path() const {
 Variable Layer::add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
                            WeightOptions options) {
   std::string prefix = path();
-  std::string full = (prefix.empty() ? name_ : prefix) + "/" + name;
+  std::string full = (prefix.empty() ? name_ : prefix) + "/" + name;  // a model's own weights keep its name
   Tensor initial = initializer(shape, options.dtype, random::next_global_key());
   if (initial.shape() != shape || initial.dtype() != options.dtype) {
     throw ShapeError("initializer '" + initializer.name() + "' for weight '" + full + "' made " +

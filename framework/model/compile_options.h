@@ -54,6 +54,8 @@ struct CompileOptions {
   int steps_per_execution = 1;
   /// Force eager execution even when jit_compile is set (debugging).
   bool run_eagerly = false;
+  /// Metrics that take sample weights into account (plain metrics ignore them, as in Keras).
+  std::vector<MetricArg> weighted_metrics = {};
 };
 
 }  // namespace kestrel

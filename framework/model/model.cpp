@@ -34,15 +34,22 @@ void Model::compile(CompileOptions options) {
   }
   optimizer_ = options.optimizer.shared();
   loss_ = options.loss ? options.loss.shared() : nullptr;
-  resolve_metrics(options.metrics);
+  resolve_metrics(options.metrics, options.weighted_metrics);
   compile_options_ = std::move(options);
 }
 
-void Model::resolve_metrics(const std::vector<MetricArg>& requested) {
+void Model::resolve_metrics(const std::vector<MetricArg>& plain, const std::vector<MetricArg>& weighted) {
   metrics_.clear();
   const std::string loss_name = loss_ ? loss_->name() : "";
-  for (const MetricArg& m : requested) {
-    metrics_.push_back(m ? m.shared() : metrics::get(m.name(), loss_name).shared());
+  auto resolve = [&](const MetricArg& m) { return m ? m.shared() : metrics::get(m.name(), loss_name).shared(); };
+  for (const MetricArg& m : plain) metrics_.push_back(resolve(m));
+  weighted_from_ = metrics_.size();
+  for (const MetricArg& m : weighted) metrics_.push_back(resolve(m));
+}
+
+void Model::update_metrics(const Tensor& y, const Tensor& y_pred, const Tensor& sample_weight) {
+  for (std::size_t i = 0; i < metrics_.size(); ++i) {
+    metrics_[i]->update_state(y, y_pred, i >= weighted_from_ ? sample_weight : Tensor());
   }
 }
 

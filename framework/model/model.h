@@ -33,7 +33,7 @@ namespace kestrel {
 struct LoadWeightsOptions {
   /// Match Keras 2 layers by name instead of by order; layers absent from the file are left alone.
   bool by_name = false;
-  /// With by_name: skip layers whose weight shapes differ instead of failing.
+  /// Skip layers whose weight shapes differ instead of failing (Keras 2 files: with by_name only).
   bool skip_mismatch = false;
 };
 
@@ -45,6 +45,7 @@ class Model : public Layer {
   /// The forward pass, written by subclasses.
   virtual Tensor call(const Inputs& inputs, bool training) = 0;
   Tensor call(const Tensor& x, bool training) override { return call(Inputs(x), training); }
+  bool is_model() const override { return true; }
   /// Builds on first use from the inputs, then runs call().
   Tensor operator()(const Inputs& inputs, bool training = false);
 
@@ -80,6 +81,7 @@ class Model : public Layer {
 
   optimizers::Optimizer* optimizer() const { return optimizer_.get(); }
   losses::Loss* loss() const { return loss_.get(); }
+  /// The compiled metrics, then the weighted metrics.
   const std::vector<std::shared_ptr<metrics::Metric>>& metrics() const { return metrics_; }
   /// Set by callbacks (EarlyStopping, TerminateOnNaN) to end fit after the current batch.
   bool stop_training = false;
@@ -94,7 +96,8 @@ class Model : public Layer {
 
  private:
   void require_compiled(const char* method) const;
-  void resolve_metrics(const std::vector<MetricArg>& requested);
+  void resolve_metrics(const std::vector<MetricArg>& plain, const std::vector<MetricArg>& weighted);
+  void update_metrics(const Tensor& y, const Tensor& y_pred, const Tensor& sample_weight);
   Logs metric_logs() const;
   void reset_metrics();
 
@@ -102,6 +105,7 @@ class Model : public Layer {
   std::shared_ptr<optimizers::Optimizer> optimizer_;
   std::shared_ptr<losses::Loss> loss_;
   std::vector<std::shared_ptr<metrics::Metric>> metrics_;
+  std::size_t weighted_from_ = 0;  // metrics_[weighted_from_..] are the weighted_metrics
   // The running mean of the loss over an epoch, weighted by batch size (Keras's loss tracker).
   double loss_total_ = 0.0;
   double loss_count_ = 0.0;

@@ -84,7 +84,7 @@ Logs Model::train_step(const Inputs& x, const Tensor& y, const Tensor& sample_we
   const auto batch = static_cast<double>(x.batch_size());
   loss_total_ += loss.item() * batch;
   loss_count_ += batch;
-  for (auto& m : metrics_) m->update_state(y, y_pred, sample_weight);
+  update_metrics(y, y_pred, sample_weight);
   return metric_logs();
 }
 
@@ -95,7 +95,7 @@ Logs Model::test_step(const Inputs& x, const Tensor& y, const Tensor& sample_wei
   const auto batch = static_cast<double>(x.batch_size());
   loss_total_ += loss.item() * batch;
   loss_count_ += batch;
-  for (auto& m : metrics_) m->update_state(y, y_pred, sample_weight);
+  update_metrics(y, y_pred, sample_weight);
   return metric_logs();
 }
 

@@ -54,6 +54,7 @@ enum class OpKind {
   /* reductions over axes */                                                                             \
   X(sum, reduce)                                                                                         \
   X(max, reduce)                                                                                         \
+  X(argmax, reduce) /* int64 indices, no gradient */                                                     \
   /* normalization, losses, regularization */                                                           \
   X(softmax, opaque)                                                                                     \
   X(log_softmax, opaque)                                                                                 \
@@ -93,7 +94,7 @@ inline constexpr std::size_t kNumOps = 0 KESTREL_OPS(KESTREL_OP_COUNT);
 #undef KESTREL_OP_COUNT
 // Adding an op? Update this count, then add its test case (tests/framework/ops/) — the
 // coverage test fails until every op in the list has one.
-static_assert(kNumOps == 51, "op list changed: update kNumOps's expected count and the op test table");
+static_assert(kNumOps == 52, "op list changed: update kNumOps's expected count and the op test table");
 
 std::string_view op_name(OpId id);
 OpKind op_kind(OpId id);

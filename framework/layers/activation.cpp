@@ -1,0 +1,10 @@
+#include "framework/layers/activation.h"
+
+#include <utility>
+
+namespace kestrel::layers {
+
+Activation::Activation(ActivationFn activation, ActivationOptions options)
+    : Layer("Activation", options.name), activation_(std::move(activation)) {}
+
+}  // namespace kestrel::layers

@@ -1,0 +1,23 @@
+// Flatten, as keras.layers.Flatten: keeps the batch dim and joins the rest.
+//
+//   layers::Flatten flatten;
+//   Tensor y = flatten(x);                 // [128,5,5,64] -> [128,1600]; [8] -> [8,1]
+#pragma once
+
+#include <string>
+
+#include "framework/layers/layer.h"
+
+namespace kestrel::layers {
+
+struct FlattenOptions {
+  std::string name;
+};
+
+class Flatten : public Layer {
+ public:
+  explicit Flatten(FlattenOptions options = {});
+  Tensor call(const Tensor& x, bool training) override;
+};
+
+}  // namespace kestrel::layers

@@ -1,0 +1,191 @@
+#include "framework/layers/multi_head_attention.h"
+
+#include <cmath>
+#include <sstream>
+#include <utility>
+
+#include "framework/core/error.h"
+#include "framework/ops/ops.h"
+
+namespace kestrel::layers {
+namespace {
+std::string prefix(const Layer& layer) { return "layer '" + layer.name() + "' (" + layer.class_name() + "): "; }
+
+// Keras's large negative for float32 masks: exp underflows to 0, and a fully masked row stays finite.
+constexpr double kMaskedScore = -1e9;
+
+std::int64_t product(const std::vector<std::int64_t>& dims) {
+  std::int64_t n = 1;
+  for (std::int64_t d : dims) n *= d;
+  return n;
+}
+}  // namespace
+
+namespace detail {
+
+AttentionProjection::AttentionProjection(std::string name, int contracted, std::vector<std::int64_t> output_dims,
+                                         bool use_bias, Initializer kernel_initializer, Initializer bias_initializer)
+    : Layer("EinsumDense", std::move(name)),
+      contracted_(contracted),
+      output_dims_(std::move(output_dims)),
+      use_bias_(use_bias),
+      kernel_initializer_(std::move(kernel_initializer)),
+      bias_initializer_(std::move(bias_initializer)) {}
+
+void AttentionProjection::build(const Shape& input_shape) {
+  if (input_shape.rank() <= contracted_) {
+    throw ShapeError(prefix(*this) + "input is " + input_shape.to_string() + "; expected rank > " +
+                     std::to_string(contracted_));
+  }
+  std::vector<std::int64_t> kernel_dims;
+  for (int d = input_shape.rank() - contracted_; d < input_shape.rank(); ++d) kernel_dims.push_back(input_shape[d]);
+  for (std::int64_t d : output_dims_) kernel_dims.push_back(d);
+  kernel_ = add_weight("kernel", Shape(kernel_dims), kernel_initializer_);
+  if (use_bias_) bias_ = add_weight("bias", Shape(output_dims_), bias_initializer_);
+}
+
+Tensor AttentionProjection::call(const Tensor& x, bool training) {
+  const Shape& k = kernel_.shape();
+  bool fits = x.rank() > contracted_;
+  for (int i = 0; fits && i < contracted_; ++i) fits = x.shape()[x.rank() - contracted_ + i] == k[i];
+  if (!fits) {
+    throw ShapeError(prefix(*this) + "input is " + x.shape().to_string() + " but the layer was built for kernel " +
+                     k.to_string() + "; feed inputs of the shape it was first called with");
+  }
+  // [..., c1, c2] x [c1, c2, o1, o2] is a matmul of [..., c1*c2] by [c1*c2, o1*o2].
+  std::int64_t in = 1;
+  for (int i = 0; i < contracted_; ++i) in *= k[i];
+  std::int64_t out = product(output_dims_);
+  std::vector<std::int64_t> batch;
+  for (int d = 0; d < x.rank() - contracted_; ++d) batch.push_back(x.shape()[d]);
+  std::vector<std::int64_t> flat = batch;
+  flat.push_back(in);
+  Tensor y = ops::matmul(ops::reshape(x, flat), ops::reshape(kernel_.value(), {in, out}));
+  std::vector<std::int64_t> result = batch;
+  result.insert(result.end(), output_dims_.begin(), output_dims_.end());
+  y = ops::reshape(y, result);
+  if (bias_.defined()) y = ops::add(y, bias_.value());
+  return y;
+}
+
+}  // namespace detail
+
+namespace {
+MultiHeadAttentionOptions checked(const Layer& layer, MultiHeadAttentionOptions options, int num_heads,
+                                  std::int64_t key_dim) {
+  if (num_heads <= 0 || key_dim <= 0) {
+    throw ValueError(prefix(layer) + "num_heads is " + std::to_string(num_heads) + " and key_dim is " +
+                     std::to_string(key_dim) + "; both must be positive");
+  }
+  if (options.value_dim && *options.value_dim <= 0) {
+    throw ValueError(prefix(layer) + "value_dim is " + std::to_string(*options.value_dim) + "; it must be positive");
+  }
+  if (options.output_shape && *options.output_shape <= 0) {
+    throw ValueError(prefix(layer) + "output_shape is " + std::to_string(*options.output_shape) +
+                     "; it must be positive");
+  }
+  if (!(options.dropout >= 0.0 && options.dropout < 1.0)) {
+    std::ostringstream r;
+    r << options.dropout;
+    throw ValueError(prefix(layer) + "dropout is " + r.str() + "; it must be in [0, 1)");
+  }
+  return options;
+}
+}  // namespace
+
+MultiHeadAttention::MultiHeadAttention(int num_heads, std::int64_t key_dim, MultiHeadAttentionOptions options)
+    : Layer("MultiHeadAttention", options.name),
+      num_heads_(num_heads),
+      key_dim_(key_dim),
+      value_dim_(options.value_dim.value_or(key_dim)),
+      options_(checked(*this, std::move(options), num_heads, key_dim)),
+      query_(add<detail::AttentionProjection>("query", 1, std::vector<std::int64_t>{num_heads, key_dim},
+                                              options_.use_bias, options_.kernel_initializer,
+                                              options_.bias_initializer)),
+      key_(add<detail::AttentionProjection>("key", 1, std::vector<std::int64_t>{num_heads, key_dim},
+                                            options_.use_bias, options_.kernel_initializer,
+                                            options_.bias_initializer)),
+      value_(add<detail::AttentionProjection>("value", 1, std::vector<std::int64_t>{num_heads, value_dim_},
+                                              options_.use_bias, options_.kernel_initializer,
+                                              options_.bias_initializer)),
+      dropout_(add<Dropout>(options_.dropout, DropoutOptions{.seed = options_.seed})),
+      // The output size comes from the query, so build() sets it.
+      output_(add<detail::AttentionProjection>("attention_output", 2, std::vector<std::int64_t>{},
+                                               options_.use_bias, options_.kernel_initializer,
+                                               options_.bias_initializer)) {}
+
+void MultiHeadAttention::build(const Shape& query_shape) {
+  if (query_shape.rank() != 3) {
+    throw ShapeError(prefix(*this) + "query is " + query_shape.to_string() +
+                     "; MultiHeadAttention takes [batch, positions, features]");
+  }
+  output_.set_output_dims({options_.output_shape.value_or(query_shape[-1])});
+}
+
+Tensor MultiHeadAttention::mask_bias(const Tensor& attention_mask, bool use_causal_mask, std::int64_t batch,
+                                     std::int64_t t, std::int64_t s, DType dtype) const {
+  Tensor keep;  // 1 = attend, 0 = masked, broadcastable to [B, heads, T, S]
+  if (attention_mask.defined()) {
+    const Shape& m = attention_mask.shape();
+    bool ok = (m.rank() == 2 && (m[0] == batch || m[0] == 1) && m[1] == s) ||
+              (m.rank() == 3 && (m[0] == batch || m[0] == 1) && (m[1] == t || m[1] == 1) && m[2] == s);
+    if (!ok) {
+      throw ShapeError(prefix(*this) + "attention_mask is " + m.to_string() + " for a query of " +
+                       std::to_string(t) + " positions and a value of " + std::to_string(s) +
+                       " positions (batch " + std::to_string(batch) + "); pass [" + std::to_string(batch) + "," +
+                       std::to_string(s) + "] (a padding mask over keys) or [" + std::to_string(batch) + "," +
+                       std::to_string(t) + "," + std::to_string(s) + "]");
+    }
+    // Any nonzero entry means "attend", whatever the mask's dtype.
+    Tensor mask = ops::cast(ops::cast(attention_mask, DType::bool_), dtype);
+    keep = m.rank() == 2 ? ops::reshape(mask, {m[0], 1, 1, s}) : ops::reshape(mask, {m[0], 1, m[1], s});
+  }
+  if (use_causal_mask) {
+    // A constant of the shapes alone: query position i sees key positions j <= i.
+    std::vector<float> lower(static_cast<std::size_t>(t * s));
+    for (std::int64_t i = 0; i < t; ++i) {
+      for (std::int64_t j = 0; j < s; ++j) lower[static_cast<std::size_t>(i * s + j)] = j <= i ? 1.0f : 0.0f;
+    }
+    Tensor causal = ops::cast(Tensor::from_vector<float>(lower, {1, 1, t, s}), dtype);
+    keep = keep.defined() ? ops::multiply(keep, causal) : causal;
+  }
+  if (!keep.defined()) return keep;
+  return ops::multiply(ops::subtract(ops::scalar_like(keep, 1.0), keep), ops::scalar_like(keep, kMaskedScore));
+}
+
+Tensor MultiHeadAttention::operator()(const Tensor& query, const Tensor& value, const AttentionCallOptions& options) {
+  if (!query.defined() || !value.defined()) {
+    throw ValueError(prefix(*this) + "query and value must both be given (for self-attention pass x twice)");
+  }
+  maybe_build(query.shape());
+  const Tensor& key = options.key.defined() ? options.key : value;
+  if (value.rank() != 3 || key.rank() != 3 || value.shape()[0] != query.shape()[0] ||
+      key.shape()[0] != query.shape()[0] || key.shape()[1] != value.shape()[1]) {
+    throw ShapeError(prefix(*this) + "query is " + query.shape().to_string() + ", key is " + key.shape().to_string() +
+                     " and value is " + value.shape().to_string() +
+                     "; expected [B,T,dq], [B,S,dk], [B,S,dv] with one batch size B and one key length S");
+  }
+  const std::int64_t batch = query.shape()[0];
+  const std::int64_t t = query.shape()[1];
+  const std::int64_t s = value.shape()[1];
+
+  Tensor q = query_(query, options.training);  // [B, T, H, K]
+  Tensor k = key_(key, options.training);      // [B, S, H, K]
+  Tensor v = value_(value, options.training);  // [B, S, H, V]
+  // Scaling the query rather than the scores touches T*K elements instead of T*S.
+  q = ops::multiply(q, ops::scalar_like(q, 1.0 / std::sqrt(static_cast<double>(key_dim_))));
+  q = ops::transpose(q, {0, 2, 1, 3});
+  k = ops::transpose(k, {0, 2, 1, 3});
+  v = ops::transpose(v, {0, 2, 1, 3});
+
+  Tensor scores = ops::matmul(q, k, {.transpose_b = true});  // [B, H, T, S]
+  Tensor bias = mask_bias(options.attention_mask, options.use_causal_mask, batch, t, s, scores.dtype());
+  if (bias.defined()) scores = ops::add(scores, bias);
+  Tensor probs = dropout_(ops::softmax(scores, -1), options.training);
+  Tensor context = ops::transpose(ops::matmul(probs, v), {0, 2, 1, 3});  // [B, T, H, V]
+  Tensor y = output_(context, options.training);
+  record_output_shape(y.shape());
+  return y;
+}
+
+}  // namespace kestrel::layers

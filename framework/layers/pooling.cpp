@@ -1,0 +1,83 @@
+#include "framework/layers/pooling.h"
+
+#include <utility>
+
+#include "framework/core/error.h"
+#include "framework/ops/ops.h"
+
+namespace kestrel::layers {
+namespace {
+std::string prefix(const Layer& layer) { return "layer '" + layer.name() + "' (" + layer.class_name() + "): "; }
+
+std::string pair_string(const std::array<int, 2>& p) {
+  std::string out = "{";
+  out += std::to_string(p[0]);
+  out += ", ";
+  out += std::to_string(p[1]);
+  out += "}";
+  return out;
+}
+
+void check_options(const Layer& layer, const Pooling2DOptions& o) {
+  if (o.pool_size[0] <= 0 || o.pool_size[1] <= 0) {
+    throw ValueError(prefix(layer) + "pool_size is " + pair_string(o.pool_size) + "; both sizes must be positive");
+  }
+  // {0, 0} stands for "same as pool_size"; anything else must be a real stride.
+  bool default_strides = o.strides[0] == 0 && o.strides[1] == 0;
+  if (!default_strides && (o.strides[0] <= 0 || o.strides[1] <= 0)) {
+    throw ValueError(prefix(layer) + "strides are " + pair_string(o.strides) +
+                     "; both must be positive, or {0, 0} for pool_size");
+  }
+}
+
+void check_images(const Layer& layer, const Tensor& x) {
+  if (x.rank() != 4) {
+    throw ShapeError(prefix(layer) + "input is " + x.shape().to_string() + "; " + layer.class_name() +
+                     " takes images [batch, height, width, channels]" +
+                     (x.rank() == 3 ? ": add the channel axis with ops::expand_dims(x, -1)" : ""));
+  }
+}
+
+ops::Pool2DOptions to_ops(const Pooling2DOptions& o) {
+  return {.pool_size = o.pool_size, .strides = o.strides, .padding = o.padding.value()};
+}
+
+// Window errors (a window larger than the image) come from the op; the layer's name is added.
+template <class F>
+Tensor with_layer_name(const Layer& layer, F&& run) {
+  try {
+    return run();
+  } catch (const ShapeError& e) {
+    throw ShapeError(prefix(layer) + e.what());
+  }
+}
+}  // namespace
+
+MaxPooling2D::MaxPooling2D(Pooling2DOptions options) : Layer("MaxPooling2D", options.name), options_(std::move(options)) {
+  check_options(*this, options_);
+}
+
+Tensor MaxPooling2D::call(const Tensor& x, bool training) {
+  check_images(*this, x);
+  return with_layer_name(*this, [&] { return ops::max_pool2d(x, to_ops(options_)); });
+}
+
+AveragePooling2D::AveragePooling2D(Pooling2DOptions options)
+    : Layer("AveragePooling2D", options.name), options_(std::move(options)) {
+  check_options(*this, options_);
+}
+
+Tensor AveragePooling2D::call(const Tensor& x, bool training) {
+  check_images(*this, x);
+  return with_layer_name(*this, [&] { return ops::avg_pool2d(x, to_ops(options_)); });
+}
+
+GlobalAveragePooling2D::GlobalAveragePooling2D(GlobalAveragePooling2DOptions options)
+    : Layer("GlobalAveragePooling2D", options.name), options_(std::move(options)) {}
+
+Tensor GlobalAveragePooling2D::call(const Tensor& x, bool training) {
+  check_images(*this, x);
+  return ops::mean(x, {.axes = {1, 2}, .keepdims = options_.keepdims});
+}
+
+}  // namespace kestrel::layers

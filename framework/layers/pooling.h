@@ -1,0 +1,63 @@
+// Pooling layers over NHWC images, as keras.layers.MaxPooling2D, AveragePooling2D and
+// GlobalAveragePooling2D.
+//
+//   layers::MaxPooling2D pool;                                  // 2x2 windows, stride 2
+//   Tensor y = pool(x);                                         // [N,26,26,32] -> [N,13,13,32]
+//   layers::AveragePooling2D avg({.pool_size = {3, 3}, .strides = {1, 1}, .padding = "same"});
+//   layers::GlobalAveragePooling2D gap;                         // [N,7,7,64] -> [N,64]
+#pragma once
+
+#include <array>
+#include <string>
+
+#include "framework/layers/conv2d.h"
+#include "framework/layers/layer.h"
+
+namespace kestrel::layers {
+
+struct Pooling2DOptions {
+  std::array<int, 2> pool_size{2, 2};
+  std::array<int, 2> strides{0, 0};  ///< {0, 0}: equal to pool_size (Keras's strides=None)
+  PaddingArg padding = "valid";
+  std::string name;
+};
+
+class MaxPooling2D : public Layer {
+ public:
+  explicit MaxPooling2D(Pooling2DOptions options = {});
+  /// The maximum of each window, per channel.
+  Tensor call(const Tensor& x, bool training) override;
+  const Pooling2DOptions& options() const { return options_; }
+
+ private:
+  Pooling2DOptions options_;
+};
+
+class AveragePooling2D : public Layer {
+ public:
+  explicit AveragePooling2D(Pooling2DOptions options = {});
+  /// The mean of each window, per channel (with "same" padding, of its real elements only).
+  Tensor call(const Tensor& x, bool training) override;
+  const Pooling2DOptions& options() const { return options_; }
+
+ private:
+  Pooling2DOptions options_;
+};
+
+struct GlobalAveragePooling2DOptions {
+  bool keepdims = false;  ///< true: [N,1,1,C] instead of [N,C]
+  std::string name;
+};
+
+class GlobalAveragePooling2D : public Layer {
+ public:
+  explicit GlobalAveragePooling2D(GlobalAveragePooling2DOptions options = {});
+  /// The mean over height and width, per channel.
+  Tensor call(const Tensor& x, bool training) override;
+  const GlobalAveragePooling2DOptions& options() const { return options_; }
+
+ private:
+  GlobalAveragePooling2DOptions options_;
+};
+
+}  // namespace kestrel::layers

@@ -1,0 +1,32 @@
+// MeanAbsoluteError: mean(|y_true - y_pred|) over the last axis per sample, as
+// keras.losses.MeanAbsoluteError (and the function keras.losses.mean_absolute_error).
+//
+//   losses::MeanAbsoluteError loss;
+//   Tensor value = loss(targets, predictions);                     // [batch, d] -> scalar
+//   Tensor per_sample = losses::mean_absolute_error(targets, predictions);   // [batch]
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "framework/losses/loss.h"
+
+namespace kestrel::losses {
+
+/// mean(|y_true - y_pred|, axis=-1), after Keras's rank alignment; the shapes must then match.
+/// `name` is who the errors name (a loss or metric using the function passes its own).
+Tensor mean_absolute_error(const Tensor& y_true, const Tensor& y_pred, std::string_view name = "mean_absolute_error");
+
+struct MeanAbsoluteErrorOptions {
+  Reduction reduction = Reduction::sum_over_batch_size;
+  std::string name = "mean_absolute_error";
+};
+
+class MeanAbsoluteError : public Loss {
+ public:
+  explicit MeanAbsoluteError(MeanAbsoluteErrorOptions options = {});
+  /// mean_absolute_error(y_true, y_pred): [batch, d] -> [batch].
+  Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
+};
+
+}  // namespace kestrel::losses

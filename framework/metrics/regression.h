@@ -1,0 +1,33 @@
+// Regression metrics: running means of a per-sample error, as keras.metrics.MeanSquaredError and
+// keras.metrics.MeanAbsoluteError (the per-sample errors are the losses' functions).
+//
+//   metrics::MeanSquaredError mse;
+//   mse.update_state(targets, predictions);   // [batch, d]: mean over d per sample, then over samples
+//   mse.result();
+#pragma once
+
+#include <string>
+
+#include "framework/metrics/mean.h"
+
+namespace kestrel::metrics {
+
+struct MeanSquaredErrorOptions {
+  std::string name = "mean_squared_error";
+};
+/// The weighted mean of losses::mean_squared_error(y_true, y_pred).
+class MeanSquaredError : public MeanMetricWrapper {
+ public:
+  explicit MeanSquaredError(MeanSquaredErrorOptions options = {});
+};
+
+struct MeanAbsoluteErrorOptions {
+  std::string name = "mean_absolute_error";
+};
+/// The weighted mean of losses::mean_absolute_error(y_true, y_pred).
+class MeanAbsoluteError : public MeanMetricWrapper {
+ public:
+  explicit MeanAbsoluteError(MeanAbsoluteErrorOptions options = {});
+};
+
+}  // namespace kestrel::metrics

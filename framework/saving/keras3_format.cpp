@@ -1,0 +1,138 @@
+#include "framework/saving/keras3_format.h"
+
+#include <map>
+
+#include "framework/core/error.h"
+#include "framework/logging/logging.h"
+#include "framework/optimizers/optimizer.h"
+
+namespace kestrel::saving::keras3 {
+namespace {
+
+using Values = std::vector<std::pair<Variable, Tensor>>;
+
+std::string quoted(const std::string& text) { return "'" + text + "'"; }
+
+std::string joined_names(const std::vector<Variable>& weights) {
+  std::string out;
+  for (const Variable& v : weights) out += (out.empty() ? "" : ", ") + v.name();
+  return out.empty() ? "none" : out;
+}
+
+void write_vars(const h5::Group& owner, const std::vector<Variable>& weights) {
+  const h5::Group vars = owner.create_group("vars");
+  for (std::size_t i = 0; i < weights.size(); ++i) vars.write_dataset(std::to_string(i), weights[i].value());
+}
+
+void write_layer(const h5::Group& group, const Layer& layer) {
+  write_vars(group, layer.own_weights());
+  if (layer.layers().empty()) return;
+  const h5::Group children = group.create_group("layers");
+  const std::vector<std::string> names = child_group_names(layer);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const Layer& child = *layer.layers()[i];
+    const h5::Group child_group = children.create_group(names[i]);
+    child_group.write_text("name", child.name());
+    write_layer(child_group, child);
+  }
+}
+
+/// Reads a layer's own values; returns false (a warning is logged) when skip_mismatch skipped them.
+bool read_own(const h5::Group& group, const Layer& layer, bool skip_mismatch, Values& out) {
+  const std::vector<Variable> own = layer.own_weights();
+  const bool has_vars = group.exists("vars");
+  const std::size_t stored = has_vars ? group.open_group("vars").size() : 0;
+  auto mismatch = [&](const std::string& message) {
+    if (!skip_mismatch) return false;
+    logging::get("kestrel.saving")->warn("skipping a mismatched layer: {}", message);
+    return true;
+  };
+  if (stored != own.size()) {
+    std::string message = quoted(group.file_name()) + ": layer '" + layer.name() + "' (" + group.path() + ") has " +
+                          std::to_string(own.size()) + " weights (" + joined_names(own) + "), the file has " +
+                          std::to_string(stored);
+    if (mismatch(message)) return false;
+    throw ValueError(message);
+  }
+  if (own.empty()) return true;
+  const h5::Group vars = group.open_group("vars");
+  Values values;
+  for (std::size_t i = 0; i < own.size(); ++i) {
+    const h5::Dataset dataset = vars.open_dataset(std::to_string(i));
+    const Shape shape = dataset.shape();
+    if (shape != own[i].shape()) {
+      std::string message = quoted(group.file_name()) + ": layer '" + layer.name() + "' weight '" + own[i].name() +
+                            "' is " + own[i].shape().to_string() + " in the model but " + shape.to_string() +
+                            " in the file (" + dataset.path() + ")";
+      if (mismatch(message)) return false;
+      throw ShapeError(message);
+    }
+    values.emplace_back(own[i], dataset.read(own[i].dtype()));
+  }
+  out.insert(out.end(), values.begin(), values.end());
+  return true;
+}
+
+void read_layer(const h5::Group& group, const Layer& layer, bool skip_mismatch, Values& out) {
+  read_own(group, layer, skip_mismatch, out);
+  const std::vector<std::string> names = child_group_names(layer);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const Layer& child = *layer.layers()[i];
+    const std::string path = "layers/" + names[i];
+    if (!group.exists(path)) {
+      if (child.weights().empty()) continue;  // nothing to load, as Keras tolerates
+      std::string message = quoted(group.file_name()) + ": layer '" + child.name() + "' (" + child.class_name() +
+                            ", weights " + joined_names(child.weights()) + ") is missing from the file: no group " +
+                            (group.path() == "/" ? "/" : group.path() + "/") + path;
+      if (!skip_mismatch) throw ValueError(message);
+      logging::get("kestrel.saving")->warn("skipping a missing layer: {}", message);
+      continue;
+    }
+    read_layer(group.open_group(path), child, skip_mismatch, out);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> child_group_names(const Layer& layer) {
+  // Keras 3 numbers repeats of a class at one level: dense, dense_1, dense_2.
+  std::map<std::string, int> seen;
+  std::vector<std::string> names;
+  for (const Layer* child : layer.layers()) {
+    std::string base = to_snake_case(child->class_name());
+    const int n = seen[base]++;
+    names.push_back(n == 0 ? base : base + "_" + std::to_string(n));
+  }
+  return names;
+}
+
+void save(const h5::Group& root, const Model& model, const optimizers::Optimizer* optimizer) {
+  write_layer(root, model);
+  if (optimizer != nullptr) write_vars(root.create_group("optimizer"), optimizer->variables());
+}
+
+std::vector<std::pair<Variable, Tensor>> read_layers(const h5::Group& root, const Model& model,
+                                                     const LoadWeightsOptions& options) {
+  if (options.by_name) {
+    throw ValueError(quoted(root.file_name()) +
+                     ": by_name applies to Keras 2 \".h5\" files; Keras 3 \".weights.h5\" files match layers "
+                     "by the model's structure");
+  }
+  if (!root.exists("vars") && !root.exists("layers") && !root.exists("optimizer")) {
+    throw IOError(quoted(root.file_name()) +
+                  ": not a Keras 3 weights file (no /layers or /vars group); Keras 2 files are named *.h5");
+  }
+  Values out;
+  read_layer(root, model, options.skip_mismatch, out);
+  return out;
+}
+
+std::optional<std::vector<h5::Dataset>> optimizer_state(const h5::Group& root) {
+  if (!root.exists("optimizer/vars")) return std::nullopt;
+  const h5::Group vars = root.open_group("optimizer/vars");
+  std::vector<h5::Dataset> out;
+  for (std::size_t i = 0; i < vars.size(); ++i) out.push_back(vars.open_dataset(std::to_string(i)));
+  return out;
+}
+
+}  // namespace kestrel::saving::keras3

@@ -1,0 +1,166 @@
+#include "framework/saving/weights_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+
+#include "framework/core/error.h"
+#include "framework/logging/logging.h"
+#include "framework/optimizers/optimizer.h"
+#include "framework/saving/hdf5_handles.h"
+#include "framework/saving/keras2_format.h"
+#include "framework/saving/keras3_format.h"
+
+namespace kestrel::saving {
+namespace {
+
+enum class Layout { keras2, keras3 };
+
+using Values = std::vector<std::pair<Variable, Tensor>>;
+
+std::string quoted(const std::string& text) { return "'" + text + "'"; }
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Layout layout_for(const std::string& path) {
+  if (ends_with(path, ".weights.h5")) return Layout::keras3;
+  if (ends_with(path, ".h5")) return Layout::keras2;
+  throw ValueError(quoted(path) +
+                   ": weight files end in \".weights.h5\" (Keras 3 layout) or \".h5\" (Keras 2 layout)");
+}
+
+void require_built(const Model& model, const char* method) {
+  if (!model.built()) {
+    throw ValueError("model '" + model.name() + "' has no weights yet: call it on data or build() first, then " +
+                     method + "()");
+  }
+}
+
+/// One save or load at a time: two threads saving one path would share a temporary name.
+std::mutex& file_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+/// Forces the file's data to the disk, so the rename can never expose a file that is still empty.
+void sync_to_disk(const std::string& path, const std::string& display_name) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const int error = errno;
+    if (fd >= 0) ::close(fd);
+    throw IOError(quoted(display_name) + ": cannot sync " + quoted(path) + " to disk: " + std::strerror(error));
+  }
+  ::close(fd);
+}
+
+/// Makes the rename itself durable; a directory that cannot be synced only loses that guarantee.
+void sync_directory(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+void write_file(const Model& model, const std::string& os_path, const std::string& path, Layout layout) {
+  const optimizers::Optimizer* optimizer =
+      model.compiled() && model.optimizer()->built() ? model.optimizer() : nullptr;
+  h5::File file = h5::File::create(os_path, path);
+  {
+    const h5::Group root = file.root();  // closed before the file is
+    if (layout == Layout::keras3) {
+      keras3::save(root, model, optimizer);
+    } else {
+      keras2::save(root, model, optimizer);
+    }
+  }
+  file.close();
+}
+
+/// Values for the optimizer's variables from the file; builds the optimizer first if it has no slots.
+void read_optimizer_state(Model& model, const std::vector<h5::Dataset>& state, const std::string& path,
+                          bool skip_mismatch, Values& out) {
+  optimizers::Optimizer* optimizer = model.optimizer();
+  if (optimizer == nullptr) {
+    logging::get("kestrel.saving")
+        ->debug("{}: model '{}' is not compiled; the file's optimizer state is not loaded", path, model.name());
+    return;
+  }
+  if (!optimizer->built()) optimizer->build(model.trainable_weights());
+  const std::vector<Variable> variables = optimizer->variables();
+  if (variables.size() != state.size()) {
+    std::string message = quoted(path) + ": optimizer '" + optimizer->name() + "' has " +
+                          std::to_string(variables.size()) + " variables, the file's optimizer state has " +
+                          std::to_string(state.size()) + "; compile with the optimizer that saved the file";
+    if (!skip_mismatch) throw ValueError(message);
+    logging::get("kestrel.saving")->warn("skipping the optimizer state: {}", message);
+    return;
+  }
+  Values values;
+  for (std::size_t i = 0; i < variables.size(); ++i) {
+    const Shape stored = state[i].shape();
+    if (stored != variables[i].shape()) {
+      std::string message = quoted(path) + ": optimizer variable '" + variables[i].name() + "' is " +
+                            variables[i].shape().to_string() + " in the model but " + stored.to_string() +
+                            " in the file (" + state[i].path() + ")";
+      if (!skip_mismatch) throw ShapeError(message);
+      logging::get("kestrel.saving")->warn("skipping the optimizer state: {}", message);
+      return;
+    }
+    values.emplace_back(variables[i], state[i].read(variables[i].dtype()));
+  }
+  out.insert(out.end(), values.begin(), values.end());
+}
+
+}  // namespace
+
+void save_weights(const Model& model, const std::string& path) {
+  const Layout layout = layout_for(path);
+  require_built(model, "save_weights");
+  std::lock_guard<std::mutex> lock(file_mutex());
+  h5::silence_errors();
+  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
+  try {
+    write_file(model, temporary, path, layout);
+    sync_to_disk(temporary, path);
+    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+      const int error = errno;
+      throw IOError(quoted(path) + ": cannot rename " + quoted(temporary) + " to it: " + std::strerror(error));
+    }
+  } catch (...) {
+    std::remove(temporary.c_str());  // the previous file at path is untouched
+    throw;
+  }
+  sync_directory(path);
+}
+
+void load_weights(Model& model, const std::string& path, const LoadWeightsOptions& options) {
+  const Layout layout = layout_for(path);
+  require_built(model, "load_weights");
+  std::lock_guard<std::mutex> lock(file_mutex());
+  h5::silence_errors();
+  const h5::File file = h5::File::open(path);
+  const h5::Group root = file.root();
+  Values values;
+  std::optional<std::vector<h5::Dataset>> state;
+  if (layout == Layout::keras3) {
+    values = keras3::read_layers(root, model, options);
+    state = keras3::optimizer_state(root);
+  } else {
+    values = keras2::read_layers(root, model, options);
+    state = keras2::optimizer_state(root);
+  }
+  if (state) read_optimizer_state(model, *state, path, options.skip_mismatch, values);
+  // Everything was read and checked: only now does the model change.
+  for (const auto& [variable, value] : values) variable.assign(value);
+}
+
+}  // namespace kestrel::saving

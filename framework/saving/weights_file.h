@@ -1,0 +1,26 @@
+// Weight files in Keras's HDF5 layouts: what Model::save_weights and Model::load_weights run.
+//
+//   saving::save_weights(model, "ckpt.weights.h5");     // Keras 3 layout, with optimizer state
+//   saving::save_weights(model, "ckpt.h5");             // Keras 2 layout
+//   saving::load_weights(model, "ckpt.h5", {.by_name = true, .skip_mismatch = true});
+//
+// The extension picks the layout (".weights.h5": Keras 3, other ".h5": Keras 2); files written
+// by Keras or h5py in either layout load too. A save writes "<path>.tmp-<pid>", syncs it and
+// renames it over path, so a crash never leaves half a file. Optimizer state is saved when the
+// model is compiled and its optimizer built; loading it builds the optimizer if needed, so
+// training resumes exactly. A load checks every count and shape before assigning anything.
+#pragma once
+
+#include <string>
+
+#include "framework/model/model.h"
+
+namespace kestrel::saving {
+
+/// Writes the model's weights (and optimizer state) to path; the model must be built.
+void save_weights(const Model& model, const std::string& path);
+
+/// Reads weights (and optimizer state, when the model is compiled) from path into the model.
+void load_weights(Model& model, const std::string& path, const LoadWeightsOptions& options = {});
+
+}  // namespace kestrel::saving

@@ -1,0 +1,237 @@
+// Test support for weight files: small layers, a model, an optimizer with slots, a scratch
+// directory, and a way to run h5py on a file.
+//
+//   TestNet net;                       // tiny_block(tiny_dense, tiny_dense_1, tiny_norm), passthrough, tiny_dense_2
+//   net.build({2, 4});
+//   compile_with_state(net);           // TestMomentum, stepped twice: slots hold values
+//   net.save_weights(dir.file("w.weights.h5"));
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "framework/core/error.h"
+#include "framework/layers/layer.h"
+#include "framework/model/model.h"
+#include "framework/ops/ops.h"
+#include "framework/optimizers/optimizer.h"
+
+namespace kestrel::testing {
+
+/// kernel [in, units] and bias [units], stored in dtype (computed in float32).
+class TinyDense : public Layer {
+ public:
+  explicit TinyDense(std::int64_t units, DType dtype = DType::float32, std::string name = "")
+      : Layer("TinyDense", std::move(name)), units_(units), dtype_(dtype) {}
+  void build(const Shape& input_shape) override {
+    kernel_ = add_weight("kernel", {input_shape[-1], units_}, "glorot_uniform", {.dtype = dtype_});
+    bias_ = add_weight("bias", {units_}, "random_normal", {.dtype = dtype_});
+  }
+  Tensor call(const Tensor& x, bool /*training*/) override {
+    return ops::add(ops::matmul(x, ops::cast(kernel_.value(), DType::float32)), ops::cast(bias_.value(), DType::float32));
+  }
+  const Variable& kernel() const { return kernel_; }
+
+ private:
+  std::int64_t units_;
+  DType dtype_;
+  Variable kernel_;
+  Variable bias_;
+};
+
+/// A non-trainable weight created before a trainable one: files list the trainable one first.
+class TinyNorm : public Layer {
+ public:
+  TinyNorm() : Layer("TinyNorm") {}
+  void build(const Shape& input_shape) override {
+    moving_mean_ = add_weight("moving_mean", {input_shape[-1]}, "random_normal", {.trainable = false});
+    gamma_ = add_weight("gamma", {input_shape[-1]}, "random_normal");
+  }
+  Tensor call(const Tensor& x, bool /*training*/) override {
+    return ops::multiply(ops::subtract(x, moving_mean_.value()), gamma_.value());
+  }
+
+ private:
+  Variable moving_mean_;
+  Variable gamma_;
+};
+
+/// No weights at all.
+class Passthrough : public Layer {
+ public:
+  explicit Passthrough(std::string name = "") : Layer("Passthrough", std::move(name)) {}
+  Tensor call(const Tensor& x, bool /*training*/) override { return x; }
+};
+
+/// Two weights under one name: a file cannot hold both, so writing it fails halfway.
+class TwinWeights : public Layer {
+ public:
+  TwinWeights() : Layer("TwinWeights") {}
+  void build(const Shape& input_shape) override {
+    add_weight("w", {input_shape[-1]}, "ones");
+    add_weight("w", {input_shape[-1]}, "ones");
+  }
+  Tensor call(const Tensor& x, bool /*training*/) override { return x; }
+};
+
+/// A layer with children: nested groups in Keras 3 files.
+class TinyBlock : public Layer {
+ public:
+  explicit TinyBlock(std::int64_t width)
+      : Layer("TinyBlock"), first_(add<TinyDense>(width)), second_(add<TinyDense>(width)), norm_(add<TinyNorm>()) {}
+  Tensor call(const Tensor& x, bool training) override { return norm_(second_(first_(x, training), training)); }
+
+ private:
+  TinyDense& first_;
+  TinyDense& second_;
+  TinyNorm& norm_;
+};
+
+/// tiny_block (tiny_dense, tiny_dense_1, tiny_norm), passthrough, tiny_dense_2 — names as after clear_session().
+class TestNet : public Model {
+ public:
+  explicit TestNet(std::int64_t width = 8, std::int64_t outputs = 3)
+      : block_(add<TinyBlock>(width)), pass_(add<Passthrough>()), head_(add<TinyDense>(outputs)) {}
+  Tensor call(const Inputs& x, bool training) override { return head_(pass_(block_(x, training), training), training); }
+  TinyDense& head() { return head_; }
+
+ private:
+  TinyBlock& block_;
+  Passthrough& pass_;
+  TinyDense& head_;
+};
+
+/// Layers built from a list, for models of many layers or of chosen names.
+class ChainNet : public Model {
+ public:
+  template <class MakeLayer>
+  ChainNet(int count, MakeLayer make) {
+    for (int i = 0; i < count; ++i) chain_.push_back(&make(*this, i));
+  }
+  template <class T, class... Args>
+  T& add_layer(Args&&... args) {
+    return add<T>(std::forward<Args>(args)...);
+  }
+  Tensor call(const Inputs& x, bool training) override {
+    Tensor h = x;
+    for (Layer* layer : chain_) h = (*layer)(h, training);
+    return h;
+  }
+
+ private:
+  std::vector<Layer*> chain_;
+};
+
+/// Momentum SGD with one slot per variable, so optimizer state has something to save.
+class TestMomentum : public optimizers::Optimizer {
+ public:
+  explicit TestMomentum(double learning_rate = 0.1) : Optimizer("test_momentum", {.learning_rate = learning_rate}) {}
+
+ protected:
+  void build_slots(const std::vector<Variable>& variables) override {
+    for (const Variable& v : variables) momentum_.push_back(add_slot(v, "momentum"));
+  }
+  void update_step(const Tensor& gradient, const Variable& variable, std::size_t index,
+                   const Tensor& learning_rate) override {
+    const Variable& m = momentum_[index];
+    m.assign(ops::add(ops::multiply(m.value(), ops::scalar_like(m.value(), 0.9)), gradient));
+    variable.assign(ops::subtract(variable.value(), ops::multiply(m.value(), ops::cast(learning_rate, variable.dtype()))));
+  }
+
+ private:
+  std::vector<Variable> momentum_;
+};
+
+/// Compiles with TestMomentum and takes two steps with fixed gradients.
+inline void compile_with_state(Model& model) {
+  model.compile({.optimizer = TestMomentum()});
+  std::vector<Variable> vars = model.trainable_weights();
+  std::vector<Tensor> grads;
+  for (const Variable& v : vars) grads.push_back(Tensor::full(v.shape(), 0.5, v.dtype()));
+  model.optimizer()->apply(grads, vars);
+  model.optimizer()->apply(grads, vars);
+}
+
+inline void expect_same_values(const Variable& a, const Variable& b) {
+  ASSERT_EQ(a.shape(), b.shape()) << a.name();
+  ASSERT_EQ(a.dtype(), b.dtype()) << a.name();
+  std::vector<double> x = a.value().to_vector<double>();
+  std::vector<double> y = b.value().to_vector<double>();
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(x[i], y[i]) << a.name() << " element " << i;
+}
+
+inline void expect_same_weights(const Layer& a, const Layer& b) {
+  std::vector<Variable> wa = a.weights();
+  std::vector<Variable> wb = b.weights();
+  ASSERT_EQ(wa.size(), wb.size());
+  for (std::size_t i = 0; i < wa.size(); ++i) expect_same_values(wa[i], wb[i]);
+}
+
+/// A fresh directory per test, removed afterwards.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = "kestrel_saving_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name();
+    for (char& c : name) {
+      if (c == '/') c = '_';  // parameterized tests are named "Suite/Test/Param"
+    }
+    path_ = std::filesystem::temp_directory_path() / name;
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  /// Names of the files in the directory.
+  std::vector<std::string> listing() const {
+    std::vector<std::string> out;
+    for (const auto& entry : std::filesystem::directory_iterator(path_)) out.push_back(entry.path().filename().string());
+    return out;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+inline void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+/// True when /usr/bin/python3 can import h5py (Debian's python3-h5py).
+inline bool have_h5py() { return std::system("/usr/bin/python3 -c 'import h5py' >/dev/null 2>&1") == 0; }
+
+/// Runs a Python script (written to dir) with arguments; returns its stdout, failing the test on a non-zero exit.
+inline std::string run_python(const ScratchDir& dir, const std::string& script, const std::string& args) {
+  const std::string script_path = dir.file("script.py");
+  write_bytes(script_path, script);
+  const std::string command = "/usr/bin/python3 " + script_path + " " + args + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "cannot run " << command;
+    return {};
+  }
+  std::string out;
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  EXPECT_EQ(status, 0) << command << " failed:\n" << out;
+  return out;
+}
+
+}  // namespace kestrel::testing
