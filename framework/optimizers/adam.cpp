@@ -1,5 +1,7 @@
 #include "framework/optimizers/adam.h"
 
+#include "framework/optimizers/option_checks.h"
+
 #include <cmath>
 #include <sstream>
 
@@ -7,29 +9,14 @@
 #include "framework/ops/elementwise.h"
 
 namespace kestrel::optimizers {
-namespace {
-
-CommonOptions common(const AdamOptions& o) {
-  return {o.learning_rate, o.weight_decay, o.clipnorm, o.clipvalue, o.global_clipnorm, o.name};
-}
-
-void check_option(bool ok, const std::string& optimizer, const char* option, const char* rule, double value) {
-  if (ok) return;
-  std::ostringstream message;
-  message << "optimizer '" << optimizer << "': " << option << " must be " << rule << ", got " << value;
-  throw ValueError(message.str());
-}
-
-}  // namespace
-
 Adam::Adam(AdamOptions options) : Adam("adam", std::move(options)) {}
 
 Adam::Adam(std::string default_name, AdamOptions options)
-    : Optimizer(std::move(default_name), common(options)), options_(std::move(options)) {
+    : Optimizer(std::move(default_name), detail::common_options(options)), options_(std::move(options)) {
   const AdamOptions& o = options_;
-  check_option(o.beta_1 >= 0.0 && o.beta_1 < 1.0, name(), "beta_1", "a number in [0, 1)", o.beta_1);
-  check_option(o.beta_2 >= 0.0 && o.beta_2 < 1.0, name(), "beta_2", "a number in [0, 1)", o.beta_2);
-  check_option(o.epsilon >= 0.0 && std::isfinite(o.epsilon), name(), "epsilon", "a finite number >= 0", o.epsilon);
+  detail::check_option(o.beta_1 >= 0.0 && o.beta_1 < 1.0, name(), "beta_1", "a number in [0, 1)", o.beta_1);
+  detail::check_option(o.beta_2 >= 0.0 && o.beta_2 < 1.0, name(), "beta_2", "a number in [0, 1)", o.beta_2);
+  detail::check_option(o.epsilon >= 0.0 && std::isfinite(o.epsilon), name(), "epsilon", "a finite number >= 0", o.epsilon);
   // variables() opens with the iteration count (the documented checkpoint layout).
   iteration_ = variables().front();
 }

@@ -1,5 +1,7 @@
 #include "framework/optimizers/rmsprop.h"
 
+#include "framework/optimizers/option_checks.h"
+
 #include <cmath>
 #include <sstream>
 
@@ -7,26 +9,11 @@
 #include "framework/ops/elementwise.h"
 
 namespace kestrel::optimizers {
-namespace {
-
-CommonOptions common(const RMSpropOptions& o) {
-  return {o.learning_rate, o.weight_decay, o.clipnorm, o.clipvalue, o.global_clipnorm, o.name};
-}
-
-void check_option(bool ok, const std::string& optimizer, const char* option, const char* rule, double value) {
-  if (ok) return;
-  std::ostringstream message;
-  message << "optimizer '" << optimizer << "': " << option << " must be " << rule << ", got " << value;
-  throw ValueError(message.str());
-}
-
-}  // namespace
-
-RMSprop::RMSprop(RMSpropOptions options) : Optimizer("rmsprop", common(options)), options_(std::move(options)) {
+RMSprop::RMSprop(RMSpropOptions options) : Optimizer("rmsprop", detail::common_options(options)), options_(std::move(options)) {
   const RMSpropOptions& o = options_;
-  check_option(o.rho >= 0.0 && o.rho < 1.0, name(), "rho", "a number in [0, 1)", o.rho);
-  check_option(o.momentum >= 0.0 && o.momentum <= 1.0, name(), "momentum", "a number in [0, 1]", o.momentum);
-  check_option(o.epsilon >= 0.0 && std::isfinite(o.epsilon), name(), "epsilon", "a finite number >= 0", o.epsilon);
+  detail::check_option(o.rho >= 0.0 && o.rho < 1.0, name(), "rho", "a number in [0, 1)", o.rho);
+  detail::check_option(o.momentum >= 0.0 && o.momentum <= 1.0, name(), "momentum", "a number in [0, 1]", o.momentum);
+  detail::check_option(o.epsilon >= 0.0 && std::isfinite(o.epsilon), name(), "epsilon", "a finite number >= 0", o.epsilon);
 }
 
 void RMSprop::build_slots(const std::vector<Variable>& variables) {

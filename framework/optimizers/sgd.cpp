@@ -1,5 +1,7 @@
 #include "framework/optimizers/sgd.h"
 
+#include "framework/optimizers/option_checks.h"
+
 #include <cmath>
 #include <sstream>
 
@@ -7,15 +9,7 @@
 #include "framework/ops/elementwise.h"
 
 namespace kestrel::optimizers {
-namespace {
-
-CommonOptions common(const SGDOptions& o) {
-  return {o.learning_rate, o.weight_decay, o.clipnorm, o.clipvalue, o.global_clipnorm, o.name};
-}
-
-}  // namespace
-
-SGD::SGD(SGDOptions options) : Optimizer("SGD", common(options)), options_(std::move(options)) {
+SGD::SGD(SGDOptions options) : Optimizer("SGD", detail::common_options(options)), options_(std::move(options)) {
   if (!(options_.momentum >= 0.0 && options_.momentum <= 1.0)) {
     std::ostringstream message;
     message << "optimizer '" << name() << "': momentum must be a number in [0, 1], got " << options_.momentum;

@@ -12,6 +12,7 @@
 #include "framework/core/error.h"
 #include "framework/ops/ops.h"
 #include "framework/optimizers/optimizers.h"
+#include "tests/framework/optimizers/optimizer_test_util.h"
 #include "tests/support/error_message.h"
 
 namespace kestrel::optimizers {
@@ -19,21 +20,12 @@ namespace {
 
 using kestrel::testing::contains;
 using kestrel::testing::error_message;
-
-Variable make_variable(const std::string& name, const std::vector<float>& values) {
-  return Variable(name, Tensor::from_vector(values, {static_cast<std::int64_t>(values.size())}));
-}
+using testing::expect_values;
+using testing::gradient;
+using testing::make_variable;
 
 Tensor vec(const std::vector<float>& values) {
   return Tensor::from_vector(values, {static_cast<std::int64_t>(values.size())});
-}
-
-void expect_values(const Variable& v, const std::vector<double>& want) {
-  std::vector<float> got = v.value().to_vector<float>();
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    EXPECT_NEAR(got[i], want[i], 1e-6 + 1e-5 * std::abs(want[i])) << v.name() << " element " << i;
-  }
 }
 
 // With SGD at learning rate 1 a step subtracts the clipped gradient, which makes clipping visible.
