@@ -6,17 +6,17 @@ CallbackList::CallbackList(const std::vector<Handle<Callback>>& callbacks, Model
   for (const Handle<Callback>& c : callbacks) {
     if (!c) continue;
     c->set_model(model);
-    callbacks_.push_back(c.get());
+    callbacks_.push_back(c);
   }
 }
 
 #define KESTREL_FORWARD_HOOK(hook, Arg)                     \
   void CallbackList::hook(Arg arg, const Logs& logs) {      \
-    for (Callback* c : callbacks_) c->hook(arg, logs);      \
+    for (const Handle<Callback>& c : callbacks_) c->hook(arg, logs);      \
   }
 #define KESTREL_FORWARD_LOGS_HOOK(hook)                 \
   void CallbackList::hook(const Logs& logs) {           \
-    for (Callback* c : callbacks_) c->hook(logs);       \
+    for (const Handle<Callback>& c : callbacks_) c->hook(logs);       \
   }
 
 KESTREL_FORWARD_LOGS_HOOK(on_train_begin)

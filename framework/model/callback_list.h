@@ -27,7 +27,7 @@ class CallbackList {
   void on_predict_batch_end(std::int64_t batch, const Logs& logs);
 
  private:
-  std::vector<Callback*> callbacks_;
+  std::vector<Handle<Callback>> callbacks_;  // shared: the list may hold callbacks made for this run only
 };
 
 }  // namespace kestrel::detail

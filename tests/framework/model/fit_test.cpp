@@ -128,6 +128,21 @@ TEST_F(FitTest, SameSeedGivesTheSameRun) {
   EXPECT_EQ(run(), run());
 }
 
+TEST_F(FitTest, VerboseFitShowsKerasProgress) {
+  Tensor x = random::normal({20, 2}, random::Key(8));
+  Tensor y = ops::sum(x, {.axes = {1}, .keepdims = true});
+  Sequential model({layers::Dense(1)});
+  model.compile({.optimizer = "sgd", .loss = "mse"});
+  ::testing::internal::CaptureStdout();
+  model.fit(x, y, {.batch_size = 8, .epochs = 2, .verbose = 1, .validation_split = 0.2});
+  model.evaluate(x, y, {.verbose = 1});
+  model.predict(x, {.verbose = 1});
+  std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_TRUE(contains(out, "Epoch 1/2")) << out;
+  EXPECT_TRUE(contains(out, "2/2")) << out;  // 16 training samples in batches of 8
+  EXPECT_TRUE(contains(out, "val_loss")) << out;
+}
+
 TEST_F(FitTest, FitBeforeCompileSaysToCompile) {
   Sequential model({layers::Dense(1)});
   std::string m = error_message<ValueError>([&] { model.fit(Tensor::zeros({2, 1}), Tensor::zeros({2, 1})); });
