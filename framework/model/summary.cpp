@@ -1,4 +1,5 @@
 // Model::summary: the Keras table of layers, output shapes and parameter counts.
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -9,10 +10,9 @@
 namespace kestrel {
 namespace {
 
-constexpr int kNameWidth = 29;
+constexpr int kMinNameWidth = 29;
 constexpr int kShapeWidth = 26;
 constexpr int kParamWidth = 10;
-constexpr int kTableWidth = kNameWidth + kShapeWidth + kParamWidth;
 
 // Keras writes the batch dim as None: (None, 512).
 std::string keras_shape(const std::optional<Shape>& shape) {
@@ -46,14 +46,20 @@ void Model::summary(std::ostream& out) const {
     throw ValueError("model '" + name() +
                      "' has not been built yet; call it on a batch of data or build(input_shape) before summary()");
   }
-  const std::string rule(kTableWidth, '_');
-  const std::string double_rule(kTableWidth, '=');
+  // The name column grows to fit the longest "name (Class)", so every row stays aligned.
+  int name_width = kMinNameWidth;
+  for (const Layer* layer : layers()) {
+    name_width = std::max(name_width, static_cast<int>(layer->name().size() + layer->class_name().size()) + 5);
+  }
+  const auto table_width = static_cast<std::size_t>(name_width + kShapeWidth + kParamWidth);
+  const std::string rule(table_width, '_');
+  const std::string double_rule(table_width, '=');
   out << "Model: \"" << name() << "\"\n" << rule << "\n";
-  out << cell("Layer (type)", kNameWidth) << cell("Output Shape", kShapeWidth) << cell("Param #", kParamWidth) << "\n";
+  out << cell("Layer (type)", name_width) << cell("Output Shape", kShapeWidth) << cell("Param #", kParamWidth) << "\n";
   out << double_rule << "\n";
   for (std::size_t i = 0; i < layers().size(); ++i) {
     const Layer* layer = layers()[i];
-    out << cell(layer->name() + " (" + layer->class_name() + ")", kNameWidth)
+    out << cell(layer->name() + " (" + layer->class_name() + ")", name_width)
         << cell(keras_shape(layer->last_output_shape()), kShapeWidth) << cell(std::to_string(layer->count_params()), kParamWidth)
         << "\n";
     if (i + 1 < layers().size()) out << "\n";

@@ -34,11 +34,14 @@ Tensor combined_sample_weight(const Tensor& y, const Tensor& sample_weight,
   return sample_weight.defined() ? ops::multiply(w, ops::cast(sample_weight, DType::float32)) : w;
 }
 
-// The user's callbacks, then the progress bar when verbose asks for one (as Keras's ProgbarLogger).
-std::vector<Handle<Callback>> with_progress_bar(std::vector<Handle<Callback>> callbacks, int verbose, int epochs,
-                                                std::int64_t steps) {
-  if (verbose > 0) callbacks.push_back(ProgressBar({.verbose = verbose, .epochs = epochs, .steps = steps}));
-  return callbacks;
+// The progress bar when verbose asks for one, then the user's callbacks: as in Keras, the epoch's
+// progress line is written before what callbacks report about that epoch.
+std::vector<Handle<Callback>> with_progress_bar(const std::vector<Handle<Callback>>& callbacks, int verbose,
+                                                int epochs, std::int64_t steps) {
+  std::vector<Handle<Callback>> out;
+  if (verbose > 0) out.push_back(ProgressBar({.verbose = verbose, .epochs = epochs, .steps = steps}));
+  out.insert(out.end(), callbacks.begin(), callbacks.end());
+  return out;
 }
 
 }  // namespace

@@ -83,6 +83,27 @@ void select_loop(const TensorView& cond, const TensorView& x, const TensorView& 
   const T* px = x.as<T>();
   const T* py = y.as<T>();
   T* po = out.as<T>();
+  // The common layouts (a full condition with full or scalar branches, as in relu's gradient)
+  // get flat loops the compiler vectorizes; the general walk below cannot be.
+  if (cond.shape == out.shape && (x.shape == out.shape || x.numel() == 1) &&
+      (y.shape == out.shape || y.numel() == 1)) {
+    const bool x_full = x.shape == out.shape, y_full = y.shape == out.shape;
+    parallel_for(out.numel(), kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+      if (x_full && y_full) {
+        for (std::int64_t i = lo; i < hi; ++i) po[i] = pc[i] ? px[i] : py[i];
+      } else if (x_full) {
+        const T vy = py[0];
+        for (std::int64_t i = lo; i < hi; ++i) po[i] = pc[i] ? px[i] : vy;
+      } else if (y_full) {
+        const T vx = px[0];
+        for (std::int64_t i = lo; i < hi; ++i) po[i] = pc[i] ? vx : py[i];
+      } else {
+        const T vx = px[0], vy = py[0];
+        for (std::int64_t i = lo; i < hi; ++i) po[i] = pc[i] ? vx : vy;
+      }
+    });
+    return;
+  }
   BroadcastIndexer ix(out.shape, {cond.shape, x.shape, y.shape});
   const std::int64_t len = ix.run_length();
   const std::int64_t sc = ix.inner_stride(0), sx = ix.inner_stride(1), sy = ix.inner_stride(2);

@@ -1,0 +1,157 @@
+"""The peer of bench/train_step_bench: the MLP and CNN training steps with PyTorch eager, timed the
+same way (warm-up steps, then each step timed on its own; median, min and nearest-rank p90), printed
+as JSON on stdout in the layout of bench/harness.h's records (--verbose: progress on stderr).
+
+One step is zero-grad, forward, cross-entropy, backward and the Adam update (lr 1e-3, betas
+(0.9, 0.999), eps 1e-8) on the same random batch (seed 0) every step, as shared/BENCH.md defines it.
+The CNN takes PyTorch's own NCHW layout. train_step_bench runs this script once per workload, in
+the tuned environment (bench/README.md), so each process's peak memory (VmHWM) is one workload's:
+
+  OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 \\
+      bench/peers/train_step_peer.py --threads 2 --repeats 30 --filter 'model=mlp'
+
+A missing torch is a note in the JSON, not an error.
+"""
+
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import sys
+import time
+
+# name, batch, training GFLOP per step (3 x forward matmul/conv FLOPs), reference parameter count
+WORKLOADS = [("mlp", 256, 0.822, 535_818), ("cnn", 128, 2.021, 225_034)]
+
+
+def summarize(times_ms):
+    times = sorted(times_ms)
+    n = len(times)
+    median = times[n // 2] if n % 2 == 1 else 0.5 * (times[n // 2 - 1] + times[n // 2])
+    rank = max(math.ceil(0.9 * n), 1)
+    return {"median_ms": median, "min_ms": times[0], "p90_ms": times[rank - 1], "repeats": n}
+
+
+def time_calls(fn, warmup, repeats):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return summarize(times)
+
+
+def label(name, params):
+    return " ".join([name] + [f"{key}={value}" for key, value in params.items()])
+
+
+def status_mb(field):
+    """A /proc/self/status memory field ("VmHWM", "VmRSS") in MB (2^20 bytes)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
+def blas_libraries():
+    with open("/proc/self/maps") as maps:
+        return sorted({line.split()[-1] for line in maps if "blas" in line and "/" in line})
+
+
+def make_model(torch, name):
+    nn = torch.nn
+    if name == "mlp":
+        return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10))
+    return nn.Sequential(nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3), nn.ReLU(),
+                         nn.MaxPool2d(2), nn.Flatten(), nn.Linear(1600, 128), nn.ReLU(), nn.Linear(128, 10))
+
+
+def time_step(torch, args, name, batch, foreach):
+    """Times one training step of a fresh model and optimizer; returns the timing and the parameter count."""
+    torch.manual_seed(0)
+    generator = torch.Generator().manual_seed(0)
+    shape = (batch, 784) if name == "mlp" else (batch, 1, 28, 28)
+    x = torch.randn(*shape, generator=generator)
+    y = torch.randint(0, 10, (batch,), generator=generator)
+    model = make_model(torch, name)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=1e-8, foreach=foreach)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss.item()  # as Kestrel's train_on_batch, which returns the loss
+
+    return time_calls(step, args.warmup, args.repeats), sum(p.numel() for p in model.parameters())
+
+
+def bench_workload(torch, args, name, batch, gflop, params_expected, peer):
+    params = {"model": name, "batch": batch, "threads": args.threads}
+    if not all(pattern.search(label("train_step", params)) for pattern in args.filters):
+        return
+    base_rss_mb = status_mb("VmRSS")
+    # Adam's per-tensor loop and its multi-tensor (foreach) update each win on some workloads on CPU:
+    # unless told which, time both and keep the faster, so the peer is at its best.
+    tried = []
+    for foreach in [args.foreach] if args.foreach is not None else [False, True]:
+        timing, count = time_step(torch, args, name, batch, foreach)
+        if count != params_expected:
+            peer["notes"].append(f"the {name} model has {count} parameters, the reference {params_expected}")
+        if args.verbose:
+            print(f"torch {label('train_step', params)} foreach={foreach}: {timing['median_ms']:.3g} ms",
+                  file=sys.stderr, flush=True)
+        tried.append((timing, foreach))
+    timing, foreach = min(tried, key=lambda item: item[0]["median_ms"])
+    if len(tried) > 1:
+        peer["notes"].append(f"{name}: torch.optim.Adam with foreach={foreach} (" + ", ".join(
+            f"foreach={f} {t['median_ms']:.2f} ms" for t, f in tried) + ")")
+    ms = timing["median_ms"]
+    peer["records"].append({"name": "train_step", "source": "torch", "params": params, **timing,
+                            "figures": {"gflops": gflop * 1e9 / (ms * 1e6), "samples_per_s": 1e3 * batch / ms,
+                                        "ms_per_step": ms, "peak_rss_mb": status_mb("VmHWM"),
+                                        "base_rss_mb": base_rss_mb}})
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--filter", action="append", default=[],
+                        help="regex searched in each case's label; when repeated, every one must match")
+    parser.add_argument("--verbose", action="store_true", help="print each case's median on stderr")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--foreach", action=argparse.BooleanOptionalAction, default=None,
+                        help="Adam's multi-tensor update (default: time both, keep the faster)")
+    args = parser.parse_args()
+    args.filters = [re.compile(pattern) for pattern in args.filter]
+
+    peer = {"records": [], "environment": {"python": platform.python_version()}, "notes": []}
+    environment, notes = peer["environment"], peer["notes"]
+    try:
+        import torch
+    except ImportError as error:
+        notes.append(f"torch is not available ({error}); no torch figures. bash .ci/setup --bench installs python3-torch")
+        torch = None
+    if torch is not None:
+        torch.set_num_threads(args.threads)
+        environment.update({"torch": torch.__version__, "torch_threads": torch.get_num_threads(),
+                            "blas": blas_libraries()})
+        for name, batch, gflop, params_expected in WORKLOADS:
+            bench_workload(torch, args, name, batch, gflop, params_expected, peer)
+    for key in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OMP_WAIT_POLICY"):
+        if key in os.environ:
+            environment[key] = os.environ[key]
+
+    json.dump(peer, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+// A custom model: subclass Model, as in Keras, to write the forward pass yourself — here a small
+// convolutional network for Fashion-MNIST — and let callbacks watch over training.
+//
+//   ./build/tutorials/02_custom_model/custom_model
+//   ./build/tutorials/02_custom_model/custom_model --epochs 10 --patience 3 --output-dir /tmp/cnn --json-out metrics.json
+//   ./build/tutorials/02_custom_model/custom_model --train-samples 2000 --test-samples 500 --epochs 1   # quick
+//
+// Tutorial 01 stacked layers with Sequential. A subclass is for everything a stack cannot say:
+// branches, several inputs, layers used twice, or code that behaves differently while training.
+// The recipe is Keras's: create the layers in the constructor with add<T>(...), which owns them and
+// hands back a reference, and say what to do with them in call(inputs, training). fit, evaluate,
+// save_weights and the rest work on the subclass unchanged.
+//
+// The callbacks:
+//   ModelCheckpoint  saves the weights whenever val_accuracy beats its best so far;
+//   EarlyStopping    ends training when val_accuracy stops improving, and puts back the best weights;
+//   TensorBoard      writes the curves for `tensorboard --logdir`;
+//   CSVLogger        writes one row of metrics per epoch.
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "kestrel.h"
+
+namespace {
+
+using namespace kestrel;  // NOLINT(google-build-using-namespace): a tutorial reads best as Keras reads
+namespace fashion_mnist = datasets::fashion_mnist;
+
+constexpr double kValidationSplit = 0.1;  // the share of the training data fit() holds out
+
+// Two rounds of "convolution finds local patterns, pooling halves the picture", then a small
+// classifier on the 5x5x64 feature maps:
+//   [n,28,28,1] -conv 3x3-> [n,26,26,32] -pool-> [n,13,13,32] -conv 3x3-> [n,11,11,64] -pool-> [n,5,5,64]
+//   -flatten-> [n,1600] -dense-> [n,128] -dropout-> -dense-> [n,10] logits
+class FashionCnn : public Model {
+ public:
+  // Layers are created in the constructor, in the order they run; each add<T>() takes T's
+  // constructor arguments. Their weights are made on the first call, from the input's shape.
+  explicit FashionCnn(double dropout_rate)
+      : Model("", "FashionCnn"),  // name "fashion_cnn", from the class name
+        conv1_(add<layers::Conv2D>(32, std::array{3, 3}, layers::Conv2DOptions{.activation = "relu"})),
+        pool1_(add<layers::MaxPooling2D>()),
+        conv2_(add<layers::Conv2D>(64, std::array{3, 3}, layers::Conv2DOptions{.activation = "relu"})),
+        pool2_(add<layers::MaxPooling2D>()),
+        flatten_(add<layers::Flatten>()),
+        hidden_(add<layers::Dense>(128, layers::DenseOptions{.activation = "relu"})),
+        dropout_(add<layers::Dropout>(dropout_rate)),
+        logits_(add<layers::Dense>(10)) {}
+
+  // The forward pass. `training` is true inside fit's steps and false in evaluate and predict;
+  // Dropout uses it to drop activations only while training.
+  Tensor call(const Inputs& inputs, bool training) override {
+    Tensor x = pool1_(conv1_(inputs));
+    x = pool2_(conv2_(x));
+    x = hidden_(flatten_(x));
+    return logits_(dropout_(x, training));
+  }
+
+ private:
+  layers::Conv2D& conv1_;
+  layers::MaxPooling2D& pool1_;
+  layers::Conv2D& conv2_;
+  layers::MaxPooling2D& pool2_;
+  layers::Flatten& flatten_;
+  layers::Dense& hidden_;
+  layers::Dropout& dropout_;
+  layers::Dense& logits_;
+};
+
+// Keeps the first n samples (n <= 0: all of them), so a quick run can train on a subset.
+fashion_mnist::Split first_samples(const fashion_mnist::Split& split, std::int64_t n) {
+  if (n <= 0 || n >= split.labels.shape()[0]) return split;
+  return {ops::slice(split.images, {0, 0, 0}, {n, -1, -1}), ops::slice(split.labels, {0}, {n})};
+}
+
+// Convolutions want channels: [n, 28, 28] pixels 0..255 become [n, 28, 28, 1] values in [0, 1].
+Tensor to_images(const Tensor& pixels) {
+  Tensor scaled = ops::divide(pixels, ops::scalar_like(pixels, 255.0));
+  return ops::reshape(scaled, {pixels.shape()[0], 28, 28, 1});
+}
+
+// Adam with the cosine learning-rate decay of tutorial 01, from learning_rate down to 0 at the last step.
+void compile_model(FashionCnn& model, double learning_rate, std::int64_t total_steps) {
+  optimizers::schedules::CosineDecay schedule({.initial_learning_rate = learning_rate, .decay_steps = total_steps});
+  model.compile({.optimizer = optimizers::Adam({.learning_rate = schedule}),
+                 .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                 .metrics = {"accuracy"}});
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int epochs = 8;
+  int patience = 2;
+  std::int64_t batch_size = 64;
+  double learning_rate = 2e-3;
+  double dropout_rate = 0.3;
+  std::string output_dir = "runs/02_custom_model";
+  std::string json_out;
+  std::string data_dir = fashion_mnist::kDefaultDirectory;
+  std::int64_t train_samples = 0;
+  std::int64_t test_samples = 0;
+  std::uint64_t seed = 0;
+  int verbose = 1;
+  CLI::App cli("Kestrel tutorial 02: a subclassed Model (a small CNN) learns Fashion-MNIST under ModelCheckpoint, "
+               "EarlyStopping, TensorBoard and CSVLogger",
+               "custom_model");
+  cli.add_option("--epochs", epochs, "the most passes over the training data")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cli.add_option("--patience", patience, "EarlyStopping: epochs without a better val_accuracy before stopping")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  cli.add_option("--batch-size", batch_size, "samples per training step")->check(CLI::Range(1, 60000))->capture_default_str();
+  cli.add_option("--learning-rate", learning_rate, "Adam's learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  cli.add_option("--dropout", dropout_rate, "the dropout rate before the last layer")
+      ->check(CLI::Range(0.0, 0.95))
+      ->capture_default_str();
+  cli.add_option("--output-dir", output_dir, "where the checkpoints, the CSV log and the TensorBoard logs go")
+      ->capture_default_str();
+  cli.add_option("--json-out", json_out, "write the final test metrics to this JSON file");
+  cli.add_option("--data-dir", data_dir, "the folder of the four Fashion-MNIST IDX files")->capture_default_str();
+  cli.add_option("--train-samples", train_samples, "train on the first N training samples (default: all)")
+      ->check(CLI::NonNegativeNumber);
+  cli.add_option("--test-samples", test_samples, "test on the first N test samples (default: all)")
+      ->check(CLI::NonNegativeNumber);
+  cli.add_option("--seed", seed, "seeds the initial weights, the shuffling and the dropout masks")->capture_default_str();
+  cli.add_option("--verbose", verbose, "0 quiet, 1 progress bar, 2 one line per epoch (Keras's fit verbose)")
+      ->check(CLI::Range(0, 2))
+      ->capture_default_str();
+  CLI11_PARSE(cli, argc, argv);
+
+  try {
+    const auto start = std::chrono::steady_clock::now();
+    random::set_global_seed(seed);
+    std::filesystem::create_directories(output_dir);
+
+    std::printf("Kestrel tutorial 02: a custom model (a subclass of Model) with callbacks\n\n");
+    fashion_mnist::Data data = fashion_mnist::load_data(data_dir);
+    const fashion_mnist::Split train = first_samples(data.train, train_samples);
+    const fashion_mnist::Split test = first_samples(data.test, test_samples);
+    const Tensor x_train = to_images(train.images);
+    const Tensor x_test = to_images(test.images);
+    std::printf("data   %lld training and %lld test images, shaped [n, 28, 28, 1] (one grey channel), in [0, 1]\n\n",
+                static_cast<long long>(x_train.shape()[0]), static_cast<long long>(x_test.shape()[0]));
+
+    // Build, compile, summarize: as for a Sequential model. The schedule counts the steps of all epochs.
+    const auto fit_samples =
+        static_cast<std::int64_t>(std::floor(static_cast<double>(x_train.shape()[0]) * (1.0 - kValidationSplit)));
+    const std::int64_t total_steps = epochs * ((fit_samples + batch_size - 1) / batch_size);
+    FashionCnn model(dropout_rate);
+    model.build({1, 28, 28, 1});
+    compile_model(model, learning_rate, total_steps);
+    model.summary();
+
+    // The callbacks, each writing into the output folder. Both ModelCheckpoint and EarlyStopping
+    // watch val_accuracy ("max" mode, from the name), so the checkpoint on disk and the weights
+    // EarlyStopping restores at the end are the same: those of the best epoch.
+    const std::string best_path = output_dir + "/best.weights.h5";
+    std::printf("\ntrain  up to %d epochs, batches of %lld, Adam with a cosine learning rate from %g to 0;\n"
+                "       %.0f%% held out for validation; stop after %d epoch(s) without a better val_accuracy\n"
+                "       and keep the best epoch's weights\n",
+                epochs, static_cast<long long>(batch_size), learning_rate, 100 * kValidationSplit, patience);
+    const auto fit_start = std::chrono::steady_clock::now();
+    History history = model.fit(
+        x_train, train.labels,
+        {.batch_size = batch_size,
+         .epochs = epochs,
+         .verbose = verbose,
+         .callbacks = {callbacks::ModelCheckpoint(best_path, {.monitor = "val_accuracy", .verbose = 1,
+                                                              .save_best_only = true}),
+                       callbacks::EarlyStopping({.monitor = "val_accuracy", .patience = patience, .verbose = 1,
+                                                 .restore_best_weights = true}),
+                       callbacks::TensorBoard({.log_dir = output_dir + "/logs"}),
+                       callbacks::CSVLogger(output_dir + "/training.csv")},
+         .validation_split = kValidationSplit});
+    const double fit_seconds = seconds_since(fit_start);
+
+    // History holds every epoch's logs; the best epoch is the one the callbacks kept.
+    const std::vector<double>& val_accuracy = history.history.at("val_accuracy");
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < val_accuracy.size(); ++i) {
+      if (val_accuracy[i] > val_accuracy[best]) best = i;
+    }
+    std::printf("       ran %zu epoch(s) in %.1f s (%.1f s per epoch); best val_accuracy %.4f at epoch %zu\n\n",
+                history.epoch.size(), fit_seconds, fit_seconds / static_cast<double>(history.epoch.size()),
+                val_accuracy[best], best + 1);
+
+    std::printf("test   evaluate the restored best weights on the %lld test images\n",
+                static_cast<long long>(x_test.shape()[0]));
+    const Logs test_logs = model.evaluate(x_test, test.labels, {.batch_size = 256, .verbose = verbose});
+    std::printf("       test loss %.4f, test accuracy %.4f\n\n", test_logs.at("loss"), test_logs.at("accuracy"));
+
+    // The checkpoint is an ordinary weights file: a fresh FashionCnn, built and loaded, is the best model.
+    FashionCnn reloaded(dropout_rate);
+    reloaded.build({1, 28, 28, 1});
+    compile_model(reloaded, learning_rate, total_steps);
+    reloaded.load_weights(best_path);
+    const Logs reloaded_logs = reloaded.evaluate(x_test, test.labels, {.batch_size = 256, .verbose = 0});
+    std::printf("load   a fresh FashionCnn from %s: test loss %.4f, test accuracy %.4f\n", best_path.c_str(),
+                reloaded_logs.at("loss"), reloaded_logs.at("accuracy"));
+    const bool same = reloaded_logs.at("accuracy") == test_logs.at("accuracy") &&
+                      reloaded_logs.at("loss") == test_logs.at("loss");
+    std::printf("       %s\n", same ? "identical: the checkpoint holds the weights EarlyStopping restored"
+                                    : "DIFFERENT from the restored model's: the checkpoint is not the best epoch");
+
+    if (!json_out.empty()) {
+      nlohmann::ordered_json metrics;
+      for (const auto& [name, value] : test_logs) metrics["test_" + name] = value;
+      std::ofstream file(json_out);
+      file << metrics.dump(2) << "\n";
+      if (!file) {
+        std::fprintf(stderr, "custom_model: cannot write %s\n", json_out.c_str());
+        return 1;
+      }
+      std::printf("       test metrics written to %s\n", json_out.c_str());
+    }
+    std::printf("\ndone in %.1f s; checkpoint, training.csv and logs/ in %s\n", seconds_since(start),
+                output_dir.c_str());
+    return same ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "custom_model: %s\n", e.what());
+    return 1;
+  }
+}
