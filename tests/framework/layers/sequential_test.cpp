@@ -108,7 +108,7 @@ TEST(Sequential, FitsASmallClassificationProblem) {
   EXPECT_GT(model.evaluate(x, labels, {.verbose = 0}).at("accuracy"), 0.9);
 }
 
-TEST(Sequential, EmptyModelSaysWhatToDo) {
+TEST(Sequential, EmptyModelExplainsTheFix) {
   Sequential model;
   std::string m = error_message<ValueError>([&] { model(Tensor::ones({1, 2})); });
   EXPECT_TRUE(contains(m, "has no layers")) << m;
