@@ -7,8 +7,6 @@
 
 namespace kestrel::layers {
 namespace {
-std::string prefix(const Layer& layer) { return "layer '" + layer.name() + "' (" + layer.class_name() + "): "; }
-
 ops::Padding padding_from_name(const std::string& name) {
   if (name == "valid") return ops::Padding::valid;
   if (name == "same") return ops::Padding::same;
@@ -30,18 +28,18 @@ PaddingArg::PaddingArg(const std::string& name) : padding_(padding_from_name(nam
 
 Conv2D::Conv2D(int filters, std::array<int, 2> kernel_size, Conv2DOptions options)
     : Layer("Conv2D", options.name), filters_(filters), kernel_size_(kernel_size), options_(std::move(options)) {
-  if (filters_ <= 0) throw ValueError(prefix(*this) + "filters is " + std::to_string(filters_) + "; it must be positive");
+  if (filters_ <= 0) throw ValueError(error_prefix() + "filters is " + std::to_string(filters_) + "; it must be positive");
   if (kernel_size_[0] <= 0 || kernel_size_[1] <= 0) {
-    throw ValueError(prefix(*this) + "kernel_size is " + pair_string(kernel_size_) + "; both sizes must be positive");
+    throw ValueError(error_prefix() + "kernel_size is " + pair_string(kernel_size_) + "; both sizes must be positive");
   }
   if (options_.strides[0] <= 0 || options_.strides[1] <= 0) {
-    throw ValueError(prefix(*this) + "strides are " + pair_string(options_.strides) + "; both must be positive");
+    throw ValueError(error_prefix() + "strides are " + pair_string(options_.strides) + "; both must be positive");
   }
 }
 
 void Conv2D::build(const Shape& input_shape) {
   if (input_shape.rank() != 4) {
-    throw ShapeError(prefix(*this) + "input is " + input_shape.to_string() +
+    throw ShapeError(error_prefix() + "input is " + input_shape.to_string() +
                      "; Conv2D takes images [batch, height, width, channels]" +
                      (input_shape.rank() == 3 ? ": add the channel axis with ops::expand_dims(x, -1)" : ""));
   }
@@ -53,7 +51,7 @@ void Conv2D::build(const Shape& input_shape) {
 Tensor Conv2D::call(const Tensor& x, bool training) {
   std::int64_t channels = kernel_.shape()[2];
   if (x.rank() != 4 || x.shape()[-1] != channels) {
-    throw ShapeError(prefix(*this) + "input is " + x.shape().to_string() + " but the layer was built for " +
+    throw ShapeError(error_prefix() + "input is " + x.shape().to_string() + " but the layer was built for " +
                      std::to_string(channels) + " input channels (kernel " + kernel_.shape().to_string() +
                      "); feed [batch, height, width, " + std::to_string(channels) + "] images, or use a new layer");
   }
@@ -61,7 +59,7 @@ Tensor Conv2D::call(const Tensor& x, bool training) {
   try {
     y = ops::conv2d(x, kernel_.value(), {.strides = options_.strides, .padding = options_.padding.value()});
   } catch (const ShapeError& e) {
-    throw ShapeError(prefix(*this) + e.what());
+    throw ShapeError(error_prefix() + e.what());
   }
   if (bias_.defined()) y = ops::add(y, bias_.value());
   return options_.activation(y);

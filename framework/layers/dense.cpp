@@ -6,18 +6,14 @@
 #include "framework/ops/ops.h"
 
 namespace kestrel::layers {
-namespace {
-std::string prefix(const Layer& layer) { return "layer '" + layer.name() + "' (" + layer.class_name() + "): "; }
-}  // namespace
-
 Dense::Dense(std::int64_t units, DenseOptions options)
     : Layer("Dense", options.name), units_(units), options_(std::move(options)) {
-  if (units_ <= 0) throw ValueError(prefix(*this) + "units is " + std::to_string(units_) + "; it must be positive");
+  if (units_ <= 0) throw ValueError(error_prefix() + "units is " + std::to_string(units_) + "; it must be positive");
 }
 
 void Dense::build(const Shape& input_shape) {
   if (input_shape.rank() < 2) {
-    throw ShapeError(prefix(*this) + "input is " + input_shape.to_string() +
+    throw ShapeError(error_prefix() + "input is " + input_shape.to_string() +
                      "; Dense needs rank >= 2 ([batch, ..., features]): add a batch axis with ops::expand_dims(x, 0)");
   }
   kernel_ = add_weight("kernel", {input_shape[-1], units_}, options_.kernel_initializer);
@@ -26,17 +22,17 @@ void Dense::build(const Shape& input_shape) {
 
 Tensor Dense::call(const Tensor& x, bool training) {
   if (x.rank() < 2) {
-    throw ShapeError(prefix(*this) + "input is " + x.shape().to_string() +
+    throw ShapeError(error_prefix() + "input is " + x.shape().to_string() +
                      "; Dense needs rank >= 2 ([batch, ..., features]): add a batch axis with ops::expand_dims(x, 0)");
   }
   if (x.shape()[-1] != kernel_.shape()[0]) {
-    throw ShapeError(prefix(*this) + "input is " + x.shape().to_string() + " but the layer was built for " +
+    throw ShapeError(error_prefix() + "input is " + x.shape().to_string() + " but the layer was built for " +
                      std::to_string(kernel_.shape()[0]) + " input features (kernel " + kernel_.shape().to_string() +
                      "); feed inputs whose last dim is " + std::to_string(kernel_.shape()[0]) +
                      ", or use a new Dense layer");
   }
   if (!is_floating(x.dtype())) {
-    throw TypeError(prefix(*this) + "input is " + x.spec().to_string() +
+    throw TypeError(error_prefix() + "input is " + x.spec().to_string() +
                     "; Dense needs a floating input: convert it with ops::cast(x, DType::float32)");
   }
   Tensor y = ops::matmul(x, kernel_.value());

@@ -6,14 +6,10 @@
 #include "framework/ops/shape_ops.h"
 
 namespace kestrel::layers {
-namespace {
-std::string prefix(const Layer& layer) { return "layer '" + layer.name() + "' (" + layer.class_name() + "): "; }
-}  // namespace
-
 Embedding::Embedding(std::int64_t input_dim, std::int64_t output_dim, EmbeddingOptions options)
     : Layer("Embedding", options.name), input_dim_(input_dim), output_dim_(output_dim), options_(std::move(options)) {
   if (input_dim_ <= 0 || output_dim_ <= 0) {
-    throw ValueError(prefix(*this) + "input_dim is " + std::to_string(input_dim_) + " and output_dim is " +
+    throw ValueError(error_prefix() + "input_dim is " + std::to_string(input_dim_) + " and output_dim is " +
                      std::to_string(output_dim_) + "; both must be positive");
   }
 }
@@ -29,13 +25,13 @@ const Variable& Embedding::embeddings() {
 
 Tensor Embedding::call(const Tensor& ids, bool training) {
   if (ids.dtype() != DType::int32 && ids.dtype() != DType::int64) {
-    throw TypeError(prefix(*this) + "ids are " + ids.spec().to_string() +
+    throw TypeError(error_prefix() + "ids are " + ids.spec().to_string() +
                     "; Embedding takes int32 or int64 ids: convert them with ops::cast(ids, DType::int32)");
   }
   try {
     return ops::gather(embeddings_.value(), ids, 0);
   } catch (const IndexError& e) {
-    throw IndexError(prefix(*this) + e.what() + "; ids must be in [0, " + std::to_string(input_dim_) +
+    throw IndexError(error_prefix() + e.what() + "; ids must be in [0, " + std::to_string(input_dim_) +
                      "): make input_dim at least the vocabulary size");
   }
 }

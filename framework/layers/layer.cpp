@@ -74,7 +74,7 @@ Layer::Layer(Layer&& other) noexcept
 Layer::~Layer() = default;
 
 Tensor Layer::operator()(const Tensor& x, bool training) {
-  if (!x.defined()) throw ValueError("layer '" + name_ + "' (" + class_name_ + ") was called on an undefined tensor");
+  if (!x.defined()) throw ValueError(error_prefix() + "called on an undefined tensor");
   maybe_build(x.shape());
   Tensor y = call(x, training);
   if (y.defined()) record_output_shape(y.shape());
@@ -114,7 +114,7 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape, const In
 }
 
 void Layer::track_weight(const Variable& variable) {
-  if (!variable.defined()) throw ValueError("layer '" + name_ + "': cannot track an undefined variable");
+  if (!variable.defined()) throw ValueError(error_prefix() + "cannot track an undefined variable");
   weights_.push_back(variable);
 }
 

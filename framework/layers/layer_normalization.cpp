@@ -7,22 +7,18 @@
 #include "framework/ops/ops.h"
 
 namespace kestrel::layers {
-namespace {
-std::string prefix(const Layer& layer) { return "layer '" + layer.name() + "' (" + layer.class_name() + "): "; }
-}  // namespace
-
 LayerNormalization::LayerNormalization(LayerNormalizationOptions options)
     : Layer("LayerNormalization", options.name), options_(std::move(options)) {
   if (!(options_.epsilon > 0.0)) {
     std::ostringstream eps;
     eps << options_.epsilon;
-    throw ValueError(prefix(*this) + "epsilon is " + eps.str() + "; it must be positive (Keras uses 1e-3, BERT 1e-12)");
+    throw ValueError(error_prefix() + "epsilon is " + eps.str() + "; it must be positive (Keras uses 1e-3, BERT 1e-12)");
   }
 }
 
 void LayerNormalization::build(const Shape& input_shape) {
   if (input_shape.rank() < 1) {
-    throw ShapeError(prefix(*this) + "input is a scalar; LayerNormalization normalizes over the last axis of [..., D]");
+    throw ShapeError(error_prefix() + "input is a scalar; LayerNormalization normalizes over the last axis of [..., D]");
   }
   dim_ = input_shape[-1];
   if (options_.scale) gamma_ = add_weight("gamma", {dim_}, options_.gamma_initializer);
@@ -34,7 +30,7 @@ void LayerNormalization::build(const Shape& input_shape) {
 
 Tensor LayerNormalization::call(const Tensor& x, bool training) {
   if (x.rank() < 1 || x.shape()[-1] != dim_) {
-    throw ShapeError(prefix(*this) + "input is " + x.shape().to_string() + " but the layer was built for last dim " +
+    throw ShapeError(error_prefix() + "input is " + x.shape().to_string() + " but the layer was built for last dim " +
                      std::to_string(dim_) + "; feed [..., " + std::to_string(dim_) + "] inputs, or use a new layer");
   }
   Tensor gamma = gamma_.defined() ? gamma_.value() : fixed_gamma_;

@@ -9,8 +9,6 @@
 
 namespace kestrel::layers {
 namespace {
-std::string prefix(const Layer& layer) { return "layer '" + layer.name() + "' (" + layer.class_name() + "): "; }
-
 // Keras's large negative for float32 masks: exp underflows to 0, and a fully masked row stays finite.
 constexpr double kMaskedScore = -1e9;
 
@@ -34,7 +32,7 @@ AttentionProjection::AttentionProjection(std::string name, int contracted, std::
 
 void AttentionProjection::build(const Shape& input_shape) {
   if (input_shape.rank() <= contracted_) {
-    throw ShapeError(prefix(*this) + "input is " + input_shape.to_string() + "; expected rank > " +
+    throw ShapeError(error_prefix() + "input is " + input_shape.to_string() + "; expected rank > " +
                      std::to_string(contracted_));
   }
   std::vector<std::int64_t> kernel_dims;
@@ -49,7 +47,7 @@ Tensor AttentionProjection::call(const Tensor& x, bool training) {
   bool fits = x.rank() > contracted_;
   for (int i = 0; fits && i < contracted_; ++i) fits = x.shape()[x.rank() - contracted_ + i] == k[i];
   if (!fits) {
-    throw ShapeError(prefix(*this) + "input is " + x.shape().to_string() + " but the layer was built for kernel " +
+    throw ShapeError(error_prefix() + "input is " + x.shape().to_string() + " but the layer was built for kernel " +
                      k.to_string() + "; feed inputs of the shape it was first called with");
   }
   // [..., c1, c2] x [c1, c2, o1, o2] is a matmul of [..., c1*c2] by [c1*c2, o1*o2].
@@ -74,20 +72,20 @@ namespace {
 MultiHeadAttentionOptions checked(const Layer& layer, MultiHeadAttentionOptions options, int num_heads,
                                   std::int64_t key_dim) {
   if (num_heads <= 0 || key_dim <= 0) {
-    throw ValueError(prefix(layer) + "num_heads is " + std::to_string(num_heads) + " and key_dim is " +
+    throw ValueError(layer.error_prefix() + "num_heads is " + std::to_string(num_heads) + " and key_dim is " +
                      std::to_string(key_dim) + "; both must be positive");
   }
   if (options.value_dim && *options.value_dim <= 0) {
-    throw ValueError(prefix(layer) + "value_dim is " + std::to_string(*options.value_dim) + "; it must be positive");
+    throw ValueError(layer.error_prefix() + "value_dim is " + std::to_string(*options.value_dim) + "; it must be positive");
   }
   if (options.output_shape && *options.output_shape <= 0) {
-    throw ValueError(prefix(layer) + "output_shape is " + std::to_string(*options.output_shape) +
+    throw ValueError(layer.error_prefix() + "output_shape is " + std::to_string(*options.output_shape) +
                      "; it must be positive");
   }
   if (!(options.dropout >= 0.0 && options.dropout < 1.0)) {
     std::ostringstream r;
     r << options.dropout;
-    throw ValueError(prefix(layer) + "dropout is " + r.str() + "; it must be in [0, 1)");
+    throw ValueError(layer.error_prefix() + "dropout is " + r.str() + "; it must be in [0, 1)");
   }
   return options;
 }
@@ -116,7 +114,7 @@ MultiHeadAttention::MultiHeadAttention(int num_heads, std::int64_t key_dim, Mult
 
 void MultiHeadAttention::build(const Shape& query_shape) {
   if (query_shape.rank() != 3) {
-    throw ShapeError(prefix(*this) + "query is " + query_shape.to_string() +
+    throw ShapeError(error_prefix() + "query is " + query_shape.to_string() +
                      "; MultiHeadAttention takes [batch, positions, features]");
   }
   output_.set_output_dims({options_.output_shape.value_or(query_shape[-1])});
@@ -130,7 +128,7 @@ Tensor MultiHeadAttention::mask_bias(const Tensor& attention_mask, bool use_caus
     bool ok = (m.rank() == 2 && (m[0] == batch || m[0] == 1) && m[1] == s) ||
               (m.rank() == 3 && (m[0] == batch || m[0] == 1) && (m[1] == t || m[1] == 1) && m[2] == s);
     if (!ok) {
-      throw ShapeError(prefix(*this) + "attention_mask is " + m.to_string() + " for a query of " +
+      throw ShapeError(error_prefix() + "attention_mask is " + m.to_string() + " for a query of " +
                        std::to_string(t) + " positions and a value of " + std::to_string(s) +
                        " positions (batch " + std::to_string(batch) + "); pass [" + std::to_string(batch) + "," +
                        std::to_string(s) + "] (a padding mask over keys) or [" + std::to_string(batch) + "," +
@@ -155,13 +153,13 @@ Tensor MultiHeadAttention::mask_bias(const Tensor& attention_mask, bool use_caus
 
 Tensor MultiHeadAttention::operator()(const Tensor& query, const Tensor& value, const AttentionCallOptions& options) {
   if (!query.defined() || !value.defined()) {
-    throw ValueError(prefix(*this) + "query and value must both be given (for self-attention pass x twice)");
+    throw ValueError(error_prefix() + "query and value must both be given (for self-attention pass x twice)");
   }
   maybe_build(query.shape());
   const Tensor& key = options.key.defined() ? options.key : value;
   if (value.rank() != 3 || key.rank() != 3 || value.shape()[0] != query.shape()[0] ||
       key.shape()[0] != query.shape()[0] || key.shape()[1] != value.shape()[1]) {
-    throw ShapeError(prefix(*this) + "query is " + query.shape().to_string() + ", key is " + key.shape().to_string() +
+    throw ShapeError(error_prefix() + "query is " + query.shape().to_string() + ", key is " + key.shape().to_string() +
                      " and value is " + value.shape().to_string() +
                      "; expected [B,T,dq], [B,S,dk], [B,S,dv] with one batch size B and one key length S");
   }

@@ -7,8 +7,6 @@
 
 namespace kestrel::layers {
 namespace {
-std::string prefix(const Layer& layer) { return "layer '" + layer.name() + "' (" + layer.class_name() + "): "; }
-
 std::string pair_string(const std::array<int, 2>& p) {
   std::string out = "{";
   out += std::to_string(p[0]);
@@ -20,19 +18,19 @@ std::string pair_string(const std::array<int, 2>& p) {
 
 void check_options(const Layer& layer, const Pooling2DOptions& o) {
   if (o.pool_size[0] <= 0 || o.pool_size[1] <= 0) {
-    throw ValueError(prefix(layer) + "pool_size is " + pair_string(o.pool_size) + "; both sizes must be positive");
+    throw ValueError(layer.error_prefix() + "pool_size is " + pair_string(o.pool_size) + "; both sizes must be positive");
   }
   // {0, 0} stands for "same as pool_size"; anything else must be a real stride.
   bool default_strides = o.strides[0] == 0 && o.strides[1] == 0;
   if (!default_strides && (o.strides[0] <= 0 || o.strides[1] <= 0)) {
-    throw ValueError(prefix(layer) + "strides are " + pair_string(o.strides) +
+    throw ValueError(layer.error_prefix() + "strides are " + pair_string(o.strides) +
                      "; both must be positive, or {0, 0} for pool_size");
   }
 }
 
 void check_images(const Layer& layer, const Tensor& x) {
   if (x.rank() != 4) {
-    throw ShapeError(prefix(layer) + "input is " + x.shape().to_string() + "; " + layer.class_name() +
+    throw ShapeError(layer.error_prefix() + "input is " + x.shape().to_string() + "; " + layer.class_name() +
                      " takes images [batch, height, width, channels]" +
                      (x.rank() == 3 ? ": add the channel axis with ops::expand_dims(x, -1)" : ""));
   }
@@ -48,7 +46,7 @@ Tensor with_layer_name(const Layer& layer, F&& run) {
   try {
     return run();
   } catch (const ShapeError& e) {
-    throw ShapeError(prefix(layer) + e.what());
+    throw ShapeError(layer.error_prefix() + e.what());
   }
 }
 }  // namespace

@@ -7,32 +7,28 @@
 #include "framework/ops/ops.h"
 
 namespace kestrel::layers {
-namespace {
-std::string prefix(const Layer& layer) { return "layer '" + layer.name() + "' (" + layer.class_name() + "): "; }
-}  // namespace
-
 TransformerEncoder::TransformerEncoder(TransformerEncoderOptions options)
     : Layer("TransformerEncoder", options.name), options_(std::move(options)) {
   if (options_.intermediate_dim <= 0 || options_.num_heads <= 0) {
-    throw ValueError(prefix(*this) + "intermediate_dim is " + std::to_string(options_.intermediate_dim) +
+    throw ValueError(error_prefix() + "intermediate_dim is " + std::to_string(options_.intermediate_dim) +
                      " and num_heads is " + std::to_string(options_.num_heads) +
                      "; set both, e.g. TransformerEncoder({.intermediate_dim = 512, .num_heads = 2})");
   }
   if (!(options_.dropout >= 0.0 && options_.dropout < 1.0)) {
     std::ostringstream r;
     r << options_.dropout;
-    throw ValueError(prefix(*this) + "dropout is " + r.str() + "; it must be in [0, 1)");
+    throw ValueError(error_prefix() + "dropout is " + r.str() + "; it must be in [0, 1)");
   }
 }
 
 void TransformerEncoder::build(const Shape& input_shape) {
   if (input_shape.rank() != 3) {
-    throw ShapeError(prefix(*this) + "input is " + input_shape.to_string() +
+    throw ShapeError(error_prefix() + "input is " + input_shape.to_string() +
                      "; TransformerEncoder takes [batch, positions, features] (embed token ids first)");
   }
   hidden_dim_ = input_shape[-1];
   if (hidden_dim_ % options_.num_heads != 0) {
-    throw ShapeError(prefix(*this) + "input is " + input_shape.to_string() + ": its " + std::to_string(hidden_dim_) +
+    throw ShapeError(error_prefix() + "input is " + input_shape.to_string() + ": its " + std::to_string(hidden_dim_) +
                      " features do not split into " + std::to_string(options_.num_heads) +
                      " heads; choose num_heads dividing " + std::to_string(hidden_dim_));
   }
@@ -58,7 +54,7 @@ void TransformerEncoder::build(const Shape& input_shape) {
 }
 
 Tensor TransformerEncoder::operator()(const Tensor& x, const TransformerEncoderCallOptions& options) {
-  if (!x.defined()) throw ValueError(prefix(*this) + "was called on an undefined tensor");
+  if (!x.defined()) throw ValueError(error_prefix() + "was called on an undefined tensor");
   maybe_build(x.shape());
   Tensor y = forward(x, options.attention_mask, options.training);
   record_output_shape(y.shape());
@@ -69,7 +65,7 @@ Tensor TransformerEncoder::call(const Tensor& x, bool training) { return forward
 
 Tensor TransformerEncoder::forward(const Tensor& x, const Tensor& attention_mask, bool training) {
   if (x.rank() != 3 || x.shape()[-1] != hidden_dim_) {
-    throw ShapeError(prefix(*this) + "input is " + x.shape().to_string() + " but the block was built for " +
+    throw ShapeError(error_prefix() + "input is " + x.shape().to_string() + " but the block was built for " +
                      std::to_string(hidden_dim_) + " features; feed [batch, positions, " +
                      std::to_string(hidden_dim_) + "]");
   }
