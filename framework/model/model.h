@@ -54,6 +54,8 @@ class Model : public Layer {
 
   void compile(CompileOptions options);
   bool compiled() const { return optimizer_ != nullptr; }
+  /// The options given to compile() (jit_compile and steps_per_execution are read by the jit).
+  const CompileOptions& compile_options() const { return compile_options_; }
   History fit(const Inputs& x, const Tensor& y, FitOptions options = {});
   /// Loss and metrics over the data, by Keras name (return_dict form): {"loss": ..., "accuracy": ...}.
   Logs evaluate(const Inputs& x, const Tensor& y, EvaluateOptions options = {});

@@ -95,6 +95,15 @@ TEST_F(FitTest, ClassWeightScalesTheLoss) {
   EXPECT_NEAR(model.test_on_batch(x, y, doubled).at("loss"), 2 * plain, 1e-5);
 }
 
+TEST_F(FitTest, CompileKeepsItsOptions) {
+  Sequential model({layers::Dense(1)});
+  model.compile({.optimizer = "sgd", .loss = "mse", .jit_compile = true, .steps_per_execution = 4});
+  EXPECT_TRUE(model.compile_options().jit_compile);
+  EXPECT_EQ(model.compile_options().steps_per_execution, 4);
+  EXPECT_EQ(model.optimizer()->name(), "SGD");
+  EXPECT_EQ(model.loss()->name(), "mean_squared_error");
+}
+
 TEST_F(FitTest, TrainOnBatchTakesOneStep) {
   Tensor x = random::normal({8, 2}, random::Key(4));
   Tensor y = random::normal({8, 1}, random::Key(5));
