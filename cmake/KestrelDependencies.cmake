@@ -5,11 +5,11 @@ find_package(spdlog REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(Protobuf REQUIRED)
+# kestrel::datasets: Unicode (BERT normalization) and JSON (tokenizer.json, Example dumps).
+find_package(Utf8proc REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
 if(KESTREL_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
-# The benchmarks and tutorials parse flags with CLI11 and write results as JSON.
-if(KESTREL_BUILD_BENCH OR KESTREL_BUILD_TUTORIALS)
-  find_package(nlohmann_json 3.10 REQUIRED)
-  find_package(CLI11 REQUIRED)
-endif()
+# The benchmarks, tutorials and tools parse flags with CLI11.
+find_package(CLI11 REQUIRED)

@@ -14,4 +14,5 @@ configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/KestrelConfig.cmake.i
   "${PROJECT_BINARY_DIR}/KestrelConfig.cmake" INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Kestrel)
 write_basic_package_version_file("${PROJECT_BINARY_DIR}/KestrelConfigVersion.cmake" COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/KestrelConfig.cmake" "${PROJECT_BINARY_DIR}/KestrelConfigVersion.cmake"
+              "${PROJECT_SOURCE_DIR}/cmake/FindUtf8proc.cmake"
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Kestrel)

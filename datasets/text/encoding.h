@@ -1,0 +1,33 @@
+// Encoding: one tokenized sequence (or sentence pair), as a row of Hugging Face's BatchEncoding.
+//
+//   text::Encoding e = tokenizer.encode("Hello, world!");
+//   e.input_ids;        // {2, 7592, 1010, 2088, 999, 3}  ([CLS] hello , world ! [SEP])
+//   e.attention_mask;   // {1, 1, 1, 1, 1, 1}
+//   data::Element row = e.to_element();   // int64 [L] tensors under the same names
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "framework/data/element.h"
+
+namespace kestrel::text {
+
+struct Encoding {
+  std::vector<std::int64_t> input_ids;
+  /// 0 for the first sentence (and its [CLS]/[SEP]), 1 for the second.
+  std::vector<std::int64_t> token_type_ids;
+  /// 1 for real tokens, 0 for padding.
+  std::vector<std::int64_t> attention_mask;
+  /// 1 for special tokens ([CLS], [SEP], [PAD]); filled when EncodeOptions asks for it.
+  std::vector<std::int64_t> special_tokens_mask;
+
+  std::int64_t size() const { return static_cast<std::int64_t>(input_ids.size()); }
+  /// The non-empty fields as int64 [L] tensors named as above.
+  data::Element to_element() const;
+  /// Reads the fields back from int64 [L] tensors (input_ids is required; the others are optional).
+  static Encoding from_element(const data::Element& element);
+};
+
+}  // namespace kestrel::text

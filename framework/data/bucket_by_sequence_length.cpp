@@ -1,0 +1,138 @@
+// bucket_by_sequence_length: batches elements of similar length together, so short sequences are
+// not padded to the longest of the whole dataset.
+#include <algorithm>
+
+#include "framework/core/error.h"
+#include "framework/data/batching.h"
+#include "framework/data/dataset_node.h"
+
+namespace kestrel::data {
+namespace {
+
+struct Buckets {
+  std::vector<std::int64_t> boundaries;
+  std::vector<std::int64_t> batch_sizes;
+  BucketOptions options;
+
+  // Bucket i holds lengths in [boundaries[i-1], boundaries[i]); the last one is unbounded.
+  std::size_t index_of(std::int64_t length) const {
+    return static_cast<std::size_t>(std::upper_bound(boundaries.begin(), boundaries.end(), length) - boundaries.begin());
+  }
+};
+
+class BucketNode final : public detail::UnaryNode {
+ public:
+  BucketNode(std::shared_ptr<const detail::DatasetNode> input, std::function<std::int64_t(const Element&)> length,
+             Buckets buckets)
+      : UnaryNode(std::move(input)), length_(std::move(length)), buckets_(std::move(buckets)) {}
+  std::string name() const override { return "bucket_by_sequence_length"; }
+  std::int64_t cardinality() const override {
+    return input_->cardinality() == kInfiniteCardinality ? kInfiniteCardinality : kUnknownCardinality;
+  }
+  ElementSpec element_spec() const override {
+    ElementSpec out = input_->element_spec();
+    for (auto& entry : out) {
+      std::fill(entry.second.shape.begin(), entry.second.shape.end(), -1);
+      entry.second.shape.insert(entry.second.shape.begin(), -1);
+    }
+    return out;
+  }
+  const PaddingStats* padding_stats() const override { return &stats_; }
+  std::unique_ptr<Iterator> make_iterator() const override { return std::make_unique<It>(*this, input_->make_iterator()); }
+
+ private:
+  class It final : public Iterator {
+   public:
+    It(const BucketNode& node, std::unique_ptr<Iterator> input)
+        : node_(node), input_(std::move(input)), pending_(node.buckets_.batch_sizes.size()) {}
+    std::optional<Element> next() override {
+      while (!input_done_) {
+        std::optional<Element> e = input_->next();
+        if (!e) {
+          input_done_ = true;
+          break;
+        }
+        const std::size_t b = node_.bucket_of(*e);
+        pending_[b].push_back(std::move(*e));
+        if (pending_[b].size() == static_cast<std::size_t>(node_.buckets_.batch_sizes[b])) return emit(b);
+      }
+      // At the end, the partial buckets in bucket order (unless drop_remainder).
+      for (std::size_t b = 0; b < pending_.size(); ++b) {
+        if (pending_[b].empty()) continue;
+        if (node_.buckets_.options.drop_remainder) {
+          pending_[b].clear();
+          continue;
+        }
+        return emit(b);
+      }
+      return std::nullopt;
+    }
+
+   private:
+    Element emit(std::size_t b) {
+      std::vector<Element> group = std::move(pending_[b]);
+      pending_[b].clear();
+      return detail::pad_and_stack(group, node_.pad_spec(b, group.front()), "bucket_by_sequence_length", node_.stats_);
+    }
+
+    const BucketNode& node_;
+    std::unique_ptr<Iterator> input_;
+    std::vector<std::vector<Element>> pending_;
+    bool input_done_ = false;
+  };
+
+  std::size_t bucket_of(const Element& e) const {
+    const std::int64_t length = length_(e);
+    const std::size_t b = buckets_.index_of(length);
+    if (buckets_.options.pad_to_bucket_boundary && b == buckets_.boundaries.size()) {
+      throw ValueError("bucket_by_sequence_length: an element has length " + std::to_string(length) +
+                       ", beyond the last boundary " + std::to_string(buckets_.boundaries.back()) +
+                       ", and pad_to_bucket_boundary has no boundary to pad it to; add a larger boundary or "
+                       "filter() long elements out");
+    }
+    return b;
+  }
+
+  // With pad_to_bucket_boundary, every rank-1+ value's first dimension pads to boundary - 1.
+  detail::PadSpec pad_spec(std::size_t bucket, const Element& example) const {
+    detail::PadSpec spec{buckets_.options.pad_to_multiple_of, {}, buckets_.options.padding_values};
+    if (!buckets_.options.pad_to_bucket_boundary) return spec;
+    for (const auto& [key, value] : example.values()) {
+      const std::size_t rank = spec_of(value).shape.size();
+      if (rank == 0) continue;
+      std::vector<std::int64_t>& shape = spec.padded_shapes[key];
+      shape.assign(rank, -1);
+      shape[0] = buckets_.boundaries[bucket] - 1;
+    }
+    return spec;
+  }
+
+  std::function<std::int64_t(const Element&)> length_;
+  Buckets buckets_;
+  mutable PaddingStats stats_;
+};
+
+}  // namespace
+
+Dataset Dataset::bucket_by_sequence_length(std::function<std::int64_t(const Element&)> element_length,
+                                           std::vector<std::int64_t> bucket_boundaries,
+                                           std::vector<std::int64_t> bucket_batch_sizes, BucketOptions options) const {
+  if (!element_length) throw ValueError("bucket_by_sequence_length: element_length is empty");
+  if (bucket_batch_sizes.size() != bucket_boundaries.size() + 1) {
+    throw ValueError("bucket_by_sequence_length: " + std::to_string(bucket_boundaries.size()) +
+                     " boundaries make " + std::to_string(bucket_boundaries.size() + 1) +
+                     " buckets, but bucket_batch_sizes has " + std::to_string(bucket_batch_sizes.size()) +
+                     " entries; give one batch size per bucket");
+  }
+  if (!std::is_sorted(bucket_boundaries.begin(), bucket_boundaries.end()) ||
+      std::adjacent_find(bucket_boundaries.begin(), bucket_boundaries.end()) != bucket_boundaries.end()) {
+    throw ValueError("bucket_by_sequence_length: bucket_boundaries must be strictly increasing");
+  }
+  for (std::int64_t size : bucket_batch_sizes) {
+    if (size < 1) throw ValueError("bucket_by_sequence_length: every bucket batch size must be >= 1");
+  }
+  return Dataset(std::make_shared<BucketNode>(
+      node_, std::move(element_length), Buckets{std::move(bucket_boundaries), std::move(bucket_batch_sizes), options}));
+}
+
+}  // namespace kestrel::data

@@ -1,0 +1,49 @@
+// The nodes behind data::Dataset: each source or transform is one node that makes iterators.
+// Internal to framework/data; other libraries build sources with Dataset::from_generator.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framework/data/dataset.h"
+
+namespace kestrel::data::detail {
+
+class DatasetNode {
+ public:
+  virtual ~DatasetNode() = default;
+  /// A new pass over the node's elements.
+  virtual std::unique_ptr<Iterator> make_iterator() const = 0;
+  /// The transform's name, as in tf.data ("padded_batch"); errors and describe() use it.
+  virtual std::string name() const = 0;
+  virtual std::int64_t cardinality() const = 0;
+  /// By default, the spec of the first element of a fresh pass (as tf.data traces a function once).
+  virtual ElementSpec element_spec() const;
+  /// The node this one reads from, if any.
+  virtual const DatasetNode* input() const { return nullptr; }
+  virtual const PaddingStats* padding_stats() const { return nullptr; }
+  virtual std::int64_t ignored_errors() const { return 0; }
+};
+
+/// A node with one input.
+class UnaryNode : public DatasetNode {
+ public:
+  explicit UnaryNode(std::shared_ptr<const DatasetNode> input) : input_(std::move(input)) {}
+  const DatasetNode* input() const override { return input_.get(); }
+
+ protected:
+  std::shared_ptr<const DatasetNode> input_;
+};
+
+/// Counts passes, so each pass can draw fresh randomness that is still a function of the seed.
+class PassCounter {
+ public:
+  std::uint64_t next() const { return passes_.fetch_add(1); }
+
+ private:
+  mutable std::atomic<std::uint64_t> passes_{0};
+};
+
+}  // namespace kestrel::data::detail
