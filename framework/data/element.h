@@ -31,6 +31,8 @@ class Strings {
   explicit Strings(std::string value);
   /// A 1-D array of strings.
   explicit Strings(std::vector<std::string> values);
+  /// A 1-D array of strings: Strings({"a", "b"}) (without this, two literals read as an iterator pair).
+  Strings(std::initializer_list<std::string> values) : Strings(std::vector<std::string>(values)) {}
   /// Values in row-major order for `shape`; throws ShapeError when the count does not match.
   Strings(std::vector<std::string> values, const Shape& shape);
 

@@ -58,8 +58,10 @@ class Layer {
   const std::string& class_name() const { return class_name_; }
   /// The name path below the outermost model ("transformer_encoder/dense"), used in weight names.
   std::string path() const;
-  /// "layer 'dense_1' (Dense): ", the start of every error message about this layer.
-  std::string error_prefix() const { return "layer '" + name_ + "' (" + class_name_ + "): "; }
+  /// "layer 'dense_1' (Dense): " ("model '...'" for models), the start of every error message about it.
+  std::string error_prefix() const {
+    return (is_model() ? "model '" : "layer '") + name_ + "' (" + class_name_ + "): ";
+  }
   /// True for models: as in Keras, a model's own name is not part of its weights' names.
   virtual bool is_model() const { return false; }
   bool built() const { return built_; }

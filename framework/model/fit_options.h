@@ -4,9 +4,11 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <variant>
 #include <vector>
 
 #include "framework/callbacks/callback.h"
+#include "framework/data/dataset.h"
 #include "framework/model/inputs.h"
 
 namespace kestrel {
@@ -17,22 +19,26 @@ struct ValidationData {
   Tensor sample_weight;
 };
 
+/// Validation arrays, or a dataset of batches (as fit's own dataset).
+using ValidationSource = std::variant<ValidationData, data::Dataset>;
+
 struct FitOptions {
   std::int64_t batch_size = 32;
   int epochs = 1;
   /// 0 silent; 1 progress bar (one line per epoch when stdout is not a terminal); 2 one line per epoch.
   int verbose = 1;
   std::vector<Handle<Callback>> callbacks;
-  /// Fraction of the data, taken from the end before shuffling, held out for validation.
+  /// Fraction of the data, taken from the end before shuffling, held out for validation (arrays only).
   double validation_split = 0.0;
-  std::optional<ValidationData> validation_data;
+  std::optional<ValidationSource> validation_data;
+  /// Shuffle arrays each epoch (a Dataset shuffles itself: Dataset::shuffle).
   bool shuffle = true;
   /// Weight per class index, multiplied into each sample's weight.
   std::map<std::int64_t, double> class_weight;
   /// Weight per sample ([n]).
   Tensor sample_weight;
   int initial_epoch = 0;
-  /// Batches per epoch; 0 means one pass over the data.
+  /// Batches per epoch; 0 means one pass over the data (required for a dataset that repeats forever).
   std::int64_t steps_per_epoch = 0;
   /// Batch size for validation; 0 means batch_size.
   std::int64_t validation_batch_size = 0;

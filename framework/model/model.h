@@ -16,6 +16,9 @@
 //                  .metrics = {"accuracy"}});
 //   History h = model.fit(x_train, y_train, {.batch_size = 64, .epochs = 5, .validation_split = 0.1});
 //   Logs test = model.evaluate(x_test, y_test);    // {"loss": ..., "accuracy": ...}
+//
+//   auto train = data::Dataset::from_tensor_slices({{"x", x_train}, {"labels", y_train}}).shuffle(60000, 1).batch(64);
+//   model.fit(train, {.epochs = 5, .validation_data = val});   // batches from a Dataset
 #pragma once
 
 #include <iosfwd>
@@ -23,12 +26,17 @@
 #include <string>
 #include <vector>
 
+#include "framework/data/dataset.h"
 #include "framework/layers/layer.h"
 #include "framework/model/compile_options.h"
 #include "framework/model/fit_options.h"
 #include "framework/model/inputs.h"
 
 namespace kestrel {
+
+namespace detail {
+class BatchSource;
+}
 
 struct LoadWeightsOptions {
   /// Match Keras 2 layers by name instead of by order; layers absent from the file are left alone.
@@ -61,6 +69,14 @@ class Model : public Layer {
   Logs evaluate(const Inputs& x, const Tensor& y, EvaluateOptions options = {});
   /// Outputs for every sample, batch by batch, concatenated.
   Tensor predict(const Inputs& x, PredictOptions options = {});
+
+  /// Trains on a dataset of batches: "labels" (or "label", "y") are the targets, "sample_weight"
+  /// the weights, the other keys the inputs ("x" alone is a single tensor). batch_size, shuffle,
+  /// validation_split, sample_weight and class_weight do not apply: the dataset decides those.
+  History fit(const data::Dataset& dataset, FitOptions options = {});
+  Logs evaluate(const data::Dataset& dataset, EvaluateOptions options = {});
+  /// Outputs for every batch of the dataset (labels, if any, are ignored), concatenated.
+  Tensor predict(const data::Dataset& dataset, PredictOptions options = {});
   /// One optimizer step on one batch; returns the batch's loss and metrics.
   Logs train_on_batch(const Inputs& x, const Tensor& y, const Tensor& sample_weight = Tensor());
   /// Loss and metrics on one batch, without training.
@@ -98,6 +114,9 @@ class Model : public Layer {
 
  private:
   void require_compiled(const char* method) const;
+  History fit_batches(detail::BatchSource& train, detail::BatchSource* validation, const FitOptions& options);
+  Logs evaluate_batches(detail::BatchSource& data, std::vector<Handle<Callback>> callbacks, int verbose);
+  Tensor predict_batches(detail::BatchSource& data, const PredictOptions& options);
   void resolve_metrics(const std::vector<MetricArg>& plain, const std::vector<MetricArg>& weighted);
   void update_metrics(const Tensor& y, const Tensor& y_pred, const Tensor& sample_weight);
   Logs metric_logs() const;

@@ -7,6 +7,7 @@
 #include "framework/core/error.h"
 #include "framework/layers/training_step.h"
 #include "framework/model/array_batches.h"
+#include "framework/model/batch_source.h"
 #include "framework/model/callback_list.h"
 #include "framework/model/model.h"
 #include "framework/model/progress_bar.h"
@@ -104,67 +105,100 @@ Logs Model::test_step(const Inputs& x, const Tensor& y, const Tensor& sample_wei
 
 namespace {
 
-Logs run_evaluation(Model& model, detail::ArrayBatches& data, detail::CallbackList& callbacks, std::int64_t steps,
-                    const std::function<Logs(const detail::Batch&)>& test_step) {
-  callbacks.on_test_begin({});
-  Logs logs;
-  const std::int64_t batches = steps > 0 ? std::min(steps, data.num_batches()) : data.num_batches();
-  for (std::int64_t b = 0; b < batches; ++b) {
-    callbacks.on_test_batch_begin(b, {});
-    logs = test_step(data.batch(b));
-    callbacks.on_test_batch_end(b, logs);
+std::unique_ptr<detail::BatchSource> validation_source(const ValidationSource& data, std::int64_t batch_size) {
+  if (const auto* arrays = std::get_if<ValidationData>(&data)) {
+    return detail::array_source(detail::ArrayBatches(arrays->x, arrays->y, arrays->sample_weight, batch_size));
   }
-  callbacks.on_test_end(logs);
-  return logs;
+  return detail::dataset_source(std::get<data::Dataset>(data), 0, "fit (validation_data)");
+}
+
+// Dataset batches carry their own shuffling, weighting and batching; these options would be ignored.
+void reject_array_options(const FitOptions& options) {
+  const char* option = options.validation_split > 0.0  ? "validation_split"
+                       : options.sample_weight.defined() ? "sample_weight"
+                       : !options.class_weight.empty()   ? "class_weight"
+                                                         : nullptr;
+  if (option != nullptr) {
+    throw ValueError(std::string("fit: ") + option +
+                     " applies to arrays, not to a Dataset; put it in the dataset (a \"sample_weight\" key, "
+                     "take/skip for a validation split)");
+  }
 }
 
 }  // namespace
 
 History Model::fit(const Inputs& x, const Tensor& y, FitOptions options) {
   require_compiled("fit");
+  detail::ArrayBatches batches(x, y, combined_sample_weight(y, options.sample_weight, options.class_weight),
+                               options.batch_size);
+  const std::int64_t val_batch = options.validation_batch_size > 0 ? options.validation_batch_size : options.batch_size;
+  std::unique_ptr<detail::BatchSource> validation;
+  if (options.validation_data) {
+    validation = validation_source(*options.validation_data, val_batch);
+  } else if (options.validation_split > 0.0) {
+    validation = detail::array_source(batches.split_tail(options.validation_split));
+  }
+  // One key per fit, drawn from the global stream: the same seed and program give the same orders.
+  std::optional<random::Key> shuffle_key;
+  if (options.shuffle) shuffle_key = random::next_global_key();
+  auto train = detail::array_source(std::move(batches), shuffle_key);
+  return fit_batches(*train, validation.get(), options);
+}
+
+History Model::fit(const data::Dataset& dataset, FitOptions options) {
+  require_compiled("fit");
+  reject_array_options(options);
+  auto train = detail::dataset_source(dataset, options.steps_per_epoch, "fit");
+  std::unique_ptr<detail::BatchSource> validation;
+  if (options.validation_data) {
+    const std::int64_t val_batch =
+        options.validation_batch_size > 0 ? options.validation_batch_size : options.batch_size;
+    validation = validation_source(*options.validation_data, val_batch);
+  }
+  return fit_batches(*train, validation.get(), options);
+}
+
+History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* validation, const FitOptions& options) {
   if (options.epochs < 0 || options.initial_epoch < 0) {
     throw ValueError("fit: epochs and initial_epoch must be >= 0");
   }
-  detail::ArrayBatches train(x, y, combined_sample_weight(y, options.sample_weight, options.class_weight),
-                             options.batch_size);
-  const std::int64_t val_batch = options.validation_batch_size > 0 ? options.validation_batch_size : options.batch_size;
-  std::optional<detail::ArrayBatches> validation;
-  if (options.validation_data) {
-    const ValidationData& v = *options.validation_data;
-    validation.emplace(v.x, v.y, v.sample_weight, val_batch);
-  } else if (options.validation_split > 0.0) {
-    validation.emplace(train.split_tail(options.validation_split));
-  }
-
   const std::int64_t steps_per_epoch =
-      options.steps_per_epoch > 0 ? std::min(options.steps_per_epoch, train.num_batches()) : train.num_batches();
+      options.steps_per_epoch > 0 && train.steps() >= 0 ? std::min(options.steps_per_epoch, train.steps())
+                                                        : train.steps();
   detail::CallbackList callbacks(
-      with_progress_bar(options.callbacks, options.verbose, options.epochs, steps_per_epoch), this);
+      with_progress_bar(options.callbacks, options.verbose, options.epochs, std::max<std::int64_t>(steps_per_epoch, 0)),
+      this);
   History history;
   stop_training = false;
-  // One key per fit, drawn from the global stream: the same seed and program give the same orders.
-  const random::Key shuffle_key = random::next_global_key();
-  auto test = [this](const detail::Batch& b) { return test_step(b.x, b.y, b.sample_weight); };
 
   callbacks.on_train_begin({});
   Logs logs;
   for (int epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
     reset_metrics();
     callbacks.on_epoch_begin(epoch, {});
-    if (options.shuffle) train.shuffle(shuffle_key.fold_in(static_cast<std::uint64_t>(epoch)));
-    for (std::int64_t b = 0; b < steps_per_epoch; ++b) {
+    train.start_epoch(epoch);
+    for (std::int64_t b = 0; steps_per_epoch < 0 || b < steps_per_epoch; ++b) {
+      std::optional<detail::Batch> batch = train.next();
+      if (!batch) break;
       callbacks.on_train_batch_begin(b, {});
-      detail::Batch batch = train.batch(b);
-      logs = train_step(batch.x, batch.y, batch.sample_weight);
+      logs = train_step(batch->x, batch->y, batch->sample_weight);
       callbacks.on_train_batch_end(b, logs);
       if (stop_training) break;
     }
+    train.end_epoch("fit");
     Logs epoch_logs = logs;
-    if (validation) {
+    if (validation != nullptr) {
       reset_metrics();
-      for (const auto& [key, value] : run_evaluation(*this, *validation, callbacks, 0, test)) {
-        epoch_logs["val_" + key] = value;
+      validation->start_epoch(epoch);
+      callbacks.on_test_begin({});
+      Logs val_logs;
+      for (std::int64_t b = 0; std::optional<detail::Batch> batch = validation->next(); ++b) {
+        callbacks.on_test_batch_begin(b, {});
+        val_logs = test_step(batch->x, batch->y, batch->sample_weight);
+        callbacks.on_test_batch_end(b, val_logs);
       }
+      callbacks.on_test_end(val_logs);
+      for (const auto& [key, value] : val_logs) epoch_logs["val_" + key] = value;
     }
     callbacks.on_epoch_end(epoch, epoch_logs);
     history.epoch.push_back(epoch);
@@ -177,27 +211,61 @@ History Model::fit(const Inputs& x, const Tensor& y, FitOptions options) {
 
 Logs Model::evaluate(const Inputs& x, const Tensor& y, EvaluateOptions options) {
   require_compiled("evaluate");
-  detail::ArrayBatches data(x, y, options.sample_weight, options.batch_size);
-  const std::int64_t steps = options.steps > 0 ? std::min(options.steps, data.num_batches()) : data.num_batches();
-  detail::CallbackList callbacks(with_progress_bar(options.callbacks, options.verbose, 1, steps), this);
+  auto data = detail::array_source(detail::ArrayBatches(x, y, options.sample_weight, options.batch_size),
+                                   std::nullopt, options.steps);
+  return evaluate_batches(*data, options.callbacks, options.verbose);
+}
+
+Logs Model::evaluate(const data::Dataset& dataset, EvaluateOptions options) {
+  require_compiled("evaluate");
+  if (options.sample_weight.defined()) {
+    throw ValueError("evaluate: sample_weight applies to arrays; put a \"sample_weight\" key in the dataset");
+  }
+  auto data = detail::dataset_source(dataset, options.steps, "evaluate");
+  return evaluate_batches(*data, options.callbacks, options.verbose);
+}
+
+Logs Model::evaluate_batches(detail::BatchSource& data, std::vector<Handle<Callback>> user_callbacks, int verbose) {
+  detail::CallbackList callbacks(
+      with_progress_bar(user_callbacks, verbose, 1, std::max<std::int64_t>(data.steps(), 0)), this);
   reset_metrics();
-  return run_evaluation(*this, data, callbacks, options.steps,
-                        [this](const detail::Batch& b) { return test_step(b.x, b.y, b.sample_weight); });
+  data.start_epoch(0);
+  callbacks.on_test_begin({});
+  Logs logs;
+  for (std::int64_t b = 0; std::optional<detail::Batch> batch = data.next(); ++b) {
+    callbacks.on_test_batch_begin(b, {});
+    logs = test_step(batch->x, batch->y, batch->sample_weight);
+    callbacks.on_test_batch_end(b, logs);
+  }
+  data.end_epoch("evaluate");
+  callbacks.on_test_end(logs);
+  return logs;
 }
 
 Tensor Model::predict(const Inputs& x, PredictOptions options) {
-  detail::ArrayBatches data(x, Tensor(), Tensor(), options.batch_size);
-  const std::int64_t batches =
-      options.steps > 0 ? std::min(options.steps, data.num_batches()) : data.num_batches();
-  detail::CallbackList callbacks(with_progress_bar(options.callbacks, options.verbose, 1, batches), this);
+  auto data = detail::array_source(detail::ArrayBatches(x, Tensor(), Tensor(), options.batch_size),
+                                   std::nullopt, options.steps);
+  return predict_batches(*data, options);
+}
+
+Tensor Model::predict(const data::Dataset& dataset, PredictOptions options) {
+  auto data = detail::dataset_source(dataset, options.steps, "predict");
+  return predict_batches(*data, options);
+}
+
+Tensor Model::predict_batches(detail::BatchSource& data, const PredictOptions& options) {
+  detail::CallbackList callbacks(
+      with_progress_bar(options.callbacks, options.verbose, 1, std::max<std::int64_t>(data.steps(), 0)), this);
   autodiff::NoGradScope no_grad;
+  data.start_epoch(0);
   callbacks.on_predict_begin({});
   std::vector<Tensor> outputs;
-  for (std::int64_t b = 0; b < batches; ++b) {
+  for (std::int64_t b = 0; std::optional<detail::Batch> batch = data.next(); ++b) {
     callbacks.on_predict_batch_begin(b, {});
-    outputs.push_back((*this)(data.batch(b).x, /*training=*/false));
+    outputs.push_back((*this)(batch->x, /*training=*/false));
     callbacks.on_predict_batch_end(b, {});
   }
+  data.end_epoch("predict");
   callbacks.on_predict_end({});
   if (outputs.empty()) throw ValueError("predict: the inputs hold no samples");
   return outputs.size() == 1 ? outputs.front() : ops::concat(outputs, 0);

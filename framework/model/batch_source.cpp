@@ -1,0 +1,122 @@
+#include "framework/model/batch_source.h"
+
+#include <algorithm>
+#include <array>
+
+#include "framework/core/error.h"
+#include "framework/logging/logging.h"
+
+namespace kestrel::detail {
+namespace {
+
+class ArraySource final : public BatchSource {
+ public:
+  ArraySource(ArrayBatches batches, std::optional<random::Key> shuffle_key, std::int64_t max_steps)
+      : batches_(std::move(batches)), shuffle_key_(shuffle_key),
+        steps_(max_steps > 0 ? std::min(max_steps, batches_.num_batches()) : batches_.num_batches()) {}
+  std::int64_t steps() const override { return steps_; }
+  void start_epoch(int epoch) override {
+    next_ = 0;
+    if (shuffle_key_) batches_.shuffle(shuffle_key_->fold_in(static_cast<std::uint64_t>(epoch)));
+  }
+  std::optional<Batch> next() override {
+    if (next_ >= steps_) return std::nullopt;
+    return batches_.batch(next_++);
+  }
+
+ private:
+  ArrayBatches batches_;
+  std::optional<random::Key> shuffle_key_;
+  std::int64_t steps_;
+  std::int64_t next_ = 0;
+};
+
+class DatasetSource final : public BatchSource {
+ public:
+  DatasetSource(data::Dataset dataset, std::int64_t steps, const char* method)
+      : dataset_(std::move(dataset)) {
+    const std::int64_t n = dataset_.cardinality();
+    infinite_ = n == data::kInfiniteCardinality;
+    if (infinite_ && steps <= 0) {
+      throw ValueError(std::string(method) + ": the dataset (" + dataset_.describe() +
+                       ") repeats forever; pass steps_per_epoch (or steps) so an epoch ends");
+    }
+    if (n == 0) throw ValueError(std::string(method) + ": the dataset (" + dataset_.describe() + ") is empty");
+    steps_ = steps > 0 ? (n >= 0 ? std::min(steps, n) : steps) : (n >= 0 ? n : -1);
+  }
+  std::int64_t steps() const override { return steps_; }
+  void start_epoch(int) override {
+    taken_ = 0;
+    // A finite dataset starts a new pass each epoch; an infinite one reads on where it stopped.
+    if (!infinite_ || !iterator_) iterator_ = dataset_.make_iterator();
+  }
+  std::optional<Batch> next() override {
+    if (steps_ >= 0 && taken_ >= steps_) return std::nullopt;
+    std::optional<data::Element> element = iterator_->next();
+    if (!element) return std::nullopt;
+    ++taken_;
+    return batch_from_element(*element);
+  }
+  void end_epoch(const char* method) override {
+    data::PaddingReport padding = dataset_.padding_stats();
+    if (padding.batches == 0) return;
+    logging::get("kestrel.data")->info("{}: {}", method, padding.to_string());
+  }
+
+ private:
+  data::Dataset dataset_;
+  bool infinite_ = false;
+  std::int64_t steps_ = -1;
+  std::int64_t taken_ = 0;
+  std::unique_ptr<data::Iterator> iterator_;
+};
+
+const Tensor& tensor_for_model(const data::Element& element, const std::string& key) {
+  if (std::holds_alternative<data::Strings>(element.at(key))) {
+    throw TypeError("the batch holds strings under '" + key +
+                    "'; a model takes tensors, so tokenize the text in a map() before batching");
+  }
+  return element.tensor(key);
+}
+
+}  // namespace
+
+std::unique_ptr<BatchSource> array_source(ArrayBatches batches, std::optional<random::Key> shuffle_key,
+                                          std::int64_t max_steps) {
+  return std::make_unique<ArraySource>(std::move(batches), shuffle_key, max_steps);
+}
+
+std::unique_ptr<BatchSource> dataset_source(const data::Dataset& dataset, std::int64_t steps, const char* method) {
+  return std::make_unique<DatasetSource>(dataset, steps, method);
+}
+
+Batch batch_from_element(const data::Element& element) {
+  Batch batch;
+  std::map<std::string, Tensor> inputs;
+  static constexpr std::array<const char*, 3> kLabelKeys = {"labels", "label", "y"};
+  for (const auto& [key, value] : element.values()) {
+    const bool is_label = std::find(kLabelKeys.begin(), kLabelKeys.end(), key) != kLabelKeys.end();
+    if (is_label) {
+      if (batch.y.defined()) {
+        throw ValueError("the batch has more than one label key (" + element.keys_string() +
+                         "); keep one of labels, label, y");
+      }
+      batch.y = tensor_for_model(element, key);
+    } else if (key == "sample_weight") {
+      batch.sample_weight = tensor_for_model(element, key);
+    } else {
+      inputs[key] = tensor_for_model(element, key);
+    }
+  }
+  if (inputs.empty()) {
+    throw ValueError("the batch " + element.keys_string() + " has no inputs besides labels and sample weights");
+  }
+  if (inputs.size() == 1 && inputs.count("x") != 0) {
+    batch.x = Inputs(inputs.at("x"));
+  } else {
+    batch.x = Inputs(std::move(inputs));
+  }
+  return batch;
+}
+
+}  // namespace kestrel::detail

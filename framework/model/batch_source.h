@@ -1,0 +1,45 @@
+// BatchSource: what the training loops read batches from — in-memory arrays or a data::Dataset
+// (internal to fit / evaluate / predict).
+//
+//   auto source = detail::dataset_source(train, "fit");
+//   source->start_epoch(0);
+//   while (std::optional<detail::Batch> b = source->next()) { ... }
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "framework/core/random.h"
+#include "framework/data/dataset.h"
+#include "framework/model/array_batches.h"
+
+namespace kestrel::detail {
+
+class BatchSource {
+ public:
+  virtual ~BatchSource() = default;
+  /// Batches in one epoch, or -1 when only iterating can tell.
+  virtual std::int64_t steps() const = 0;
+  /// Begins an epoch: a new order for arrays, a new pass for a finite dataset.
+  virtual void start_epoch(int epoch) = 0;
+  /// The next batch of the epoch, or nullopt at its end.
+  virtual std::optional<Batch> next() = 0;
+  /// Called after each epoch, e.g. to log what padding cost.
+  virtual void end_epoch(const char* method) {}
+};
+
+/// Arrays, reshuffled each epoch by shuffle_key when given; at most max_steps batches (0: all).
+std::unique_ptr<BatchSource> array_source(ArrayBatches batches, std::optional<random::Key> shuffle_key = std::nullopt,
+                                          std::int64_t max_steps = 0);
+
+/// A dataset whose elements are whole batches. Keys "labels" (or "label", "y") are the targets,
+/// "sample_weight" the sample weights, and the rest the inputs: "x" alone is a single tensor,
+/// other keys are passed by name. An infinite dataset is read on across epochs, so it needs
+/// `steps` (steps_per_epoch); `method` names the caller in errors.
+std::unique_ptr<BatchSource> dataset_source(const data::Dataset& dataset, std::int64_t steps, const char* method);
+
+/// Splits a batch element by the key convention above.
+Batch batch_from_element(const data::Element& element);
+
+}  // namespace kestrel::detail
