@@ -5,9 +5,9 @@
 //   Tensor x = random::normal({4, 3}, random::Key(0));
 //   auto [loss, grads] = value_and_grad([](auto& a) { return ops::sum(ops::square(a[0])); }, {x});
 #pragma once
-
 #include "datasets/builtin/fashion_mnist.h"
 #include "datasets/io/idx.h"
+#include "datasets/tfrecord/tfrecord.h"
 #include "framework/autodiff/gradcheck.h"
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/autodiff/recording.h"
@@ -20,6 +20,7 @@
 #include "framework/core/tensor.h"
 #include "framework/core/thread_pool.h"
 #include "framework/core/variable.h"
+#include "framework/data/dataset.h"
 #include "framework/layers/layers.h"
 #include "framework/logging/logging.h"
 #include "framework/losses/losses.h"

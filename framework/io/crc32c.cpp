@@ -1,6 +1,11 @@
 #include "framework/io/crc32c.h"
 
 #include <array>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
 
 namespace kestrel::io {
 namespace {
@@ -28,9 +33,40 @@ constexpr Tables kTables = make_tables();
 
 static_assert(kTables[0][1] == 0xf26b8303u, "CRC-32C table");
 
+#if defined(__x86_64__)
+// SSE 4.2's crc32 instruction computes exactly this CRC (Castagnoli, reflected), 8 bytes per
+// instruction: several times the table's speed. Chosen at run time, so portable builds use it too.
+__attribute__((target("sse4.2"))) std::uint32_t crc32c_sse42(std::uint32_t crc, const unsigned char* p,
+                                                             std::size_t size) {
+  std::uint64_t c = ~crc;
+  while (size >= 8) {
+    std::uint64_t word;
+    std::memcpy(&word, p, 8);  // x86 is little-endian: the bytes in stream order
+    c = _mm_crc32_u64(c, word);
+    p += 8;
+    size -= 8;
+  }
+  auto c32 = static_cast<std::uint32_t>(c);
+  while (size > 0) {
+    c32 = _mm_crc32_u8(c32, *p++);
+    --size;
+  }
+  return ~c32;
+}
+
+const bool kHasSse42 = __builtin_cpu_supports("sse4.2");
+#endif
+
 }  // namespace
 
 std::uint32_t crc32c_extend(std::uint32_t crc, const void* data, std::size_t size) {
+#if defined(__x86_64__)
+  if (kHasSse42) return crc32c_sse42(crc, static_cast<const unsigned char*>(data), size);
+#endif
+  return detail::crc32c_extend_portable(crc, data, size);
+}
+
+std::uint32_t detail::crc32c_extend_portable(std::uint32_t crc, const void* data, std::size_t size) {
   const auto* p = static_cast<const unsigned char*>(data);
   std::uint32_t c = ~crc;
   while (size >= 8) {
