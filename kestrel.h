@@ -6,7 +6,11 @@
 //   auto [loss, grads] = value_and_grad([](auto& a) { return ops::sum(ops::square(a[0])); }, {x});
 #pragma once
 #include "datasets/builtin/fashion_mnist.h"
+#include "datasets/builtin/fortunes.h"
 #include "datasets/io/idx.h"
+#include "datasets/text/data_collator.h"
+#include "datasets/text/wordpiece_tokenizer.h"
+#include "datasets/text/wordpiece_trainer.h"
 #include "datasets/tfrecord/tfrecord.h"
 #include "framework/autodiff/gradcheck.h"
 #include "framework/autodiff/gradient_tape.h"

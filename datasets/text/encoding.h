@@ -1,7 +1,7 @@
 // Encoding: one tokenized sequence (or sentence pair), as a row of Hugging Face's BatchEncoding.
 //
 //   text::Encoding e = tokenizer.encode("Hello, world!");
-//   e.input_ids;        // {2, 7592, 1010, 2088, 999, 3}  ([CLS] hello , world ! [SEP])
+//   e.input_ids;        // {101, 7592, 1010, 2088, 999, 102}  ([CLS] hello , world ! [SEP] in BERT's vocab)
 //   e.attention_mask;   // {1, 1, 1, 1, 1, 1}
 //   data::Element row = e.to_element();   // int64 [L] tensors under the same names
 #pragma once

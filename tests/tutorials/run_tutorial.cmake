@@ -1,8 +1,9 @@
 # Runs one tutorial and checks that it succeeded and wrote its JSON with the expected keys.
-#   cmake -DPROGRAM=... -DJSON=... -DKEYS=test_loss,test_accuracy [-DDATA_DIR=...] -DARGS="..." -P run_tutorial.cmake
+#   cmake -DPROGRAM=... -DJSON=... -DKEYS=test_loss,test_accuracy [-DDATA_DIR=... -DPACKAGE=...] -DARGS="..."
+#         -P run_tutorial.cmake
 # With DATA_DIR set and missing, prints "SKIPPED: ..." (the test's SKIP_REGULAR_EXPRESSION) and stops.
 if(DEFINED DATA_DIR AND NOT EXISTS "${DATA_DIR}")
-  message("SKIPPED: ${DATA_DIR} is missing (bash .ci/setup installs dataset-fashion-mnist)")
+  message("SKIPPED: ${DATA_DIR} is missing (bash .ci/setup installs ${PACKAGE})")
   return()
 endif()
 file(REMOVE "${JSON}")

@@ -16,13 +16,13 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "kestrel.h"
+#include "tutorials/common/test_metrics.h"
+#include "tutorials/common/training_flags.h"
 
 namespace {
 
@@ -66,35 +66,25 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int epochs = 5;
   std::int64_t batch_size = 64;
   double learning_rate = 1e-3;
-  std::string output_dir = "runs/01_fashion_mnist";
-  std::string json_out;
   std::string data_dir = fashion_mnist::kDefaultDirectory;
   std::int64_t train_samples = 0;
   std::int64_t test_samples = 0;
-  std::uint64_t seed = 0;
-  int verbose = 1;
+  tutorials::TrainingFlags flags{.epochs = 5, .output_dir = "runs/01_fashion_mnist"};
   CLI::App cli("Kestrel tutorial 01: a Sequential MLP learns Fashion-MNIST; its weights are saved, reloaded into "
                "a fresh model and checked",
                "fashion_mnist");
-  cli.add_option("--epochs", epochs, "passes over the training data")->check(CLI::Range(1, 1000))->capture_default_str();
   cli.add_option("--batch-size", batch_size, "samples per training step")->check(CLI::Range(1, 60000))->capture_default_str();
   cli.add_option("--learning-rate", learning_rate, "Adam's learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  cli.add_option("--output-dir", output_dir, "where the weights, the CSV log and the TensorBoard logs go")
-      ->capture_default_str();
-  cli.add_option("--json-out", json_out, "write the final test metrics to this JSON file");
   cli.add_option("--data-dir", data_dir, "the folder of the four Fashion-MNIST IDX files")->capture_default_str();
   cli.add_option("--train-samples", train_samples, "train on the first N training samples (default: all)")
       ->check(CLI::NonNegativeNumber);
   cli.add_option("--test-samples", test_samples, "test on the first N test samples (default: all)")
       ->check(CLI::NonNegativeNumber);
-  cli.add_option("--seed", seed, "seeds the initial weights and the shuffling")->capture_default_str();
-  cli.add_option("--verbose", verbose, "0 quiet, 1 progress bar, 2 one line per epoch (Keras's fit verbose)")
-      ->check(CLI::Range(0, 2))
-      ->capture_default_str();
+  tutorials::add_training_flags(cli, flags);
   CLI11_PARSE(cli, argc, argv);
+  const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
 
   try {
     const auto start = std::chrono::steady_clock::now();
@@ -174,15 +164,7 @@ int main(int argc, char** argv) {
                                     : "DIFFERENT from the trained model's: saving or loading lost something");
 
     if (!json_out.empty()) {
-      // Keras's names with a test_ prefix: {"test_loss": ..., "test_accuracy": ...}.
-      nlohmann::ordered_json metrics;
-      for (const auto& [name, value] : test_logs) metrics["test_" + name] = value;
-      std::ofstream file(json_out);
-      file << metrics.dump(2) << "\n";
-      if (!file) {
-        std::fprintf(stderr, "fashion_mnist: cannot write %s\n", json_out.c_str());
-        return 1;
-      }
+      tutorials::write_test_metrics(json_out, test_logs);
       std::printf("       test metrics written to %s\n", json_out.c_str());
     }
     std::printf("\ndone in %.1f s; logs in %s (tensorboard --logdir %s/logs)\n", seconds_since(start),

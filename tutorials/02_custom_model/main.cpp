@@ -23,14 +23,14 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "kestrel.h"
+#include "tutorials/common/test_metrics.h"
+#include "tutorials/common/training_flags.h"
 
 namespace {
 
@@ -105,24 +105,17 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int epochs = 8;
   int patience = 2;
   std::int64_t batch_size = 64;
   double learning_rate = 2e-3;
   double dropout_rate = 0.3;
-  std::string output_dir = "runs/02_custom_model";
-  std::string json_out;
   std::string data_dir = fashion_mnist::kDefaultDirectory;
   std::int64_t train_samples = 0;
   std::int64_t test_samples = 0;
-  std::uint64_t seed = 0;
-  int verbose = 1;
+  tutorials::TrainingFlags flags{.epochs = 8, .output_dir = "runs/02_custom_model"};
   CLI::App cli("Kestrel tutorial 02: a subclassed Model (a small CNN) learns Fashion-MNIST under ModelCheckpoint, "
                "EarlyStopping, TensorBoard and CSVLogger",
                "custom_model");
-  cli.add_option("--epochs", epochs, "the most passes over the training data")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
   cli.add_option("--patience", patience, "EarlyStopping: epochs without a better val_accuracy before stopping")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
@@ -131,19 +124,14 @@ int main(int argc, char** argv) {
   cli.add_option("--dropout", dropout_rate, "the dropout rate before the last layer")
       ->check(CLI::Range(0.0, 0.95))
       ->capture_default_str();
-  cli.add_option("--output-dir", output_dir, "where the checkpoints, the CSV log and the TensorBoard logs go")
-      ->capture_default_str();
-  cli.add_option("--json-out", json_out, "write the final test metrics to this JSON file");
   cli.add_option("--data-dir", data_dir, "the folder of the four Fashion-MNIST IDX files")->capture_default_str();
   cli.add_option("--train-samples", train_samples, "train on the first N training samples (default: all)")
       ->check(CLI::NonNegativeNumber);
   cli.add_option("--test-samples", test_samples, "test on the first N test samples (default: all)")
       ->check(CLI::NonNegativeNumber);
-  cli.add_option("--seed", seed, "seeds the initial weights, the shuffling and the dropout masks")->capture_default_str();
-  cli.add_option("--verbose", verbose, "0 quiet, 1 progress bar, 2 one line per epoch (Keras's fit verbose)")
-      ->check(CLI::Range(0, 2))
-      ->capture_default_str();
+  tutorials::add_training_flags(cli, flags);
   CLI11_PARSE(cli, argc, argv);
+  const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
 
   try {
     const auto start = std::chrono::steady_clock::now();
@@ -220,14 +208,7 @@ int main(int argc, char** argv) {
                                     : "DIFFERENT from the restored model's: the checkpoint is not the best epoch");
 
     if (!json_out.empty()) {
-      nlohmann::ordered_json metrics;
-      for (const auto& [name, value] : test_logs) metrics["test_" + name] = value;
-      std::ofstream file(json_out);
-      file << metrics.dump(2) << "\n";
-      if (!file) {
-        std::fprintf(stderr, "custom_model: cannot write %s\n", json_out.c_str());
-        return 1;
-      }
+      tutorials::write_test_metrics(json_out, test_logs);
       std::printf("       test metrics written to %s\n", json_out.c_str());
     }
     std::printf("\ndone in %.1f s; checkpoint, training.csv and logs/ in %s\n", seconds_since(start),

@@ -1,0 +1,211 @@
+#include "datasets/text/vocab_files.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "datasets/text/utf8.h"
+#include "framework/core/error.h"
+
+namespace kestrel::text {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string read_file(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw IOError("[WordPieceTokenizer] cannot open " + std::string(what) + " '" + path + "': " + std::strerror(errno));
+  }
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (in.bad()) throw IOError("[WordPieceTokenizer] cannot read " + std::string(what) + " '" + path + "'");
+  return std::move(content).str();
+}
+
+[[noreturn]] void invalid_json(const std::string& path, const std::string& why) {
+  throw ValueError("[WordPieceTokenizer] tokenizer.json '" + path + "': " + why);
+}
+
+void read_normalizer(const Json& normalizer, const std::string& path, TokenizerOptions& options) {
+  if (normalizer.is_null()) {
+    // No normalizer: the text reaches the pre-tokenizer as it is.
+    options.clean_text = false;
+    options.tokenize_chinese_chars = false;
+    options.do_lower_case = false;
+    options.strip_accents = false;
+    return;
+  }
+  const std::string type = normalizer.value("type", "");
+  if (type != "BertNormalizer") {
+    invalid_json(path, "the normalizer is '" + type +
+                           "'; Kestrel's WordPieceTokenizer implements BertNormalizer only (BERT's normalization)");
+  }
+  options.clean_text = normalizer.value("clean_text", true);
+  options.tokenize_chinese_chars = normalizer.value("handle_chinese_chars", true);
+  options.do_lower_case = normalizer.value("lowercase", true);
+  const Json& strip = normalizer.contains("strip_accents") ? normalizer.at("strip_accents") : Json();
+  if (strip.is_null()) {
+    options.strip_accents.reset();
+  } else {
+    options.strip_accents = strip.get<bool>();
+  }
+}
+
+void read_pre_tokenizer(const Json& pre_tokenizer, const std::string& path) {
+  const std::string type = pre_tokenizer.is_object() ? pre_tokenizer.value("type", "") : "null";
+  if (type != "BertPreTokenizer") {
+    invalid_json(path, "the pre_tokenizer is '" + type +
+                           "'; Kestrel's WordPieceTokenizer implements BertPreTokenizer only (whitespace and "
+                           "punctuation split)");
+  }
+}
+
+// [CLS] and [SEP] come from the post-processor that adds them, in either of its two forms.
+void read_post_processor(const Json& post, TokenizerOptions& options) {
+  if (!post.is_object()) return;
+  const std::string type = post.value("type", "");
+  if (type == "BertProcessing") {
+    if (post.contains("cls")) options.cls_token = post.at("cls").at(0).get<std::string>();
+    if (post.contains("sep")) options.sep_token = post.at("sep").at(0).get<std::string>();
+  } else if (type == "TemplateProcessing" && post.contains("single")) {
+    bool seen_sequence = false;
+    for (const Json& piece : post.at("single")) {
+      if (piece.contains("Sequence")) {
+        seen_sequence = true;
+      } else if (piece.contains("SpecialToken")) {
+        const std::string id = piece.at("SpecialToken").at("id").get<std::string>();
+        (seen_sequence ? options.sep_token : options.cls_token) = id;
+      }
+    }
+  }
+}
+
+// Special added tokens other than the five BERT names become additional special tokens, so the
+// text never splits them either.
+void read_added_special_tokens(const Json& root, TokenizerOptions& options) {
+  if (!root.contains("added_tokens") || !root.at("added_tokens").is_array()) return;
+  for (const Json& added : root.at("added_tokens")) {
+    if (!added.value("special", false)) continue;
+    const std::string content = added.at("content").get<std::string>();
+    const bool named = content == options.unk_token || content == options.sep_token || content == options.pad_token ||
+                       content == options.cls_token || content == options.mask_token;
+    if (!named) options.additional_special_tokens.push_back(content);
+  }
+}
+
+std::vector<std::string> read_vocab(const Json& root, const std::string& path) {
+  const Json& vocab = root.at("model").at("vocab");
+  if (!vocab.is_object()) invalid_json(path, "model.vocab is not a map from token to id");
+  std::vector<std::string> tokens(vocab.size());
+  std::vector<bool> seen(vocab.size());
+  auto place = [&](const std::string& token, std::int64_t id, const char* where) {
+    if (id < 0) invalid_json(path, std::string(where) + " gives '" + token + "' the negative id " + std::to_string(id));
+    const auto i = static_cast<std::size_t>(id);
+    if (i >= tokens.size()) {
+      tokens.resize(i + 1);
+      seen.resize(i + 1);
+    }
+    if (seen[i] && tokens[i] != token) {
+      invalid_json(path, std::string(where) + " gives id " + std::to_string(id) + " to both '" + tokens[i] + "' and '" +
+                             token + "'");
+    }
+    tokens[i] = token;
+    seen[i] = true;
+  };
+  for (const auto& [token, id] : vocab.items()) place(token, id.get<std::int64_t>(), "model.vocab");
+  if (root.contains("added_tokens") && root.at("added_tokens").is_array()) {
+    for (const Json& added : root.at("added_tokens")) {
+      place(added.at("content").get<std::string>(), added.at("id").get<std::int64_t>(), "added_tokens");
+    }
+  }
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    if (!seen[i]) invalid_json(path, "no token has id " + std::to_string(i) + "; ids must run from 0 without gaps");
+  }
+  return tokens;
+}
+
+}  // namespace
+
+std::vector<std::string> read_vocab_file(const std::string& path) {
+  const std::string content = read_file(path, "vocab file");
+  if (const std::size_t bad = utf8::find_invalid(content); bad != std::string::npos) {
+    const auto line = 1 + std::count(content.begin(), content.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+    throw IOError("[WordPieceTokenizer] vocab file '" + path + "': invalid UTF-8 at byte offset " +
+                  std::to_string(bad) + " (line " + std::to_string(line) + "); save the file as UTF-8");
+  }
+  std::vector<std::string> tokens;
+  std::size_t start = 0;
+  std::size_t i = 0;
+  while (i < content.size()) {
+    const char c = content[i];
+    if (c != '\n' && c != '\r') {
+      ++i;
+      continue;
+    }
+    tokens.push_back(content.substr(start, i - start));
+    i += (c == '\r' && i + 1 < content.size() && content[i + 1] == '\n') ? 2 : 1;
+    start = i;
+  }
+  if (start < content.size()) tokens.push_back(content.substr(start));
+  return tokens;
+}
+
+void write_vocab_file(const std::string& path, const std::vector<std::string>& vocab) {
+  for (std::size_t id = 0; id < vocab.size(); ++id) {
+    if (vocab[id].find_first_of("\r\n") != std::string::npos) {
+      throw ValueError("[WordPieceTokenizer] token " + std::to_string(id) +
+                       " holds a line break, which vocab.txt cannot store; save a tokenizer without it");
+    }
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw IOError("[WordPieceTokenizer] cannot write vocab file '" + path + "': " + std::strerror(errno));
+  for (const std::string& token : vocab) out << token << '\n';
+  out.flush();
+  if (!out) throw IOError("[WordPieceTokenizer] cannot write vocab file '" + path + "': " + std::strerror(errno));
+}
+
+TokenizerJson read_tokenizer_json(const std::string& path) {
+  const std::string content = read_file(path, "tokenizer.json");
+  Json root;
+  try {
+    root = Json::parse(content);
+  } catch (const Json::parse_error& e) {
+    invalid_json(path, std::string("not valid JSON (") + e.what() + ")");
+  }
+  if (!root.is_object() || !root.contains("model") || !root.at("model").is_object()) {
+    invalid_json(path, "no \"model\" object; is this a Hugging Face tokenizer.json?");
+  }
+  TokenizerJson result;
+  try {
+    const Json& model = root.at("model");
+    const std::string type = model.value("type", "");
+    if (type != "WordPiece") {
+      invalid_json(path, "the model is '" + type + "'; Kestrel's WordPieceTokenizer reads WordPiece models only");
+    }
+    result.vocab = read_vocab(root, path);
+    read_normalizer(root.contains("normalizer") ? root.at("normalizer") : Json(), path, result.options);
+    read_pre_tokenizer(root.contains("pre_tokenizer") ? root.at("pre_tokenizer") : Json(), path);
+    read_post_processor(root.contains("post_processor") ? root.at("post_processor") : Json(), result.options);
+    result.options.unk_token = model.value("unk_token", result.options.unk_token);
+    result.options.max_input_chars_per_word =
+        model.value("max_input_chars_per_word", result.options.max_input_chars_per_word);
+    result.continuing_subword_prefix = model.value("continuing_subword_prefix", result.continuing_subword_prefix);
+    if (root.contains("padding") && root.at("padding").is_object()) {
+      result.options.pad_token = root.at("padding").value("pad_token", result.options.pad_token);
+    }
+    if (root.contains("truncation") && root.at("truncation").is_object()) {
+      result.options.model_max_length = root.at("truncation").value("max_length", result.options.model_max_length);
+    }
+    read_added_special_tokens(root, result.options);  // after every special token name is known
+  } catch (const Json::exception& e) {
+    invalid_json(path, std::string("unexpected content (") + e.what() + ")");
+  }
+  return result;
+}
+
+}  // namespace kestrel::text

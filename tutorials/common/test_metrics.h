@@ -1,0 +1,14 @@
+// What every tutorial's --json-out writes: the final test metrics under Keras's names with a
+// "test_" prefix, {"test_loss": 0.31, "test_accuracy": 0.89}, for scripts and the smoke tests.
+#pragma once
+
+#include <string>
+
+#include "framework/callbacks/callback.h"
+
+namespace kestrel::tutorials {
+
+/// Writes logs as {"test_<name>": value, ...} to path; throws IOError naming the file on failure.
+void write_test_metrics(const std::string& path, const Logs& logs);
+
+}  // namespace kestrel::tutorials

@@ -1,0 +1,29 @@
+// The flags every training tutorial takes: --epochs, --output-dir, --json-out, --seed, --verbose.
+//
+//   tutorials::TrainingFlags flags{.epochs = 5, .output_dir = "runs/01_fashion_mnist"};
+//   tutorials::add_training_flags(cli, flags);   // the values given are the defaults --help shows
+//   CLI11_PARSE(cli, argc, argv);
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace kestrel::tutorials {
+
+struct TrainingFlags {
+  int epochs = 1;
+  /// Checkpoints, the CSV log and TensorBoard logs go here.
+  std::string output_dir;
+  /// Empty: no JSON.
+  std::string json_out;
+  std::uint64_t seed = 0;
+  /// Keras's fit verbosity: 0 quiet, 1 progress bar, 2 one line per epoch.
+  int verbose = 1;
+};
+
+/// Registers the flags on cli, bound to flags' fields.
+void add_training_flags(CLI::App& cli, TrainingFlags& flags);
+
+}  // namespace kestrel::tutorials
