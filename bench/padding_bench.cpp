@@ -4,9 +4,8 @@
 //
 //   ./build/bench/padding_bench --repeats 3 --warmup 1 --json-out padding.json
 //   ./build/bench/padding_bench --max-per-language 100 --repeats 1 --warmup 0     # quick
-#include <chrono>
 #include <cstdio>
-#include <iostream>
+#include <string>
 
 #include "bench/harness.h"
 #include "datasets/builtin/fortunes.h"
@@ -59,6 +58,13 @@ int main(int argc, char** argv) {
                                             {"distinct_shapes", static_cast<double>(r.distinct_shapes)},
                                             {"efficiency", r.efficiency()}};
                     });
+
+    char summary[128];
+    const data::PaddingReport report = ds.padding_stats();
+    std::snprintf(summary, sizeof summary, "pad_to_multiple_of=%lld: %lld distinct batch shapes, padding efficiency %.1f%%",
+                  static_cast<long long>(multiple), static_cast<long long>(report.distinct_shapes),
+                  100.0 * report.efficiency());
+    harness.note(summary);
 
     models::BertClassifier model({.vocab_size = tokenizer.vocab_size(),
                                   .num_classes = static_cast<std::int64_t>(data.languages.size())});

@@ -159,8 +159,7 @@ data::Element DataCollatorWithPadding::operator()(const std::vector<data::Elemen
 DataCollatorForLanguageModeling::DataCollatorForLanguageModeling(const WordPieceTokenizer& tokenizer,
                                                                  DataCollatorForLanguageModelingOptions options)
     : tokenizer_(std::make_shared<const WordPieceTokenizer>(tokenizer)),
-      options_(options),
-      calls_(std::make_shared<std::atomic<std::uint64_t>>(0)) {
+      options_(options) {
   if (options_.mlm) {
     const std::string& mask = tokenizer.options().mask_token;
     const std::int64_t id = tokenizer.mask_token_id();
@@ -186,7 +185,7 @@ DataCollatorForLanguageModeling::DataCollatorForLanguageModeling(const WordPiece
 
 data::Element DataCollatorForLanguageModeling::operator()(const std::vector<data::Element>& features) const {
   const std::string who = "DataCollatorForLanguageModeling";
-  const std::uint64_t call = calls_->fetch_add(1);
+  const std::uint64_t call = calls_.take();
   EncodeOptions pad_options;
   pad_options.padding = Padding::longest;
   pad_options.pad_to_multiple_of = options_.pad_to_multiple_of;

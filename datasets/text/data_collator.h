@@ -69,8 +69,10 @@ struct DataCollatorForLanguageModelingOptions {
   /// The share of selected tokens replaced by a random token (the rest stay unchanged).
   double random_replace_prob = 0.1;
   std::int64_t pad_to_multiple_of = 0;
-  /// Batch k (the k-th call on this collator or any copy of it) draws its masks from
-  /// random::Key(seed).fold_in(k): each batch gets fresh masks, and a run is reproducible.
+  /// Batch k (the k-th call on this object) draws its masks from random::Key(seed).fold_in(k):
+  /// each batch gets fresh masks, and a run is reproducible. A copy (the one each pipeline's
+  /// collate() keeps) counts on from the count at copying, on its own, so one pipeline's progress
+  /// never changes another's masks.
   std::uint64_t seed = 0;
 };
 
@@ -86,14 +88,30 @@ class DataCollatorForLanguageModeling {
   /// special (else the tokenizer's special ids do), and is removed from the batch.
   data::Element operator()(const std::vector<data::Element>& features) const;
 
-  /// Number of batches collated so far by this collator and its copies.
-  std::uint64_t calls() const { return calls_->load(); }
+  /// Number of batches collated so far by this object (and, for a copy, by the original before it).
+  std::uint64_t calls() const { return calls_.load(); }
   const DataCollatorForLanguageModelingOptions& options() const { return options_; }
 
  private:
   std::shared_ptr<const WordPieceTokenizer> tokenizer_;
   DataCollatorForLanguageModelingOptions options_;
-  std::shared_ptr<std::atomic<std::uint64_t>> calls_;
+  // Copies by value: a shared count would let the order in which pipelines run (prefetch threads)
+  // decide which masks each batch gets.
+  class CallCounter {
+   public:
+    CallCounter() = default;
+    CallCounter(const CallCounter& other) : count_(other.count_.load()) {}
+    CallCounter& operator=(const CallCounter& other) {
+      count_ = other.count_.load();
+      return *this;
+    }
+    std::uint64_t take() const { return count_.fetch_add(1); }
+    std::uint64_t load() const { return count_.load(); }
+
+   private:
+    mutable std::atomic<std::uint64_t> count_{0};
+  };
+  CallCounter calls_;
 };
 
 }  // namespace kestrel::text

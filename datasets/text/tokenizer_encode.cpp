@@ -49,10 +49,13 @@ void warn_untruncated(Truncation strategy, std::int64_t max_length) {
   // Hugging Face logs this for every sequence; once per process is enough to be noticed.
   static std::atomic<bool> warned{false};
   if (warned.exchange(true)) return;
-  const char* name = strategy == Truncation::only_first ? "only_first" : "only_second";
+  const char* name = strategy == Truncation::only_first    ? "only_first"
+                     : strategy == Truncation::only_second ? "only_second"
+                                                           : "longest_first";
   logging::get("kestrel.data")
-      ->warn("WordPieceTokenizer: Truncation::{} cannot bring a sequence to max_length {} by cutting only that "
-             "sequence; it is left longer (use Truncation::longest_first)",
+      ->warn("WordPieceTokenizer: Truncation::{} cannot bring a sequence to max_length {}: the sequence it may cut "
+             "is too short, or max_length leaves no room beside the special tokens; the sequence is left longer "
+             "(raise max_length, or use Truncation::longest_first for pairs)",
              name, max_length);
 }
 

@@ -52,7 +52,7 @@ Dataset TFRecordDataset(std::vector<std::string> filenames, TFRecordOptions opti
   const io::RecordReaderOptions reader_options{.compression = compression, .buffer_size = options.buffer_size};
   ElementSpec spec{{"record", ValueSpec{.shape = {}, .dtype = DType::float32, .is_string = true}}};
   return Dataset::from_generator([files, reader_options] { return Generator(RecordGenerator(files, reader_options)); },
-                                 std::move(spec));
+                                 std::move(spec), kUnknownCardinality, "TFRecordDataset");
 }
 
 }  // namespace kestrel::data

@@ -41,7 +41,10 @@ std::string python_float_repr(double value) {
     return out;
   }
   out += digits.substr(0, 1);
-  if (digits.size() > 1) out += "." + digits.substr(1);
+  if (digits.size() > 1) {
+    out += '.';
+    out += digits.substr(1);
+  }
   out += exponent < 0 ? "e-" : "e+";
   const int magnitude = std::abs(exponent);
   if (magnitude < 10) out += '0';

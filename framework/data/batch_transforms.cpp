@@ -120,6 +120,18 @@ class CollateNode final : public detail::UnaryNode {
     return batched_cardinality(input_->cardinality(), batch_size_, options_.drop_remainder);
   }
   const PaddingStats* padding_stats() const override { return &stats_; }
+  // The collator's keys are only known by running it: on a copy of the function, so a collator
+  // that counts its calls (to draw fresh masks) is not advanced; every dimension varies.
+  ElementSpec element_spec() const override {
+    detail::ProbeScope probe;
+    std::function<Element(const std::vector<Element>&)> copy = collate_fn_;
+    GroupingIterator it(input_->make_iterator(), batch_size_, false, copy);
+    std::optional<Element> first = it.next();
+    if (!first) return {};
+    ElementSpec out = first->spec();
+    for (auto& entry : out) std::fill(entry.second.shape.begin(), entry.second.shape.end(), -1);
+    return out;
+  }
   std::unique_ptr<Iterator> make_iterator() const override {
     return std::make_unique<GroupingIterator>(
         input_->make_iterator(), batch_size_, options_.drop_remainder, [this](const std::vector<Element>& group) {
@@ -132,6 +144,7 @@ class CollateNode final : public detail::UnaryNode {
  private:
   // The attention mask marks real tokens (the Hugging Face convention), so it measures the padding.
   void record(const Element& batch) const {
+    if (detail::probing()) return;
     if (!batch.contains("attention_mask")) {
       stats_.record(detail::shape_signature(batch), 0, 0);
       return;

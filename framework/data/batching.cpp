@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "framework/core/error.h"
+#include "framework/data/dataset_node.h"
 
 namespace kestrel::data::detail {
 namespace {
@@ -132,10 +133,18 @@ Element stack_elements(const std::vector<Element>& elements, const std::string& 
 Element pad_and_stack(const std::vector<Element>& elements, const PadSpec& spec, const std::string& transform,
                       PaddingStats& stats) {
   check_compatible(elements, transform);
-  for (const auto& [key, shape] : spec.padded_shapes) {
+  auto check_key = [&](const std::string& key, const char* option) {
     if (!elements.front().contains(key)) {
-      throw ValueError(transform + ": padded_shapes names key '" + key + "', which the elements do not have; keys are " +
+      throw ValueError(transform + ": " + option + " names key '" + key + "', which the elements do not have; keys are " +
                        elements.front().keys_string());
+    }
+  };
+  for (const auto& entry : spec.padded_shapes) check_key(entry.first, "padded_shapes");
+  for (const auto& entry : spec.padding_values) {
+    check_key(entry.first, "padding_values");
+    if (std::holds_alternative<Strings>(elements.front().at(entry.first))) {
+      throw TypeError(transform + ": padding_values['" + entry.first +
+                      "'] is a number but the key holds strings, which pad with the empty string");
     }
   }
   Element out;
@@ -172,7 +181,7 @@ Element pad_and_stack(const std::vector<Element>& elements, const PadSpec& spec,
     auto value = spec.padding_values.find(key);
     out.set(key, stack_value(values_of(elements, key), target, value == spec.padding_values.end() ? 0.0 : value->second));
   }
-  stats.record(shape_signature(out), real, padded);
+  if (!probing()) stats.record(shape_signature(out), real, padded);
   return out;
 }
 

@@ -131,6 +131,16 @@ Dataset Dataset::bucket_by_sequence_length(std::function<std::int64_t(const Elem
   for (std::int64_t size : bucket_batch_sizes) {
     if (size < 1) throw ValueError("bucket_by_sequence_length: every bucket batch size must be >= 1");
   }
+  if (!bucket_boundaries.empty() && bucket_boundaries.front() < 1) {
+    throw ValueError("bucket_by_sequence_length: bucket boundaries must be >= 1 (a boundary is an exclusive upper length)");
+  }
+  if (options.pad_to_bucket_boundary && bucket_boundaries.empty()) {
+    throw ValueError("bucket_by_sequence_length: pad_to_bucket_boundary needs at least one boundary to pad to");
+  }
+  if (options.pad_to_multiple_of < 1) {
+    throw ValueError("bucket_by_sequence_length: pad_to_multiple_of must be >= 1, got " +
+                     std::to_string(options.pad_to_multiple_of));
+  }
   return Dataset(std::make_shared<BucketNode>(
       node_, std::move(element_length), Buckets{std::move(bucket_boundaries), std::move(bucket_batch_sizes), options}));
 }

@@ -7,8 +7,18 @@
 
 namespace kestrel::data {
 namespace detail {
+namespace {
+thread_local bool probing_now = false;
+}  // namespace
+
+bool probing() { return probing_now; }
+
+ProbeScope::ProbeScope() : previous_(probing_now) { probing_now = true; }
+
+ProbeScope::~ProbeScope() { probing_now = previous_; }
 
 ElementSpec DatasetNode::element_spec() const {
+  ProbeScope probe;
   std::optional<Element> first = make_iterator()->next();
   if (!first) return {};
   return first->spec();

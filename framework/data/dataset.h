@@ -88,9 +88,10 @@ class Dataset {
   // ---- sources
   /// Slices every value along its first dimension; all must agree on its size.
   static Dataset from_tensor_slices(const Element& values);
-  /// `make` is called at the start of every pass and returns that pass's generator.
+  /// `make` is called at the start of every pass and returns that pass's generator; `name` is
+  /// what describe() and errors call the source.
   static Dataset from_generator(std::function<Generator()> make, ElementSpec spec,
-                                std::int64_t cardinality = kUnknownCardinality);
+                                std::int64_t cardinality = kUnknownCardinality, std::string name = "from_generator");
   /// {"value": int64 scalar} for start, start + step, ... below stop (Python's range).
   static Dataset range(std::int64_t stop);
   static Dataset range(std::int64_t start, std::int64_t stop, std::int64_t step = 1);
@@ -163,8 +164,8 @@ class Dataset {
   RangeIterator begin() const { return RangeIterator(make_iterator()); }
   RangeIterator end() const { return {}; }
 
+  /// Wraps a pipeline node (how sources and transforms build datasets).
   explicit Dataset(std::shared_ptr<const detail::DatasetNode> node);
-  const std::shared_ptr<const detail::DatasetNode>& node() const { return node_; }
 
  private:
   std::shared_ptr<const detail::DatasetNode> node_;

@@ -19,7 +19,8 @@ class DatasetNode {
   /// The transform's name, as in tf.data ("padded_batch"); errors and describe() use it.
   virtual std::string name() const = 0;
   virtual std::int64_t cardinality() const = 0;
-  /// By default, the spec of the first element of a fresh pass (as tf.data traces a function once).
+  /// By default, the spec of the first element of a probing pass (as tf.data traces a function
+  /// once): dimensions are those of that element.
   virtual ElementSpec element_spec() const;
   /// The node this one reads from, if any.
   virtual const DatasetNode* input() const { return nullptr; }
@@ -37,10 +38,28 @@ class UnaryNode : public DatasetNode {
   std::shared_ptr<const DatasetNode> input_;
 };
 
+/// True on a thread that is running a pipeline only to learn its element_spec: such a probe must
+/// leave no trace (no pass counted, no padding recorded), or asking for the spec would change
+/// the next epoch's order and the statistics.
+bool probing();
+
+/// Marks the current thread as probing for its lifetime.
+class ProbeScope {
+ public:
+  ProbeScope();
+  ~ProbeScope();
+  ProbeScope(const ProbeScope&) = delete;
+  ProbeScope& operator=(const ProbeScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
 /// Counts passes, so each pass can draw fresh randomness that is still a function of the seed.
 class PassCounter {
  public:
-  std::uint64_t next() const { return passes_.fetch_add(1); }
+  /// The number of this pass; a probe gets the next pass's number without taking it.
+  std::uint64_t next() const { return probing() ? passes_.load() : passes_.fetch_add(1); }
 
  private:
   mutable std::atomic<std::uint64_t> passes_{0};

@@ -41,7 +41,10 @@ std::string to_string(const ElementSpec& spec) {
 }
 
 ValueSpec spec_of(const Value& value) {
-  if (const auto* t = std::get_if<Tensor>(&value)) return {t->shape().to_vector(), t->dtype(), false};
+  if (const auto* t = std::get_if<Tensor>(&value)) {
+    if (!t->defined()) throw ValueError("an element holds an undefined tensor, which has no spec");
+    return {t->shape().to_vector(), t->dtype(), false};
+  }
   const auto& s = std::get<Strings>(value);
   return {s.shape().to_vector(), DType::float32, true};
 }

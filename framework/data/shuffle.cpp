@@ -39,9 +39,7 @@ class ShuffleNode final : public detail::UnaryNode {
         buffer_.push_back(std::move(*e));
       }
       if (buffer_.empty()) return std::nullopt;
-      const float u = random::uniform_at(key_, draws_++);
-      auto pick = static_cast<std::size_t>(u * static_cast<float>(buffer_.size()));
-      if (pick >= buffer_.size()) pick = buffer_.size() - 1;  // u rounds up to 1 in float
+      const std::size_t pick = uniform_index(buffer_.size());
       Element out = std::move(buffer_[pick]);
       buffer_[pick] = std::move(buffer_.back());
       buffer_.pop_back();
@@ -49,6 +47,14 @@ class ShuffleNode final : public detail::UnaryNode {
     }
 
    private:
+    // A float draw has 24 bits, too few to reach every slot of a large buffer evenly: two draws
+    // make a 48-bit number, whose remainder is uniform to within size / 2^48.
+    std::size_t uniform_index(std::size_t size) {
+      const auto high = static_cast<std::uint64_t>(random::uniform_at(key_, draws_++) * 16777216.0f);
+      const auto low = static_cast<std::uint64_t>(random::uniform_at(key_, draws_++) * 16777216.0f);
+      return static_cast<std::size_t>(((high << 24) | low) % size);
+    }
+
     std::unique_ptr<Iterator> input_;
     std::size_t buffer_size_;
     random::Key key_;

@@ -1,5 +1,6 @@
 // Dataset sources: in-memory slices, generators, ranges and text files.
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "framework/core/error.h"
@@ -30,6 +31,10 @@ class TensorSlicesNode final : public detail::DatasetNode {
   explicit TensorSlicesNode(Element values) : values_(std::move(values)) {
     if (values_.values().empty()) throw ValueError("from_tensor_slices: the element has no values to slice");
     for (const auto& [key, value] : values_.values()) {
+      const auto* tensor = std::get_if<Tensor>(&value);
+      if (tensor != nullptr && !tensor->defined()) {
+        throw ValueError("from_tensor_slices: '" + key + "' is an undefined tensor; give it a value");
+      }
       ValueSpec spec = spec_of(value);
       if (spec.shape.empty()) {
         throw ShapeError("from_tensor_slices: '" + key + "' is a scalar (" + spec.to_string() +
@@ -76,9 +81,9 @@ class TensorSlicesNode final : public detail::DatasetNode {
 
 class GeneratorNode final : public detail::DatasetNode {
  public:
-  GeneratorNode(std::function<Generator()> make, ElementSpec spec, std::int64_t cardinality)
-      : make_(std::move(make)), spec_(std::move(spec)), cardinality_(cardinality) {}
-  std::string name() const override { return "from_generator"; }
+  GeneratorNode(std::function<Generator()> make, ElementSpec spec, std::int64_t cardinality, std::string name)
+      : make_(std::move(make)), spec_(std::move(spec)), cardinality_(cardinality), name_(std::move(name)) {}
+  std::string name() const override { return name_; }
   std::int64_t cardinality() const override { return cardinality_; }
   ElementSpec element_spec() const override { return spec_; }
   std::unique_ptr<Iterator> make_iterator() const override {
@@ -97,6 +102,7 @@ class GeneratorNode final : public detail::DatasetNode {
   std::function<Generator()> make_;
   ElementSpec spec_;
   std::int64_t cardinality_;
+  std::string name_;
 };
 
 class TextLineNode final : public detail::DatasetNode {
@@ -114,15 +120,20 @@ class TextLineNode final : public detail::DatasetNode {
         while (true) {
           if (!stream_.is_open()) {
             if (file_ >= files_.size()) return std::nullopt;
-            stream_.open(files_[file_]);
-            // Move on before throwing, so ignore_errors() can skip a missing file and go on.
-            if (!stream_.is_open()) {
-              throw IOError("TextLineDataset: cannot open '" + files_[file_++] + "'");
+            const std::string& path = files_[file_++];  // moves on first, so ignore_errors() can go on
+            std::error_code error;
+            if (!std::filesystem::is_regular_file(path, error)) {
+              throw IOError("TextLineDataset: '" + path + "' is " +
+                            (std::filesystem::exists(path, error) ? "not a regular file" : "missing"));
             }
+            stream_.open(path);
+            if (!stream_.is_open()) throw IOError("TextLineDataset: cannot open '" + path + "'");
+            current_ = path;
           }
           if (std::getline(stream_, line)) break;
+          const bool failed = stream_.bad();
           stream_.close();
-          ++file_;
+          if (failed) throw IOError("TextLineDataset: reading '" + current_ + "' failed before its end");
         }
         if (!line.empty() && line.back() == '\r') line.pop_back();  // files written on Windows
         return Element{{"text", Strings(std::move(line))}};
@@ -131,6 +142,7 @@ class TextLineNode final : public detail::DatasetNode {
      private:
       const std::vector<std::string>& files_;
       std::size_t file_ = 0;
+      std::string current_;
       std::ifstream stream_;
     };
     return std::make_unique<It>(files_);
@@ -146,9 +158,10 @@ Dataset Dataset::from_tensor_slices(const Element& values) {
   return Dataset(std::make_shared<TensorSlicesNode>(values));
 }
 
-Dataset Dataset::from_generator(std::function<Generator()> make, ElementSpec spec, std::int64_t cardinality) {
+Dataset Dataset::from_generator(std::function<Generator()> make, ElementSpec spec, std::int64_t cardinality,
+                                std::string name) {
   if (!make) throw ValueError("from_generator: the generator factory is empty");
-  return Dataset(std::make_shared<GeneratorNode>(std::move(make), std::move(spec), cardinality));
+  return Dataset(std::make_shared<GeneratorNode>(std::move(make), std::move(spec), cardinality, std::move(name)));
 }
 
 Dataset Dataset::range(std::int64_t stop) { return range(0, stop, 1); }
@@ -165,7 +178,7 @@ Dataset Dataset::range(std::int64_t start, std::int64_t stop, std::int64_t step)
           return Element{{"value", Tensor::from_vector<std::int64_t>({start + step * i++}, Shape())}};
         };
       },
-      {{"value", ValueSpec{{}, DType::int64, false}}}, count);
+      {{"value", ValueSpec{{}, DType::int64, false}}}, count, "range");
 }
 
 Dataset TextLineDataset(std::vector<std::string> filenames) {

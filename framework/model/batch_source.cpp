@@ -33,39 +33,49 @@ class ArraySource final : public BatchSource {
 
 class DatasetSource final : public BatchSource {
  public:
-  DatasetSource(data::Dataset dataset, std::int64_t steps, const char* method)
+  DatasetSource(data::Dataset dataset, std::int64_t steps, const char* method, const char* steps_option)
       : dataset_(std::move(dataset)) {
     const std::int64_t n = dataset_.cardinality();
-    infinite_ = n == data::kInfiniteCardinality;
-    if (infinite_ && steps <= 0) {
+    if (n == data::kInfiniteCardinality && steps <= 0) {
       throw ValueError(std::string(method) + ": the dataset (" + dataset_.describe() +
-                       ") repeats forever; pass steps_per_epoch (or steps) so an epoch ends");
+                       ") repeats forever; pass " + steps_option + " so a pass ends");
     }
     if (n == 0) throw ValueError(std::string(method) + ": the dataset (" + dataset_.describe() + ") is empty");
     steps_ = steps > 0 ? (n >= 0 ? std::min(steps, n) : steps) : (n >= 0 ? n : -1);
+    // As Keras: when an epoch is not exactly one pass (infinite data, or a step count other than
+    // the dataset's length), one iterator reads on across epochs instead of restarting.
+    read_on_ = n == data::kInfiniteCardinality || (steps > 0 && steps != n);
   }
   std::int64_t steps() const override { return steps_; }
   void start_epoch(int) override {
     taken_ = 0;
-    // A finite dataset starts a new pass each epoch; an infinite one reads on where it stopped.
-    if (!infinite_ || !iterator_) iterator_ = dataset_.make_iterator();
+    if (read_on_ && iterator_) return;
+    // The previous pass ends before the next begins, so two prefetch threads never run the
+    // pipeline at once.
+    iterator_.reset();
+    iterator_ = dataset_.make_iterator();
   }
   std::optional<Batch> next() override {
     if (steps_ >= 0 && taken_ >= steps_) return std::nullopt;
     std::optional<data::Element> element = iterator_->next();
-    if (!element) return std::nullopt;
+    if (!element) {
+      exhausted_ = read_on_;
+      return std::nullopt;
+    }
     ++taken_;
     return batch_from_element(*element);
   }
+  bool ran_out() const override { return exhausted_; }
   void end_epoch(const char* method) override {
-    data::PaddingReport padding = dataset_.padding_stats();
+    const data::PaddingReport padding = dataset_.padding_stats();
     if (padding.batches == 0) return;
-    logging::get("kestrel.data")->info("{}: {}", method, padding.to_string());
+    logging::get("kestrel.data")->info("{}: padding so far: {}", method, padding.to_string());
   }
 
  private:
   data::Dataset dataset_;
-  bool infinite_ = false;
+  bool read_on_ = false;
+  bool exhausted_ = false;
   std::int64_t steps_ = -1;
   std::int64_t taken_ = 0;
   std::unique_ptr<data::Iterator> iterator_;
@@ -74,7 +84,7 @@ class DatasetSource final : public BatchSource {
 const Tensor& tensor_for_model(const data::Element& element, const std::string& key) {
   if (std::holds_alternative<data::Strings>(element.at(key))) {
     throw TypeError("the batch holds strings under '" + key +
-                    "'; a model takes tensors, so tokenize the text in a map() before batching");
+                    "'; a model takes tensors: tokenize the text in a map() before batching, or drop the key");
   }
   return element.tensor(key);
 }
@@ -86,8 +96,9 @@ std::unique_ptr<BatchSource> array_source(ArrayBatches batches, std::optional<ra
   return std::make_unique<ArraySource>(std::move(batches), shuffle_key, max_steps);
 }
 
-std::unique_ptr<BatchSource> dataset_source(const data::Dataset& dataset, std::int64_t steps, const char* method) {
-  return std::make_unique<DatasetSource>(dataset, steps, method);
+std::unique_ptr<BatchSource> dataset_source(const data::Dataset& dataset, std::int64_t steps, const char* method,
+                                            const char* steps_option) {
+  return std::make_unique<DatasetSource>(dataset, steps, method, steps_option);
 }
 
 Batch batch_from_element(const data::Element& element) {

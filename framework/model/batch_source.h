@@ -1,7 +1,7 @@
 // BatchSource: what the training loops read batches from — in-memory arrays or a data::Dataset
 // (internal to fit / evaluate / predict).
 //
-//   auto source = detail::dataset_source(train, "fit");
+//   auto source = detail::dataset_source(train, /*steps=*/0, "fit", "steps_per_epoch");
 //   source->start_epoch(0);
 //   while (std::optional<detail::Batch> b = source->next()) { ... }
 #pragma once
@@ -27,6 +27,8 @@ class BatchSource {
   virtual std::optional<Batch> next() = 0;
   /// Called after each epoch, e.g. to log what padding cost.
   virtual void end_epoch(const char* method) {}
+  /// True when data read on across epochs ended before the steps asked for (Keras: "ran out of data").
+  virtual bool ran_out() const { return false; }
 };
 
 /// Arrays, reshuffled each epoch by shuffle_key when given; at most max_steps batches (0: all).
@@ -35,9 +37,11 @@ std::unique_ptr<BatchSource> array_source(ArrayBatches batches, std::optional<ra
 
 /// A dataset whose elements are whole batches. Keys "labels" (or "label", "y") are the targets,
 /// "sample_weight" the sample weights, and the rest the inputs: "x" alone is a single tensor,
-/// other keys are passed by name. An infinite dataset is read on across epochs, so it needs
-/// `steps` (steps_per_epoch); `method` names the caller in errors.
-std::unique_ptr<BatchSource> dataset_source(const data::Dataset& dataset, std::int64_t steps, const char* method);
+/// other keys are passed by name. `steps` batches make an epoch (0: one pass). An infinite
+/// dataset needs steps and, like any dataset whose epochs are not whole passes, is read on across
+/// epochs. `method` and `steps_option` name the caller and its option in errors.
+std::unique_ptr<BatchSource> dataset_source(const data::Dataset& dataset, std::int64_t steps, const char* method,
+                                            const char* steps_option);
 
 /// Splits a batch element by the key convention above.
 Batch batch_from_element(const data::Element& element);

@@ -42,6 +42,8 @@ struct FitOptions {
   std::int64_t steps_per_epoch = 0;
   /// Batch size for validation; 0 means batch_size.
   std::int64_t validation_batch_size = 0;
+  /// Validation batches per epoch; 0 means one pass (required for validation data that repeats forever).
+  std::int64_t validation_steps = 0;
 };
 
 struct EvaluateOptions {

@@ -6,6 +6,7 @@
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
 #include "framework/layers/training_step.h"
+#include "framework/logging/logging.h"
 #include "framework/model/array_batches.h"
 #include "framework/model/batch_source.h"
 #include "framework/model/callback_list.h"
@@ -105,11 +106,14 @@ Logs Model::test_step(const Inputs& x, const Tensor& y, const Tensor& sample_wei
 
 namespace {
 
-std::unique_ptr<detail::BatchSource> validation_source(const ValidationSource& data, std::int64_t batch_size) {
+std::unique_ptr<detail::BatchSource> validation_source(const ValidationSource& data, std::int64_t batch_size,
+                                                       std::int64_t validation_steps) {
   if (const auto* arrays = std::get_if<ValidationData>(&data)) {
-    return detail::array_source(detail::ArrayBatches(arrays->x, arrays->y, arrays->sample_weight, batch_size));
+    return detail::array_source(detail::ArrayBatches(arrays->x, arrays->y, arrays->sample_weight, batch_size),
+                                std::nullopt, validation_steps);
   }
-  return detail::dataset_source(std::get<data::Dataset>(data), 0, "fit (validation_data)");
+  return detail::dataset_source(std::get<data::Dataset>(data), validation_steps, "fit (validation_data)",
+                                "validation_steps");
 }
 
 // Dataset batches carry their own shuffling, weighting and batching; these options would be ignored.
@@ -134,7 +138,7 @@ History Model::fit(const Inputs& x, const Tensor& y, FitOptions options) {
   const std::int64_t val_batch = options.validation_batch_size > 0 ? options.validation_batch_size : options.batch_size;
   std::unique_ptr<detail::BatchSource> validation;
   if (options.validation_data) {
-    validation = validation_source(*options.validation_data, val_batch);
+    validation = validation_source(*options.validation_data, val_batch, options.validation_steps);
   } else if (options.validation_split > 0.0) {
     validation = detail::array_source(batches.split_tail(options.validation_split));
   }
@@ -148,12 +152,12 @@ History Model::fit(const Inputs& x, const Tensor& y, FitOptions options) {
 History Model::fit(const data::Dataset& dataset, FitOptions options) {
   require_compiled("fit");
   reject_array_options(options);
-  auto train = detail::dataset_source(dataset, options.steps_per_epoch, "fit");
+  auto train = detail::dataset_source(dataset, options.steps_per_epoch, "fit", "steps_per_epoch");
   std::unique_ptr<detail::BatchSource> validation;
   if (options.validation_data) {
     const std::int64_t val_batch =
         options.validation_batch_size > 0 ? options.validation_batch_size : options.batch_size;
-    validation = validation_source(*options.validation_data, val_batch);
+    validation = validation_source(*options.validation_data, val_batch, options.validation_steps);
   }
   return fit_batches(*train, validation.get(), options);
 }
@@ -177,15 +181,26 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
     reset_metrics();
     callbacks.on_epoch_begin(epoch, {});
     train.start_epoch(epoch);
-    for (std::int64_t b = 0; steps_per_epoch < 0 || b < steps_per_epoch; ++b) {
+    std::int64_t steps_done = 0;
+    for (; steps_per_epoch < 0 || steps_done < steps_per_epoch; ++steps_done) {
       std::optional<detail::Batch> batch = train.next();
       if (!batch) break;
-      callbacks.on_train_batch_begin(b, {});
+      callbacks.on_train_batch_begin(steps_done, {});
       logs = train_step(batch->x, batch->y, batch->sample_weight);
-      callbacks.on_train_batch_end(b, logs);
+      callbacks.on_train_batch_end(steps_done, logs);
       if (stop_training) break;
     }
     train.end_epoch("fit");
+    if (train.ran_out()) {
+      // As Keras: data read on across epochs that ends early ends training; an epoch that got no
+      // batch at all is not an epoch.
+      logging::get("kestrel.data")
+          ->warn("fit: the input ran out of data after {} of {} steps in epoch {}; training stops. Give a dataset "
+                 "that yields steps_per_epoch * epochs batches (repeat() it)",
+                 steps_done, steps_per_epoch, epoch + 1);
+      stop_training = true;
+      if (steps_done == 0) break;
+    }
     Logs epoch_logs = logs;
     if (validation != nullptr) {
       reset_metrics();
@@ -221,7 +236,7 @@ Logs Model::evaluate(const data::Dataset& dataset, EvaluateOptions options) {
   if (options.sample_weight.defined()) {
     throw ValueError("evaluate: sample_weight applies to arrays; put a \"sample_weight\" key in the dataset");
   }
-  auto data = detail::dataset_source(dataset, options.steps, "evaluate");
+  auto data = detail::dataset_source(dataset, options.steps, "evaluate", "steps");
   return evaluate_batches(*data, options.callbacks, options.verbose);
 }
 
@@ -249,7 +264,7 @@ Tensor Model::predict(const Inputs& x, PredictOptions options) {
 }
 
 Tensor Model::predict(const data::Dataset& dataset, PredictOptions options) {
-  auto data = detail::dataset_source(dataset, options.steps, "predict");
+  auto data = detail::dataset_source(dataset, options.steps, "predict", "steps");
   return predict_batches(*data, options);
 }
 

@@ -167,9 +167,12 @@ int main(int argc, char** argv) {
     print_padding_table(data.train, tokenizer, batch_size, max_length);
 
     // 4. Model and training. AdamW with a warm-up then a cosine decay; the loss takes logits.
-    models::BertClassifier model({.vocab_size = tokenizer.vocab_size(), .max_length = max_length,
+    // The collator rounds a batch's length up to the multiple, so the model's position table must
+    // reach max_length rounded up the same way.
+    const std::int64_t model_length = (max_length + pad_to_multiple_of - 1) / pad_to_multiple_of * pad_to_multiple_of;
+    models::BertClassifier model({.vocab_size = tokenizer.vocab_size(), .max_length = model_length,
                                   .num_classes = num_classes});
-    model.build({1, max_length});
+    model.build({1, model_length});
     const std::int64_t steps_per_epoch = (data.train.size() + batch_size - 1) / batch_size;
     const std::int64_t total_steps = epochs * steps_per_epoch;
     compile_model(model, learning_rate, total_steps);
@@ -203,9 +206,9 @@ int main(int argc, char** argv) {
     // 6. Save, reload into a fresh model, and check it scores the same.
     const std::string weights_path = output_dir + "/text_classifier.weights.h5";
     model.save_weights(weights_path);
-    models::BertClassifier reloaded({.vocab_size = tokenizer.vocab_size(), .max_length = max_length,
+    models::BertClassifier reloaded({.vocab_size = tokenizer.vocab_size(), .max_length = model_length,
                                      .num_classes = num_classes});
-    reloaded.build({1, max_length});
+    reloaded.build({1, model_length});
     compile_model(reloaded, learning_rate, total_steps);  // the same optimizer, so its saved state loads too
     reloaded.load_weights(weights_path);
     const Logs reloaded_logs = reloaded.evaluate(test, {.verbose = 0});

@@ -1,5 +1,8 @@
 // What every tutorial's --json-out writes: the final test metrics under Keras's names with a
 // "test_" prefix, {"test_loss": 0.31, "test_accuracy": 0.89}, for scripts and the smoke tests.
+//
+//   Logs test_logs = model.evaluate(x_test, y_test);
+//   if (!json_out.empty()) tutorials::write_test_metrics(json_out, test_logs);
 #pragma once
 
 #include <string>

@@ -134,7 +134,10 @@ class Reduce final : public PrimitiveOf<Reduce<kReduction>, kReduction == Reduct
   auto fields() const { return std::tie(axes_, keepdims_); }
   std::string params() const override {
     std::string s = "axes=[";
-    for (std::size_t i = 0; i < axes_.size(); ++i) s += (i ? "," : "") + std::to_string(axes_[i]);
+    for (std::size_t i = 0; i < axes_.size(); ++i) {
+      if (i > 0) s += ',';
+      s += std::to_string(axes_[i]);
+    }
     return s + "], keepdims=" + (keepdims_ ? "true" : "false");
   }
 

@@ -106,12 +106,14 @@ TEST(DataCollatorForLanguageModeling, ReproducibleWithASeedFreshEachBatch) {
   EXPECT_EQ(first_a, b(features));
   EXPECT_NE(first_a.tensor("labels").to_vector<std::int64_t>(),
             other_seed(features).tensor("labels").to_vector<std::int64_t>());
-  // The next batch gets new masks; copies share the batch counter, as when a dataset copies it.
+  // The next batch gets new masks. A copy counts on from the original's count, on its own.
   DataCollatorForLanguageModeling copy = a;
   const data::Element second_a = copy(features);
   EXPECT_NE(first_a.tensor("labels").to_vector<std::int64_t>(), second_a.tensor("labels").to_vector<std::int64_t>());
-  EXPECT_EQ(a.calls(), 2u);
+  EXPECT_EQ(copy.calls(), 2u);
+  EXPECT_EQ(a.calls(), 1u);
   EXPECT_EQ(second_a, b(features));
+  EXPECT_EQ(a(features), second_a);  // the original's second batch: the same masks as the copy's
 }
 
 TEST(DataCollatorForLanguageModeling, HonoursSpecialTokensMaskAndDropsIt) {

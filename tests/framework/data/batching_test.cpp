@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/core/error.h"
+#include "framework/data/batching.h"
 #include "framework/data/dataset.h"
 #include "tests/framework/data/dataset_test_util.h"
 #include "tests/support/error_message.h"
@@ -170,6 +171,45 @@ TEST(Collate, HandsGroupsToTheCollatorAndMeasuresPaddingFromTheAttentionMask) {
   EXPECT_EQ(r.real_values, 7);
   EXPECT_EQ(r.padded_values, 9);
   EXPECT_EQ(r.distinct_shapes, 2);
+}
+
+}  // namespace
+}  // namespace kestrel::data
+
+namespace kestrel::data {
+namespace {
+
+TEST(ElementSpec, AskingForItLeavesNoTrace) {
+  Dataset ds = testing_util::ragged({2, 4, 3, 5}).shuffle(4, 9).collate(2, [](const std::vector<Element>& g) {
+    return detail::stack_elements({g.front()}, "test");
+  });
+  Dataset reference = testing_util::ragged({2, 4, 3, 5}).shuffle(4, 9);
+  ElementSpec spec = ds.element_spec();
+  EXPECT_EQ(to_string(spec), "{ids: int64[-1,-1], label: int64[-1]}");
+  EXPECT_EQ(ds.padding_stats().batches, 0);  // nothing recorded
+  // The first pass's order is the one a dataset never asked for its spec gives.
+  std::vector<std::int64_t> labels;
+  for (const Element& e : ds) labels.push_back(e.tensor("label").to_vector<std::int64_t>()[0]);
+  std::vector<std::int64_t> expected;
+  int i = 0;
+  for (const Element& e : reference) {
+    if (i++ % 2 == 0) expected.push_back(e.tensor("label").to_vector<std::int64_t>()[0]);
+  }
+  EXPECT_EQ(labels, expected);
+}
+
+TEST(PaddedBatch, UnknownPaddingValueKeysAreErrors) {
+  std::string message = testing::error_message<ValueError>(
+      [] { testing_util::ragged({2, 3}).padded_batch(2, {.padding_values = {{"input_id", 0}}}).to_vector(); });
+  EXPECT_TRUE(testing::contains(message, "padding_values names key 'input_id'")) << message;
+}
+
+TEST(BucketBySequenceLength, PadToBoundaryWithoutBoundariesIsAnError) {
+  std::string message = testing::error_message<ValueError>([] {
+    testing_util::ragged({2}).bucket_by_sequence_length([](const Element&) { return 1; }, {}, {2},
+                                                        {.pad_to_bucket_boundary = true});
+  });
+  EXPECT_TRUE(testing::contains(message, "needs at least one boundary")) << message;
 }
 
 }  // namespace

@@ -38,6 +38,11 @@ TEST(FromTensorSlices, RejectsValuesWithDifferentRowCounts) {
   EXPECT_TRUE(testing::contains(message, "same first dimension")) << message;
 }
 
+TEST(FromTensorSlices, RejectsUndefinedTensors) {
+  std::string message = testing::error_message<ValueError>([] { Dataset::from_tensor_slices({{"x", Tensor()}}); });
+  EXPECT_TRUE(testing::contains(message, "'x' is an undefined tensor")) << message;
+}
+
 TEST(FromTensorSlices, RejectsScalars) {
   std::string message =
       testing::error_message<ShapeError>([] { Dataset::from_tensor_slices({{"x", Tensor::scalar(1.0)}}); });
@@ -101,6 +106,11 @@ TEST_F(TextLineDatasetTest, AMissingFileNamesTheFileAndIgnoreErrorsSkipsIt) {
   Dataset skipping = TextLineDataset({missing, a}).ignore_errors();
   EXPECT_EQ(skipping.to_vector().size(), 2u);
   EXPECT_EQ(skipping.ignored_errors(), 1);
+}
+
+TEST_F(TextLineDatasetTest, ADirectoryIsAnErrorNotAnEmptyFile) {
+  std::string message = testing::error_message<IOError>([&] { TextLineDataset({dir_.string()}).to_vector(); });
+  EXPECT_TRUE(testing::contains(message, "not a regular file")) << message;
 }
 
 TEST(Element, MissingKeyListsTheKeysPresent) {

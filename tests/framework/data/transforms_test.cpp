@@ -130,7 +130,7 @@ TEST(IgnoreErrors, SkipsFailedElementsAndCountsThem) {
 
 TEST(Describe, ListsTheTransformsInOrder) {
   EXPECT_EQ(Dataset::range(4).shuffle(4, 1).batch(2).prefetch(1).describe(),
-            "from_generator -> shuffle -> batch -> prefetch");
+            "range -> shuffle -> batch -> prefetch");
 }
 
 }  // namespace

@@ -100,6 +100,42 @@ TEST_F(FitDatasetTest, AnInfiniteDatasetNeedsStepsPerEpochAndReadsOnAcrossEpochs
   EXPECT_EQ(batches, 12);
 }
 
+TEST_F(FitDatasetTest, StepsPerEpochReadsOnAcrossEpochsAndStopsWhenDataRunsOut) {
+  Sequential model({layers::Dense(1)});
+  compile(model);
+  std::vector<std::int64_t> firsts;  // the first sample index of each batch trained on
+  data::Dataset ds = data::Dataset::range(96)
+                         .map([this](data::Element e) {
+                           const std::int64_t i = e.tensor("value").to_vector<std::int64_t>()[0];
+                           return data::Element{{"x", ops::slice(x_, {i, 0}, {1, -1})}, {"labels", ops::slice(y_, {i, 0}, {1, -1})},
+                                                {"value", e.tensor("value")}};
+                         })
+                         .batch(16);
+  data::Dataset watched = ds.map([&firsts](data::Element e) {
+    firsts.push_back(e.tensor("value").to_vector<std::int64_t>()[0]);
+    e.erase("value");
+    e.set("x", ops::reshape(e.tensor("x"), {-1, 2}));
+    e.set("labels", ops::reshape(e.tensor("labels"), {-1, 1}));
+    return e;
+  });
+  // 6 batches of 16; 2 steps per epoch read on: epoch 2 starts where epoch 1 stopped.
+  History h = model.fit(watched, {.epochs = 4, .verbose = 0, .steps_per_epoch = 2});
+  EXPECT_EQ(firsts, (std::vector<std::int64_t>{0, 16, 32, 48, 64, 80}));
+  EXPECT_EQ(h.epoch.size(), 3u);  // the 4th epoch found no data left: training stopped
+  EXPECT_TRUE(model.stop_training);
+}
+
+TEST_F(FitDatasetTest, InfiniteValidationDataNeedsValidationSteps) {
+  Sequential model({layers::Dense(1)});
+  compile(model);
+  data::Dataset train = data::Dataset::from_tensor_slices({{"x", x_}, {"labels", y_}}).batch(32);
+  data::Dataset val = train.repeat();
+  std::string message = error_message<ValueError>([&] { model.fit(train, {.verbose = 0, .validation_data = val}); });
+  EXPECT_TRUE(contains(message, "validation_steps")) << message;
+  History h = model.fit(train, {.epochs = 2, .verbose = 0, .validation_data = val, .validation_steps = 2});
+  EXPECT_EQ(h.history.at("val_loss").size(), 2u);
+}
+
 TEST_F(FitDatasetTest, ArrayOnlyOptionsAndStringsAreRejectedWithTheFix) {
   Sequential model({layers::Dense(1)});
   compile(model);
