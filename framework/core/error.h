@@ -50,6 +50,14 @@ class IOError : public Error {
   using Error::Error;
 };
 
+/// A step traced for jit_compile breaks one of the rules a compiled program lives by (reading a
+/// traced value in host code, an output shape that depends on data); the message names the rule,
+/// the op and layer, and the fix.
+class JitError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// Builds "[op] message", the prefix every op error carries.
 std::string op_message(std::string_view op, std::string_view message);
 

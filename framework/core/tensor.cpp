@@ -127,8 +127,17 @@ Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
   return t;
 }
 
+void Tensor::throw_symbolic_read(const char* reader) const {
+  throw JitError("rule 1 (no data-dependent control flow): Tensor::" + std::string(reader) + " reads the value of " +
+                 impl_->symbolic->origin + " while jit_compile traces the step, and a traced tensor has no value "
+                 "until the compiled step runs. Keep the decision inside the program: ops::where(condition, a, b), or "
+                 "multiply by a mask, instead of branching or reading values in C++ (or compile with "
+                 "{.jit_compile = false} to debug eagerly)");
+}
+
 template <class T>
 const T* Tensor::data() const {
+  require_value("data()");
   if (dtype_of<T>() != dtype()) {
     throw TypeError("Tensor::data: the tensor is " + spec().to_string() + ", not " +
                     std::string(kestrel::to_string(dtype_of<T>())));
@@ -138,6 +147,7 @@ const T* Tensor::data() const {
 
 template <class T>
 std::vector<T> Tensor::to_vector() const {
+  require_value(std::is_same_v<T, double> ? "item() / to_vector()" : "to_vector()");
   std::vector<T> out;
   out.reserve(static_cast<std::size_t>(numel()));
   visit_dtype(dtype(), [&](auto tag) {
@@ -165,6 +175,7 @@ double Tensor::item() const {
 
 std::string Tensor::to_string() const {
   if (!defined()) return "Tensor(undefined)";
+  if (is_symbolic()) return spec().to_string() + " <traced: " + impl_->symbolic->origin + ">";
   constexpr std::int64_t kShown = 16;
   std::ostringstream out;
   out << spec().to_string() << ' ';

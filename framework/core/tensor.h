@@ -51,11 +51,20 @@ struct GradRecord {
   std::vector<Tensor> inputs;
 };
 
+/// What a symbolic tensor knows: one made while a jit trace runs has a shape and a dtype but no
+/// data, and stands for a value of the traced graph.
+struct SymbolicValue {
+  const void* trace = nullptr;  ///< the trace it belongs to
+  std::int64_t id = -1;         ///< its value in that trace's graph
+  std::string origin;           ///< "op 'greater' in layer 'dense_1' (Dense)", for error messages
+};
+
 struct TensorImpl {
   TensorSpec spec;
   std::shared_ptr<Buffer> buffer;
   bool requires_grad = false;
   std::unique_ptr<GradRecord> grad_record;  // set when an op ran under a recording GradientTape
+  std::shared_ptr<const SymbolicValue> symbolic;  // set for tensors made while tracing (no buffer)
 };
 }  // namespace detail
 
@@ -85,10 +94,14 @@ class Tensor {
   std::int64_t numel() const { return shape().numel(); }
   std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * size_of(dtype()); }
 
-  /// Typed pointer to the data; throws TypeError when T does not match dtype().
+  /// Typed pointer to the data; throws TypeError when T does not match dtype(), and JitError for
+  /// a symbolic tensor (one being traced has no data yet).
   template <class T>
   const T* data() const;
-  const void* raw_data() const { return impl_->buffer->data(); }
+  const void* raw_data() const {
+    require_value("raw_data()");
+    return impl_->buffer->data();
+  }
   const std::shared_ptr<Buffer>& buffer() const { return impl_->buffer; }
   /// A view for kernels (the data is only ever written by the op that creates the tensor).
   TensorView view() const { return {impl_->buffer ? impl_->buffer->data() : nullptr, shape(), dtype()}; }
@@ -108,6 +121,10 @@ class Tensor {
   /// The autodiff record, if an op recorded one.
   const detail::GradRecord* grad_record() const { return impl_ ? impl_->grad_record.get() : nullptr; }
 
+  /// True for a tensor made while a jit trace runs: it has a shape and a dtype, but no data.
+  bool is_symbolic() const { return impl_ && impl_->symbolic != nullptr; }
+  const detail::SymbolicValue* symbolic() const { return impl_ ? impl_->symbolic.get() : nullptr; }
+
   /// Identity: two handles to the same tensor.
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
   const void* id() const { return impl_.get(); }
@@ -117,6 +134,12 @@ class Tensor {
   detail::TensorImpl& impl() const { return *impl_; }
 
  private:
+  // Host code cannot read a traced value (XLA's rule 1): throws JitError naming the op and the fix.
+  void require_value(const char* reader) const {
+    if (is_symbolic()) throw_symbolic_read(reader);
+  }
+  [[noreturn]] void throw_symbolic_read(const char* reader) const;
+
   std::shared_ptr<detail::TensorImpl> impl_;
 };
 

@@ -7,6 +7,7 @@
 
 #include "framework/core/error.h"
 #include "framework/core/random.h"
+#include "framework/jit/trace.h"
 
 namespace kestrel {
 namespace {
@@ -75,6 +76,7 @@ Layer::~Layer() = default;
 
 Tensor Layer::operator()(const Tensor& x, bool training) {
   if (!x.defined()) throw ValueError(error_prefix() + "called on an undefined tensor");
+  jit::LayerScope scope(name_, class_name_);
   maybe_build(x.shape());
   Tensor y = call(x, training);
   if (y.defined()) record_output_shape(y.shape());

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/jit/trace.h"
 #include "framework/ops/ops.h"
 
 namespace kestrel::layers {
@@ -155,6 +156,7 @@ Tensor MultiHeadAttention::operator()(const Tensor& query, const Tensor& value, 
   if (!query.defined() || !value.defined()) {
     throw ValueError(error_prefix() + "query and value must both be given (for self-attention pass x twice)");
   }
+  jit::LayerScope scope(name(), class_name());
   maybe_build(query.shape());
   const Tensor& key = options.key.defined() ? options.key : value;
   if (value.rank() != 3 || key.rank() != 3 || value.shape()[0] != query.shape()[0] ||

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/jit/trace.h"
 #include "framework/ops/ops.h"
 
 namespace kestrel::layers {
@@ -55,6 +56,7 @@ void TransformerEncoder::build(const Shape& input_shape) {
 
 Tensor TransformerEncoder::operator()(const Tensor& x, const TransformerEncoderCallOptions& options) {
   if (!x.defined()) throw ValueError(error_prefix() + "was called on an undefined tensor");
+  jit::LayerScope scope(name(), class_name());
   maybe_build(x.shape());
   Tensor y = forward(x, options.attention_mask, options.training);
   record_output_shape(y.shape());

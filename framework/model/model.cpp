@@ -4,6 +4,7 @@
 
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
+#include "framework/jit/trace.h"
 #include "framework/ops/elementwise.h"
 #include "framework/saving/weights_file.h"
 
@@ -14,6 +15,7 @@ Model::~Model() = default;
 
 Tensor Model::operator()(const Inputs& inputs, bool training) {
   if (!inputs.defined()) throw ValueError("model '" + this->name() + "' was called on empty inputs");
+  jit::LayerScope scope(name(), class_name());
   Tensor y = call(inputs, training);
   mark_built();
   if (y.defined()) record_output_shape(y.shape());

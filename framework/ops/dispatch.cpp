@@ -5,6 +5,7 @@
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
 #include "framework/core/thread_pool.h"
+#include "framework/jit/trace.h"
 
 namespace kestrel::detail {
 namespace {
@@ -47,6 +48,8 @@ void run_widened(const Primitive& p, const std::vector<Tensor>& inputs, const Te
   round_to_bfloat16(wide_out.view(), out.view());
 }
 
+}  // namespace
+
 void run_kernel(const Primitive& p, const std::vector<Tensor>& inputs, const Tensor& out) {
   bool touches_bf16 = out.dtype() == DType::bfloat16;
   for (const Tensor& t : inputs) touches_bf16 |= t.dtype() == DType::bfloat16;
@@ -59,8 +62,6 @@ void run_kernel(const Primitive& p, const std::vector<Tensor>& inputs, const Ten
   for (const Tensor& t : inputs) views.push_back(t.view());
   p.eval_cpu(views, out.view());
 }
-
-}  // namespace
 
 Tensor apply(std::shared_ptr<const Primitive> primitive, std::vector<Tensor> inputs) {
   std::vector<TensorSpec> specs;
@@ -75,7 +76,9 @@ Tensor apply(std::shared_ptr<const Primitive> primitive, std::vector<Tensor> inp
   TensorSpec out_spec = primitive->infer(specs);
 
   Tensor out;
-  if (primitive->is_view()) {
+  if (jit::Trace* trace = jit::active_trace()) {
+    out = trace->record(primitive, inputs, out_spec);  // no kernel: the op joins the traced graph
+  } else if (primitive->is_view()) {
     out = Tensor::from_buffer(inputs[0].buffer(), out_spec.shape, out_spec.dtype);
   } else {
     out = Tensor::empty(out_spec.shape, out_spec.dtype);

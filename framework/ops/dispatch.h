@@ -15,6 +15,10 @@ namespace kestrel::detail {
 
 Tensor apply(std::shared_ptr<const Primitive> primitive, std::vector<Tensor> inputs);
 
+/// Runs a primitive's kernel into `out` (allocated with the inferred spec), widening bfloat16 for
+/// float32-only kernels: what apply() does after inference, and what the jit's executor calls.
+void run_kernel(const Primitive& p, const std::vector<Tensor>& inputs, const Tensor& out);
+
 /// Convenience: apply(std::make_shared<P>(args...), inputs).
 template <class P, class... Args>
 Tensor apply_new(std::vector<Tensor> inputs, Args&&... args) {

@@ -1,0 +1,66 @@
+// Graph: the jit's program representation — values in topological order, each an input, a
+// constant, or one primitive applied to earlier values.
+//
+//   jit::Graph g;
+//   ValueId x = g.add_input({{32, 784}, DType::float32}, "x");
+//   ValueId w = g.add_constant(weights);
+//   ValueId y = g.add_op(std::make_shared<MatMul>(...), {x, w}, {{32, 512}, DType::float32}, "dense");
+//   g.add_output(y);
+//   std::cout << g.to_string();   // %2 = matmul(%0, %1) : float32[32,512]   # dense
+//
+// Every primitive has one output, so a value and the node that makes it are the same thing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framework/core/tensor.h"
+#include "framework/ops/primitive.h"
+
+namespace kestrel::jit {
+
+using ValueId = std::int64_t;
+
+enum class NodeKind { input, constant, op };
+
+struct Node {
+  NodeKind kind = NodeKind::op;
+  std::shared_ptr<const Primitive> primitive;  ///< for ops
+  std::vector<ValueId> inputs;                 ///< for ops: earlier values
+  TensorSpec spec;
+  Tensor constant;    ///< for constants: the captured value
+  std::string name;   ///< inputs: the argument's name; ops: the layer path they ran in ("" at top level)
+};
+
+class Graph {
+ public:
+  ValueId add_input(const TensorSpec& spec, std::string name);
+  ValueId add_constant(const Tensor& value);
+  /// Appends an op; its inputs must be earlier values (checked in debug builds).
+  ValueId add_op(std::shared_ptr<const Primitive> primitive, std::vector<ValueId> inputs, const TensorSpec& spec,
+                 std::string scope);
+  void add_output(ValueId value) { outputs_.push_back(value); }
+
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Node& node(ValueId id) const { return nodes_[static_cast<std::size_t>(id)]; }
+  std::int64_t size() const { return static_cast<std::int64_t>(nodes_.size()); }
+  const std::vector<ValueId>& inputs() const { return inputs_; }
+  const std::vector<ValueId>& outputs() const { return outputs_; }
+  /// Number of op nodes (each one kernel call before fusion).
+  std::int64_t num_ops() const;
+
+  /// Checks the invariants: inputs precede their users, outputs exist, specs match what each
+  /// primitive infers. Throws JitError naming the first broken node.
+  void verify() const;
+  /// One line per value: "%3 = add(%1, %2) : float32[32,512]   # dense_1".
+  std::string to_string() const;
+
+ private:
+  std::vector<Node> nodes_;
+  std::vector<ValueId> inputs_;
+  std::vector<ValueId> outputs_;
+};
+
+}  // namespace kestrel::jit
