@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "framework/core/error.h"
+#include "framework/jit/passes/pipeline.h"
 #include "framework/jit/trace.h"
 #include "framework/logging/logging.h"
 
@@ -52,6 +53,8 @@ const Executor& Function::compile(const std::vector<Tensor>& inputs, const std::
     graph = trace.finish(fn_(symbolic));
   }
   graph.verify();
+  const std::int64_t traced_ops = graph.num_ops();
+  default_pipeline().run(graph);
   auto executor = std::make_unique<Executor>(std::move(graph));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -60,8 +63,8 @@ const Executor& Function::compile(const std::vector<Tensor>& inputs, const std::
   ++compile_count_;
   compile_seconds_ += seconds;
   logging::get("kestrel.jit")
-      ->info("compiled '{}' #{} in {:.1f} ms, {} ops, for {} (new); cached: {}", name_, compile_count_,
-             seconds * 1e3, executor->graph().num_ops(), signature, cached.empty() ? "none" : cached);
+      ->info("compiled '{}' #{} in {:.1f} ms, {} -> {} ops, for {} (new); cached: {}", name_, compile_count_,
+             seconds * 1e3, traced_ops, executor->graph().num_ops(), signature, cached.empty() ? "none" : cached);
   return *cache_.emplace(signature, std::move(executor)).first->second;
 }
 

@@ -1,0 +1,27 @@
+#include "framework/jit/passes/pipeline.h"
+
+#include <memory>
+
+#include "framework/jit/passes/algebraic_simplification.h"
+#include "framework/jit/passes/common_subexpression_elimination.h"
+#include "framework/jit/passes/constant_folding.h"
+#include "framework/jit/passes/dead_code_elimination.h"
+
+namespace kestrel::jit {
+
+void add_simplification_passes(PassPipeline& pipeline) {
+  pipeline.add(std::make_unique<DeadCodeElimination>());
+  pipeline.add(std::make_unique<CommonSubexpressionElimination>());
+  pipeline.add(std::make_unique<ConstantFolding>());
+  pipeline.add(std::make_unique<AlgebraicSimplification>());
+  pipeline.add(std::make_unique<DeadCodeElimination>());
+}
+
+PassPipeline default_pipeline() {
+  PassPipeline pipeline;
+  add_simplification_passes(pipeline);
+  // Next, in this order: elementwise fusion, then in-place/donation.
+  return pipeline;
+}
+
+}  // namespace kestrel::jit

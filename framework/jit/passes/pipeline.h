@@ -1,0 +1,26 @@
+// The jit compiler's default pass pipeline, in the order of DESIGN.md §4.
+//
+//   jit::PassPipeline pipeline = jit::default_pipeline();
+//   pipeline.run(graph);   // verified after each pass in debug builds
+//
+// Order, and why:
+//   dce                       drop what no output needs, so later passes see less
+//   cse                       merge duplicate constants and ops (the backward pass repeats the forward's)
+//   constant_folding          compute constant-only ops once; merged constants fold once
+//   algebraic_simplification  remove identities, some of which folding exposed (x * 1 with 1 folded)
+//   dce                       drop what the rewrites above left unused
+// Passes that come later are appended after these: elementwise fusion, then in-place updates
+// (each wants the smallest graph), then the memory plan runs on the result.
+#pragma once
+
+#include "framework/jit/pass.h"
+
+namespace kestrel::jit {
+
+/// Adds the simplification passes (dce, cse, constant_folding, algebraic_simplification, dce).
+void add_simplification_passes(PassPipeline& pipeline);
+
+/// The pipeline jit::Function compiles with: the simplification passes, then the later ones.
+PassPipeline default_pipeline();
+
+}  // namespace kestrel::jit
