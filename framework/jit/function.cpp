@@ -65,6 +65,7 @@ const Executor& Function::compile(const std::vector<Tensor>& inputs, const std::
   logging::get("kestrel.jit")
       ->info("compiled '{}' #{} in {:.1f} ms, {} -> {} ops, for {} (new); cached: {}", name_, compile_count_,
              seconds * 1e3, traced_ops, executor->graph().num_ops(), signature, cached.empty() ? "none" : cached);
+  logging::get("kestrel.jit")->info("memory plan for '{}': {}", name_, executor->memory_plan().to_string());
   return *cache_.emplace(signature, std::move(executor)).first->second;
 }
 

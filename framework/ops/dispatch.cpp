@@ -14,12 +14,18 @@ constexpr std::int64_t kConvertGrain = 1 << 15;
 
 Tensor to_float32(const Tensor& t) {
   Tensor out = Tensor::empty(t.shape(), DType::float32);
-  const auto* src = t.data<bfloat16>();
-  float* dst = out.view().as<float>();
-  parallel_for(t.numel(), kConvertGrain, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b; i < e; ++i) dst[i] = static_cast<float>(src[i]);
-  });
+  widen_to_float32(t.view(), out.view());
   return out;
+}
+
+}  // namespace
+
+void widen_to_float32(const TensorView& src, const TensorView& dst) {
+  const auto* s = src.as<bfloat16>();
+  float* d = dst.as<float>();
+  parallel_for(src.numel(), kConvertGrain, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) d[i] = static_cast<float>(s[i]);
+  });
 }
 
 void round_to_bfloat16(const TensorView& src, const TensorView& dst) {
@@ -29,6 +35,8 @@ void round_to_bfloat16(const TensorView& src, const TensorView& dst) {
     for (std::int64_t i = b; i < e; ++i) d[i] = bfloat16(s[i]);
   });
 }
+
+namespace {
 
 // Runs a float32-only kernel on bfloat16 data: widen the inputs, compute, round the output.
 void run_widened(const Primitive& p, const std::vector<Tensor>& inputs, const Tensor& out) {
