@@ -81,7 +81,9 @@ enum class OpKind {
   X(max_pool2d_backprop, opaque)                                                                         \
   X(max_pool2d_select, opaque)                                                                           \
   X(avg_pool2d, opaque)                                                                                  \
-  X(avg_pool2d_backprop, opaque)
+  X(avg_pool2d_backprop, opaque)                                                                         \
+  /* fused elementwise programs (optimizer updates, the jit's fusion); no gradient */                    \
+  X(fused_elementwise, broadcast)
 
 enum class OpId : int {
 #define KESTREL_OP_ENUM(name, kind) name,
@@ -94,7 +96,7 @@ inline constexpr std::size_t kNumOps = 0 KESTREL_OPS(KESTREL_OP_COUNT);
 #undef KESTREL_OP_COUNT
 // Adding an op? Update this count, then add its test case (tests/framework/ops/) — the
 // coverage test fails until every op in the list has one.
-static_assert(kNumOps == 52, "op list changed: update kNumOps's expected count and the op test table");
+static_assert(kNumOps == 53, "op list changed: update kNumOps's expected count and the op test table");
 
 std::string_view op_name(OpId id);
 OpKind op_kind(OpId id);

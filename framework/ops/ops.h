@@ -2,7 +2,9 @@
 #pragma once
 
 #include "framework/ops/conv.h"
+#include "framework/ops/data_dependent.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/fused_elementwise.h"
 #include "framework/ops/matmul.h"
 #include "framework/ops/nn.h"
 #include "framework/ops/reduce.h"

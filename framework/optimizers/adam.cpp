@@ -7,6 +7,7 @@
 
 #include "framework/core/error.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/fused_elementwise.h"
 
 namespace kestrel::optimizers {
 Adam::Adam(AdamOptions options) : Adam("adam", std::move(options)) {}
@@ -40,16 +41,37 @@ void Adam::update_step(const Tensor& gradient, const Variable& variable, std::si
   const Tensor g = ops::cast(gradient, dtype);
 
   // The scalar bias correction is computed in float32 (the learning rate's dtype), so a bfloat16
-  // variable does not round beta_2^t to 1.
-  const Tensor t = ops::cast(iteration_.value() + Tensor::scalar(1, DType::int64), DType::float32);
-  const Tensor beta_1_power = ops::pow(Tensor::scalar(options_.beta_1), t);
-  const Tensor beta_2_power = ops::pow(Tensor::scalar(options_.beta_2), t);
-  const Tensor alpha = ops::cast(learning_rate * ops::sqrt(1.0 - beta_2_power) / (1.0 - beta_1_power), dtype);
+  // variable does not round beta_2^t to 1; once per step, as it is the same for every variable.
+  const Tensor& alpha_f32 = per_step("alpha", [&] {
+    const Tensor t = ops::cast(iteration_.value() + Tensor::scalar(1, DType::int64), DType::float32);
+    const Tensor beta_1_power = ops::pow(Tensor::scalar(options_.beta_1), t);
+    const Tensor beta_2_power = ops::pow(Tensor::scalar(options_.beta_2), t);
+    return learning_rate * ops::sqrt(1.0 - beta_2_power) / (1.0 - beta_1_power);
+  });
+  const Tensor alpha = ops::cast(alpha_f32, dtype);
+
+  // Each update is one pass over memory; the programs do the float32 ops of the formulas in
+  // adam.h in the same order, so they round exactly as those ops run one by one would.
+  const ElementwiseProgram& momentum = program("momentum", [&] {
+    ElementwiseBuilder b;
+    auto m = b.input(0), grad = b.input(1);
+    return b.build(m + (grad - m) * (1.0 - options_.beta_1));
+  });
+  const ElementwiseProgram& velocity = program("velocity", [&] {
+    ElementwiseBuilder b;
+    auto v = b.input(0), grad = b.input(1);
+    return b.build(v + (b.square(grad) - v) * (1.0 - options_.beta_2));
+  });
+  const ElementwiseProgram& step = program("variable", [&] {
+    ElementwiseBuilder b;
+    auto var = b.input(0), m = b.input(1), v = b.input(2), rate = b.input(3);
+    return b.build(var - m * rate / (b.sqrt(v) + options_.epsilon));
+  });
 
   const Variable& m = momentums_[index];
   const Variable& v = velocities_[index];
-  const Tensor m_next = m.value() + (g - m.value()) * (1.0 - options_.beta_1);
-  Tensor v_next = v.value() + (ops::square(g) - v.value()) * (1.0 - options_.beta_2);
+  const Tensor m_next = ops::fused_elementwise(momentum, {m.value(), g});
+  Tensor v_next = ops::fused_elementwise(velocity, {v.value(), g});
   m.assign(m_next);
   v.assign(v_next);
   if (options_.amsgrad) {
@@ -57,7 +79,7 @@ void Adam::update_step(const Tensor& gradient, const Variable& variable, std::si
     v_next = ops::maximum(v_hat.value(), v_next);
     v_hat.assign(v_next);
   }
-  variable.assign(variable.value() - m_next * alpha / (ops::sqrt(v_next) + options_.epsilon));
+  variable.assign(ops::fused_elementwise(step, {variable.value(), m_next, v_next, alpha}));
 }
 
 }  // namespace kestrel::optimizers

@@ -5,6 +5,7 @@
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/fused_elementwise.h"
 #include "framework/ops/reduce.h"
 
 namespace kestrel::optimizers {
@@ -83,6 +84,18 @@ Variable Optimizer::add_slot(const Variable& reference, const std::string& slot_
   return slot;
 }
 
+const ElementwiseProgram& Optimizer::program(std::string_view name, const std::function<ElementwiseProgram()>& make) {
+  auto found = programs_.find(name);
+  if (found == programs_.end()) found = programs_.emplace(std::string(name), make()).first;
+  return found->second;
+}
+
+const Tensor& Optimizer::per_step(std::string_view name, const std::function<Tensor()>& make) {
+  auto found = per_step_.find(name);
+  if (found == per_step_.end()) found = per_step_.emplace(std::string(name), make()).first;
+  return found->second;
+}
+
 std::vector<Tensor> Optimizer::clip(const std::vector<Tensor>& gradients) const {
   std::vector<Tensor> out = gradients;
   // An undefined gradient (nothing reached that variable) stays undefined and out of the norms.
@@ -129,6 +142,7 @@ void Optimizer::apply(const std::vector<Tensor>& gradients, const std::vector<Va
   }
   autodiff::NoGradScope no_grad;  // updates are not part of any gradient
   build(variables);
+  per_step_.clear();
   const std::vector<Tensor> clipped = clip(gradients);
   const Tensor lr = learning_rate_.defined() ? learning_rate_.value()
                                              : Tensor::scalar(options_.learning_rate.at(iterations()));
@@ -141,8 +155,17 @@ void Optimizer::apply(const std::vector<Tensor>& gradients, const std::vector<Va
                        "' is new to it (use one optimizer per model)");
     }
     if (options_.weight_decay && *options_.weight_decay > 0.0) {
-      Tensor decay = ops::multiply(ops::cast(lr, v.dtype()), ops::scalar_like(v.value(), *options_.weight_decay));
-      v.assign(ops::subtract(v.value(), ops::multiply(v.value(), decay)));
+      // var - var * (lr * weight_decay), the decay rate computed once per step and dtype.
+      const DType dtype = v.dtype();
+      const Tensor& decay = per_step(std::string("decay/") + std::string(to_string(dtype)), [&] {
+        return ops::multiply(ops::cast(lr, dtype), Tensor::scalar(*options_.weight_decay, dtype));
+      });
+      const ElementwiseProgram& decayed = program("decay", [] {
+        ElementwiseBuilder b;
+        auto var = b.input(0), rate = b.input(1);
+        return b.build(var - var * rate);
+      });
+      v.assign(ops::fused_elementwise(decayed, {v.value(), decay}));
     }
     update_step(clipped[i], v, found->second, lr);
   }

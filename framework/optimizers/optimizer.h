@@ -6,21 +6,26 @@
 // As in Keras 3, each step (1) clips gradients (clipvalue, clipnorm per gradient, global_clipnorm
 // over all), (2) applies decoupled weight decay var -= lr * weight_decay * var, (3) runs the
 // subclass's update_step per variable, (4) increments iterations. Updates are written with ops,
-// so a compiled train step can trace them.
+// so a compiled train step can trace them; each update is a few ops::fused_elementwise programs,
+// one pass over memory per updated tensor.
 //
 // variables() lists, in Keras 3's order, the iteration count, the learning rate (unless it is a
 // schedule) and every slot in creation order: that order is the checkpoint layout.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "framework/core/handle.h"
 #include "framework/core/tensor.h"
 #include "framework/core/variable.h"
+#include "framework/ops/fused_elementwise.h"
 #include "framework/optimizers/learning_rate.h"
 
 namespace kestrel::optimizers {
@@ -66,6 +71,12 @@ class Optimizer {
                            const Tensor& learning_rate) = 0;
   /// A zero-initialized slot shaped like `reference`, named "<reference path with _>_<slot>".
   Variable add_slot(const Variable& reference, const std::string& slot_name);
+  /// The program make() builds, built on the first call for `name` and kept: update programs
+  /// take their constants from the options, which never change.
+  const ElementwiseProgram& program(std::string_view name, const std::function<ElementwiseProgram()>& make);
+  /// The tensor make() computes, computed on the first call for `name` in a step and shared by
+  /// the step's other variables: per-step scalars (Adam's bias correction) are computed once.
+  const Tensor& per_step(std::string_view name, const std::function<Tensor()>& make);
 
  private:
   std::vector<Tensor> clip(const std::vector<Tensor>& gradients) const;
@@ -77,6 +88,8 @@ class Optimizer {
   std::vector<Variable> slots_;
   std::unordered_map<const void*, std::size_t> index_of_;
   bool built_ = false;
+  std::map<std::string, ElementwiseProgram, std::less<>> programs_;
+  std::map<std::string, Tensor, std::less<>> per_step_;  // cleared as each step starts
 };
 
 /// An optimizer by Keras name ("sgd", "adam", "adamw", "rmsprop") with default options;

@@ -7,6 +7,7 @@
 
 #include "framework/core/error.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/fused_elementwise.h"
 
 namespace kestrel::optimizers {
 RMSprop::RMSprop(RMSpropOptions options) : Optimizer("rmsprop", detail::common_options(options)), options_(std::move(options)) {
@@ -28,30 +29,57 @@ void RMSprop::build_slots(const std::vector<Variable>& variables) {
 
 void RMSprop::update_step(const Tensor& gradient, const Variable& variable, std::size_t index,
                           const Tensor& learning_rate) {
+  // One pass over memory per updated tensor; each program does the float32 ops of the formulas
+  // in rmsprop.h in the same order, so it rounds exactly as those ops run one by one would.
   const double rho = options_.rho;
   const Tensor g = ops::cast(gradient, variable.dtype());
   const Tensor lr = ops::cast(learning_rate, variable.dtype());
-
+  // Running averages: input 0 is the slot, input 1 the gradient.
+  const ElementwiseProgram& velocity = program("velocity", [&] {
+    ElementwiseBuilder b;
+    auto v = b.input(0), grad = b.input(1);
+    return b.build(v * rho + b.square(grad) * (1.0 - rho));
+  });
   const Variable& v = velocities_[index];
-  const Tensor v_next = v.value() * rho + ops::square(g) * (1.0 - rho);
+  const Tensor v_next = ops::fused_elementwise(velocity, {v.value(), g});
   v.assign(v_next);
-  Tensor denominator;
+  // The increment lr * g / sqrt(denominator) reads inputs 1 (g), 2 (v), 3 (lr) and, centered, 4 (a).
+  std::vector<Tensor> inputs = {Tensor(), g, v_next, lr};
   if (options_.centered) {
     // v - a^2 estimates the gradient's variance rather than its raw second moment.
+    const ElementwiseProgram& average = program("average_gradient", [&] {
+      ElementwiseBuilder b;
+      auto a = b.input(0), grad = b.input(1);
+      return b.build(a * rho + grad * (1.0 - rho));
+    });
     const Variable& a = average_gradients_[index];
-    const Tensor a_next = a.value() * rho + g * (1.0 - rho);
+    const Tensor a_next = ops::fused_elementwise(average, {a.value(), g});
     a.assign(a_next);
-    denominator = v_next - ops::square(a_next) + options_.epsilon;
-  } else {
-    denominator = v_next + options_.epsilon;
+    inputs.push_back(a_next);
   }
-  const Tensor increment = g * lr / ops::sqrt(denominator);
+  auto increment = [&](ElementwiseBuilder& b) {
+    auto grad = b.input(1), v_new = b.input(2), rate = b.input(3);
+    auto denominator = options_.centered ? v_new - b.square(b.input(4)) + options_.epsilon : v_new + options_.epsilon;
+    return grad * rate / b.sqrt(denominator);
+  };
   if (momentums_.empty()) {
-    variable.assign(variable.value() - increment);
+    const ElementwiseProgram& descend = program("variable", [&] {
+      ElementwiseBuilder b;
+      auto var = b.input(0);
+      return b.build(var - increment(b));
+    });
+    inputs[0] = variable.value();
+    variable.assign(ops::fused_elementwise(descend, inputs));
     return;
   }
+  const ElementwiseProgram& momentum = program("momentum", [&] {
+    ElementwiseBuilder b;
+    auto m = b.input(0);
+    return b.build(m * options_.momentum + increment(b));
+  });
   const Variable& m = momentums_[index];
-  const Tensor m_next = m.value() * options_.momentum + increment;
+  inputs[0] = m.value();
+  const Tensor m_next = ops::fused_elementwise(momentum, inputs);
   m.assign(m_next);
   variable.assign(variable.value() - m_next);
 }

@@ -7,6 +7,7 @@
 
 #include "framework/core/error.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/fused_elementwise.h"
 
 namespace kestrel::optimizers {
 SGD::SGD(SGDOptions options) : Optimizer("SGD", detail::common_options(options)), options_(std::move(options)) {
@@ -25,18 +26,38 @@ void SGD::build_slots(const std::vector<Variable>& variables) {
 
 void SGD::update_step(const Tensor& gradient, const Variable& variable, std::size_t index,
                       const Tensor& learning_rate) {
+  // One pass over memory per updated tensor; each program does the float32 ops of the formulas
+  // in sgd.h in the same order, so it rounds exactly as those ops run one by one would.
   const Tensor g = ops::cast(gradient, variable.dtype());
-  const Tensor lr_g = g * ops::cast(learning_rate, variable.dtype());
+  const Tensor lr = ops::cast(learning_rate, variable.dtype());
   if (momentums_.empty()) {
-    variable.assign(variable.value() - lr_g);
+    const ElementwiseProgram& descend = program("variable", [] {
+      ElementwiseBuilder b;
+      auto var = b.input(0), grad = b.input(1), rate = b.input(2);
+      return b.build(var - grad * rate);
+    });
+    variable.assign(ops::fused_elementwise(descend, {variable.value(), g, lr}));
     return;
   }
+  const ElementwiseProgram& momentum = program("momentum", [&] {
+    ElementwiseBuilder b;
+    auto m = b.input(0), grad = b.input(1), rate = b.input(2);
+    return b.build(m * options_.momentum - grad * rate);
+  });
   const Variable& m = momentums_[index];
-  const Tensor m_next = m.value() * options_.momentum - lr_g;
+  const Tensor m_next = ops::fused_elementwise(momentum, {m.value(), g, lr});
   m.assign(m_next);
+  if (!options_.nesterov) {
+    variable.assign(variable.value() + m_next);
+    return;
+  }
   // Nesterov looks ahead along the new velocity: var += momentum * m - lr * g.
-  variable.assign(options_.nesterov ? variable.value() + (m_next * options_.momentum - lr_g)
-                                    : variable.value() + m_next);
+  const ElementwiseProgram& look_ahead = program("nesterov", [&] {
+    ElementwiseBuilder b;
+    auto var = b.input(0), m_new = b.input(1), grad = b.input(2), rate = b.input(3);
+    return b.build(var + (m_new * options_.momentum - grad * rate));
+  });
+  variable.assign(ops::fused_elementwise(look_ahead, {variable.value(), m_next, g, lr}));
 }
 
 }  // namespace kestrel::optimizers

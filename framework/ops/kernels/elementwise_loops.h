@@ -79,7 +79,8 @@ void binary_loop(const TensorView& a, const TensorView& b, const TensorView& out
 /// out = cond ? x : y with NumPy broadcasting of all three.
 template <class T>
 void select_loop(const TensorView& cond, const TensorView& x, const TensorView& y, const TensorView& out) {
-  const bool* pc = cond.as<bool>();
+  // Read as bytes: GCC does not vectorize a select on bool loads, and a bool is one 0/1 byte.
+  const auto* pc = cond.as<unsigned char>();
   const T* px = x.as<T>();
   const T* py = y.as<T>();
   T* po = out.as<T>();

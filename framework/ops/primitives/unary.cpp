@@ -1,5 +1,6 @@
 // Unary elementwise primitives: math functions and activations, as Eigen array expressions
 // (vectorized exp/log/tanh/erf), plus negative and abs for integers.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -26,7 +27,14 @@ template <class Expr>
 void float_map(const TensorView& in, const TensorView& out, Expr expr) {
   const float* x = in.as<float>();
   float* y = out.as<float>();
-  parallel_for(in.numel(), kernels::kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+  // Threads split on 16-element boundaries: Eigen computes whole packets with its vector
+  // functions and only a tail with scalar ones, which round differently (sqrt under fast math).
+  // Aligned splits leave one tail, at the end, so the bits do not depend on the thread count.
+  constexpr std::int64_t kLanes = 16;
+  const std::int64_t n = in.numel();
+  parallel_for((n + kLanes - 1) / kLanes, kernels::kElementwiseGrain / kLanes, [&](std::int64_t first, std::int64_t last) {
+    const std::int64_t lo = first * kLanes;
+    const std::int64_t hi = std::min(last * kLanes, n);
     FloatArray chunk(x + lo, hi - lo);
     Eigen::Map<Eigen::ArrayXf>(y + lo, hi - lo) = expr(chunk);
   });

@@ -36,6 +36,12 @@ using OpCaseFamily = std::vector<OpCase> (*)();
 bool register_op_cases(OpCaseFamily family);
 /// Every registered family's cases.
 std::vector<OpCase> all_op_cases();
+/// The table, built once: what parameterized tests iterate over.
+const std::vector<OpCase>& op_case_table();
+/// Every case's label, in table order (the parameters of the table's tests).
+std::vector<std::string> op_case_labels();
+/// The case with this label.
+const OpCase& find_op_case(const std::string& label);
 
 #define KESTREL_REGISTER_OP_CASES(family) \
   [[maybe_unused]] static const bool family##_registered = ::kestrel::testing::register_op_cases(family)

@@ -1,5 +1,7 @@
 #include "tests/framework/ops/op_case.h"
 
+#include <stdexcept>
+
 #include "framework/core/random.h"
 
 namespace kestrel::testing {
@@ -22,6 +24,24 @@ std::vector<OpCase> all_op_cases() {
     for (OpCase& c : family()) all.push_back(std::move(c));
   }
   return all;
+}
+
+const std::vector<OpCase>& op_case_table() {
+  static const std::vector<OpCase> table = all_op_cases();
+  return table;
+}
+
+std::vector<std::string> op_case_labels() {
+  std::vector<std::string> out;
+  for (const OpCase& c : op_case_table()) out.push_back(c.label);
+  return out;
+}
+
+const OpCase& find_op_case(const std::string& label) {
+  for (const OpCase& c : op_case_table()) {
+    if (c.label == label) return c;
+  }
+  throw std::out_of_range("no op case labelled '" + label + "'");
 }
 
 Tensor uniform_tensor(const Shape& shape, std::uint64_t seed, double lo, double hi) {

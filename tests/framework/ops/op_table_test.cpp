@@ -12,25 +12,10 @@
 namespace kestrel::testing {
 namespace {
 
-const std::vector<OpCase>& cases() {
-  static const std::vector<OpCase> all = all_op_cases();
-  return all;
-}
-
-std::vector<std::string> labels() {
-  std::vector<std::string> out;
-  for (const OpCase& c : cases()) out.push_back(c.label);
-  return out;
-}
-
-const OpCase& find_case(const std::string& label) {
-  return *std::find_if(cases().begin(), cases().end(), [&](const OpCase& c) { return c.label == label; });
-}
-
 class OpTable : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OpTable, ForwardMatchesReference) {
-  const OpCase& c = find_case(GetParam());
+  const OpCase& c = find_op_case(GetParam());
   Inputs inputs = c.make_inputs();
   Tensor got = c.run(inputs);
   Tensor want = c.reference(inputs);
@@ -44,18 +29,18 @@ TEST_P(OpTable, ForwardMatchesReference) {
 }
 
 TEST_P(OpTable, GradientMatchesFiniteDifferences) {
-  const OpCase& c = find_case(GetParam());
+  const OpCase& c = find_op_case(GetParam());
   if (!c.no_gradient_because.empty()) GTEST_SKIP() << c.no_gradient_because;
   GradcheckResult r = gradcheck(c.run, c.make_inputs(), c.gradcheck_options);
   EXPECT_TRUE(r.ok) << c.label << ": " << r.report;
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, OpTable, ::testing::ValuesIn(labels()),
+INSTANTIATE_TEST_SUITE_P(Ops, OpTable, ::testing::ValuesIn(op_case_labels()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(OpTableCoverage, EveryOpHasACase) {
   std::set<OpId> covered;
-  for (const OpCase& c : cases()) covered.insert(c.op);
+  for (const OpCase& c : op_case_table()) covered.insert(c.op);
   for (std::size_t i = 0; i < kNumOps; ++i) {
     EXPECT_TRUE(covered.count(static_cast<OpId>(i))) << "op '" << op_name(static_cast<OpId>(i))
                                                      << "' has no case in the op test table";
@@ -65,12 +50,14 @@ TEST(OpTableCoverage, EveryOpHasACase) {
 TEST(OpTableCoverage, EveryDifferentiableOpHasAGradientCheck) {
   // Ops without a float-to-float path (comparisons, one_hot, argmax) have nothing to differentiate numerically. cast's
   // float32<->bfloat16 gradient is exact and checked in elementwise_errors_test.cpp, since
-  // finite differences cannot see through bfloat16 rounding.
-  const std::set<OpId> exempt = {OpId::equal,   OpId::not_equal,     OpId::less, OpId::less_equal,
+  // finite differences cannot see through bfloat16 rounding. fused_elementwise has no gradient by
+  // design: it runs after autodiff (optimizer updates, jit-fused regions) and refuses to run
+  // under a tape that wants one (fused_elementwise_test.cpp).
+  const std::set<OpId> exempt = {OpId::equal,   OpId::not_equal,     OpId::less,    OpId::less_equal,
                                  OpId::greater, OpId::greater_equal, OpId::one_hot, OpId::cast,
-                                 OpId::argmax};
+                                 OpId::argmax,  OpId::fused_elementwise};
   std::set<OpId> checked;
-  for (const OpCase& c : cases()) {
+  for (const OpCase& c : op_case_table()) {
     if (c.no_gradient_because.empty()) checked.insert(c.op);
   }
   for (std::size_t i = 0; i < kNumOps; ++i) {
@@ -83,7 +70,7 @@ TEST(OpTableCoverage, EveryDifferentiableOpHasAGradientCheck) {
 
 TEST(OpTableCoverage, LabelsAreUnique) {
   std::set<std::string> seen;
-  for (const OpCase& c : cases()) EXPECT_TRUE(seen.insert(c.label).second) << "duplicate label " << c.label;
+  for (const OpCase& c : op_case_table()) EXPECT_TRUE(seen.insert(c.label).second) << "duplicate label " << c.label;
 }
 
 }  // namespace

@@ -1,0 +1,218 @@
+// ElementwiseProgram and its builder: text, equality, hashing, CSE and dead-code removal.
+// The primitive and its public op are in primitives/fused_elementwise.cpp, the kernel in
+// kernels/fused_elementwise_kernel.cpp.
+#include "framework/ops/fused_elementwise.h"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <string>
+
+#include "framework/core/error.h"
+#include "framework/ops/primitive.h"
+
+namespace kestrel {
+namespace {
+
+using Op = ElementwiseOpcode;
+using Value = ElementwiseBuilder::Value;
+
+std::string float_text(float value) {
+  char buffer[32];
+  // The shortest text that reads back as the same float, so dumps are exact and short.
+  auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return error == std::errc() ? std::string(buffer, end) : std::to_string(value);
+}
+
+ElementwiseBuilder& same_builder(const char* what, Value a, Value b) {
+  if (&a.builder() != &b.builder()) {
+    throw ValueError(op_message("fused_elementwise", std::string("operator") + what +
+                                                         " on values of two builders; build each program "
+                                                         "from one ElementwiseBuilder"));
+  }
+  return a.builder();
+}
+
+}  // namespace
+
+std::string_view opcode_name(ElementwiseOpcode opcode) {
+  switch (opcode) {
+    case Op::input: return "input";
+    case Op::constant: return "constant";
+    case Op::negative: return "negative";
+    case Op::abs: return "abs";
+    case Op::square: return "square";
+    case Op::sqrt: return "sqrt";
+    case Op::rsqrt: return "rsqrt";
+    case Op::exp: return "exp";
+    case Op::log: return "log";
+    case Op::tanh: return "tanh";
+    case Op::sigmoid: return "sigmoid";
+    case Op::relu: return "relu";
+    case Op::erf: return "erf";
+    case Op::add: return "add";
+    case Op::subtract: return "subtract";
+    case Op::multiply: return "multiply";
+    case Op::divide: return "divide";
+    case Op::maximum: return "maximum";
+    case Op::minimum: return "minimum";
+    case Op::greater: return "greater";
+    case Op::greater_equal: return "greater_equal";
+    case Op::less: return "less";
+    case Op::less_equal: return "less_equal";
+    case Op::equal: return "equal";
+    case Op::select: return "select";
+  }
+  return "?";
+}
+
+int opcode_arity(ElementwiseOpcode opcode) {
+  switch (opcode) {
+    case Op::input:
+    case Op::constant: return 0;
+    case Op::add:
+    case Op::subtract:
+    case Op::multiply:
+    case Op::divide:
+    case Op::maximum:
+    case Op::minimum:
+    case Op::greater:
+    case Op::greater_equal:
+    case Op::less:
+    case Op::less_equal:
+    case Op::equal: return 2;
+    case Op::select: return 3;
+    default: return 1;
+  }
+}
+
+bool operator==(const ElementwiseInstruction& a, const ElementwiseInstruction& b) {
+  return a.opcode == b.opcode && a.args == b.args &&
+         std::bit_cast<std::uint32_t>(a.value) == std::bit_cast<std::uint32_t>(b.value);
+}
+
+std::string ElementwiseProgram::to_string() const {
+  std::string out;
+  auto reg = [&out](std::int32_t r) {
+    out += '%';
+    out += std::to_string(r);
+  };
+  for (std::size_t r = 0; r < instructions_.size(); ++r) {
+    const ElementwiseInstruction& in = instructions_[r];
+    reg(static_cast<std::int32_t>(r));
+    out += " = ";
+    out += opcode_name(in.opcode);
+    if (in.opcode == Op::input) {
+      out += ' ';
+      out += std::to_string(in.args[0]);
+    } else if (in.opcode == Op::constant) {
+      out += ' ';
+      out += float_text(in.value);
+    } else {
+      for (int k = 0; k < opcode_arity(in.opcode); ++k) {
+        out += k == 0 ? " " : ", ";
+        reg(in.args[static_cast<std::size_t>(k)]);
+      }
+    }
+    out += "; ";
+  }
+  out += "-> ";
+  reg(result_);
+  return out;
+}
+
+std::size_t ElementwiseProgram::hash() const {
+  std::size_t h = instructions_.size();
+  detail::hash_combine(h, static_cast<std::size_t>(result_));
+  detail::hash_combine(h, static_cast<std::size_t>(num_inputs_));
+  for (const ElementwiseInstruction& in : instructions_) {
+    detail::hash_combine(h, static_cast<std::size_t>(in.opcode));
+    for (std::int32_t a : in.args) detail::hash_combine(h, static_cast<std::size_t>(static_cast<std::uint32_t>(a)));
+    detail::hash_combine(h, std::bit_cast<std::uint32_t>(in.value));
+  }
+  return h;
+}
+
+Value ElementwiseBuilder::input(int index) {
+  if (index < 0) {
+    throw ValueError(
+        op_message("fused_elementwise", "input(" + std::to_string(index) + "): input indices start at 0"));
+  }
+  num_inputs_ = std::max(num_inputs_, index + 1);
+  ElementwiseInstruction in;
+  in.opcode = Op::input;
+  in.args[0] = index;
+  return emit(in);
+}
+
+Value ElementwiseBuilder::constant(double value) {
+  ElementwiseInstruction in;
+  in.opcode = Op::constant;
+  in.value = static_cast<float>(value);
+  return emit(in);
+}
+
+Value ElementwiseBuilder::emit(ElementwiseOpcode opcode, std::initializer_list<Value> args) {
+  ElementwiseInstruction in;
+  in.opcode = opcode;
+  int k = 0;
+  for (const Value& v : args) {
+    if (v.builder_ != this) {
+      throw ValueError(op_message("fused_elementwise", std::string(opcode_name(opcode)) +
+                                                           ": a value comes from another ElementwiseBuilder; build "
+                                                           "each program from one builder"));
+    }
+    in.args[static_cast<std::size_t>(k++)] = v.reg_;
+  }
+  return emit(in);
+}
+
+Value ElementwiseBuilder::emit(const ElementwiseInstruction& instruction) {
+  // Programs are a few dozen instructions: a linear search is the cheapest CSE.
+  auto found = std::find(instructions_.begin(), instructions_.end(), instruction);
+  if (found != instructions_.end()) return Value(this, static_cast<std::int32_t>(found - instructions_.begin()));
+  instructions_.push_back(instruction);
+  return Value(this, static_cast<std::int32_t>(instructions_.size() - 1));
+}
+
+ElementwiseProgram ElementwiseBuilder::build(Value result) const {
+  if (result.builder_ != this) {
+    throw ValueError(op_message("fused_elementwise", "build() got a value of another ElementwiseBuilder"));
+  }
+  // Keep what the result depends on, renumbered in order (operands always precede their users).
+  const auto n = static_cast<std::size_t>(result.reg_) + 1;
+  std::vector<bool> live(n, false);
+  live[n - 1] = true;
+  for (std::size_t r = n; r-- > 0;) {
+    if (!live[r]) continue;
+    const ElementwiseInstruction& in = instructions_[r];
+    for (int k = 0; k < opcode_arity(in.opcode); ++k) live[static_cast<std::size_t>(in.args[k])] = true;
+  }
+  std::vector<std::int32_t> renumbered(n, -1);
+  std::vector<ElementwiseInstruction> kept;
+  for (std::size_t r = 0; r < n; ++r) {
+    if (!live[r]) continue;
+    ElementwiseInstruction in = instructions_[r];
+    for (int k = 0; k < opcode_arity(in.opcode); ++k) in.args[k] = renumbered[static_cast<std::size_t>(in.args[k])];
+    renumbered[r] = static_cast<std::int32_t>(kept.size());
+    kept.push_back(in);
+  }
+  const auto last = static_cast<std::int32_t>(kept.size()) - 1;
+  return ElementwiseProgram(std::move(kept), last, num_inputs_);
+}
+
+Value operator+(Value a, Value b) { return same_builder("+", a, b).add(a, b); }
+Value operator-(Value a, Value b) { return same_builder("-", a, b).subtract(a, b); }
+Value operator*(Value a, Value b) { return same_builder("*", a, b).multiply(a, b); }
+Value operator/(Value a, Value b) { return same_builder("/", a, b).divide(a, b); }
+Value operator-(Value x) { return x.builder().negative(x); }
+Value operator+(Value a, double b) { return a + a.builder().constant(b); }
+Value operator-(Value a, double b) { return a - a.builder().constant(b); }
+Value operator*(Value a, double b) { return a * a.builder().constant(b); }
+Value operator/(Value a, double b) { return a / a.builder().constant(b); }
+Value operator+(double a, Value b) { return b.builder().constant(a) + b; }
+Value operator-(double a, Value b) { return b.builder().constant(a) - b; }
+Value operator*(double a, Value b) { return b.builder().constant(a) * b; }
+Value operator/(double a, Value b) { return b.builder().constant(a) / b; }
+
+}  // namespace kestrel

@@ -1,0 +1,208 @@
+// Fused elementwise op: a small expression over several same-shaped float tensors, computed in
+// one pass over memory instead of one pass (and one new tensor) per op.
+//
+//   ElementwiseBuilder b;
+//   auto m = b.input(0), g = b.input(1);
+//   ElementwiseProgram p = b.build(m + (g - m) * 0.1);       // Adam's first moment
+//   Tensor m_next = ops::fused_elementwise(p, {m_value, gradient});
+//   p.to_string();   // "%0 = input 0; %1 = input 1; %2 = subtract %1, %0; %3 = constant 0.1; ..."
+//
+// A program is a straight-line list of instructions over virtual registers, one register per
+// instruction, ending in one result. Each input has the output's shape or is a rank-0 scalar
+// broadcast over it. The kernel computes in float32 (bfloat16 inputs are widened; the result is
+// bfloat16 when every full-shaped input is) with the standalone ops' own expressions, so it
+// gives their bits: exactly, for arithmetic, square, abs, negative, relu, min/max, comparisons
+// and select. sqrt, rsqrt, exp, log, tanh, sigmoid and erf use Eigen's vector functions, as the
+// standalone ops do; those (sqrt and rsqrt among them, under EIGEN_FAST_MATH) round differently
+// from Eigen's scalar fallback, which a standalone op takes at the unaligned start of a thread's
+// chunk and which the kernel takes only for the last n % 8 elements. So the two agree bit for
+// bit on one thread, or when n is a multiple of 16 on two, and may differ in the last bit on a
+// few elements otherwise.
+//
+// Not differentiable: it runs after autodiff (optimizer updates, the jit's fused regions).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "framework/core/tensor.h"
+
+namespace kestrel {
+
+/// What one instruction computes. Names follow the public ops (ops::subtract is subtract).
+enum class ElementwiseOpcode : std::uint8_t {
+  input,     ///< the value of input k (args[0] holds k)
+  constant,  ///< a float32 constant (value)
+  // unary
+  negative,
+  abs,
+  square,
+  sqrt,
+  rsqrt,
+  exp,
+  log,
+  tanh,
+  sigmoid,
+  relu,
+  erf,
+  // binary
+  add,
+  subtract,
+  multiply,
+  divide,
+  maximum,
+  minimum,
+  // comparisons: 1 where true, else 0
+  greater,
+  greater_equal,
+  less,
+  less_equal,
+  equal,
+  // select(c, a, b): a where c != 0, else b
+  select,
+};
+
+/// The opcode's name as in to_string() ("subtract").
+std::string_view opcode_name(ElementwiseOpcode opcode);
+/// How many registers the opcode reads (0 for input and constant).
+int opcode_arity(ElementwiseOpcode opcode);
+
+/// One instruction; it defines the register numbered by its position in the program.
+struct ElementwiseInstruction {
+  ElementwiseOpcode opcode = ElementwiseOpcode::constant;
+  std::array<std::int32_t, 3> args = {-1, -1, -1};  ///< registers read; for input, args[0] is the input index
+  float value = 0.0f;                                ///< constant only
+
+  /// Equal opcodes, arguments and constant bits (so -0 differs from 0 and a NaN equals itself).
+  friend bool operator==(const ElementwiseInstruction& a, const ElementwiseInstruction& b);
+};
+
+/// A straight-line program, built by ElementwiseBuilder: every instruction reads only earlier
+/// registers, and every one contributes to the result (the builder drops dead code).
+class ElementwiseProgram {
+ public:
+  const std::vector<ElementwiseInstruction>& instructions() const { return instructions_; }
+  /// The register holding the result.
+  std::int32_t result() const { return result_; }
+  /// How many inputs the op takes (one past the largest index passed to input()).
+  int num_inputs() const { return num_inputs_; }
+
+  /// One line: "%0 = input 0; %1 = constant 0.5; %2 = multiply %0, %1; -> %2".
+  std::string to_string() const;
+  /// Agrees with ==, for compile caches and CSE.
+  std::size_t hash() const;
+  friend bool operator==(const ElementwiseProgram&, const ElementwiseProgram&) = default;
+
+ private:
+  friend class ElementwiseBuilder;
+  ElementwiseProgram(std::vector<ElementwiseInstruction> instructions, std::int32_t result, int num_inputs)
+      : instructions_(std::move(instructions)), result_(result), num_inputs_(num_inputs) {}
+
+  std::vector<ElementwiseInstruction> instructions_;
+  std::int32_t result_ = 0;
+  int num_inputs_ = 0;
+};
+
+/// Builds programs that read like the math. Identical instructions are emitted once. C++ leaves
+/// the order of evaluating arguments open, so `a(x) + b(y)` may number b's instructions first:
+/// the program computes the same either way, but write one statement per value where its text
+/// must be stable.
+class ElementwiseBuilder {
+ public:
+  /// A register of this builder; the arithmetic operators below emit instructions.
+  class Value {
+   public:
+    std::int32_t reg() const { return reg_; }
+    ElementwiseBuilder& builder() const { return *builder_; }
+
+   private:
+    friend class ElementwiseBuilder;
+    Value(ElementwiseBuilder* builder, std::int32_t reg) : builder_(builder), reg_(reg) {}
+    ElementwiseBuilder* builder_;
+    std::int32_t reg_;
+  };
+
+  ElementwiseBuilder() = default;
+  // Values point at their builder: it must stay put.
+  ElementwiseBuilder(const ElementwiseBuilder&) = delete;
+  ElementwiseBuilder& operator=(const ElementwiseBuilder&) = delete;
+
+  /// Input k (k >= 0) of the op; throws ValueError for a negative k.
+  Value input(int index);
+  /// A constant, rounded to float32 as ops::scalar_like rounds it.
+  Value constant(double value);
+
+  Value negative(Value x) { return emit(ElementwiseOpcode::negative, {x}); }
+  Value abs(Value x) { return emit(ElementwiseOpcode::abs, {x}); }
+  Value square(Value x) { return emit(ElementwiseOpcode::square, {x}); }
+  Value sqrt(Value x) { return emit(ElementwiseOpcode::sqrt, {x}); }
+  Value rsqrt(Value x) { return emit(ElementwiseOpcode::rsqrt, {x}); }
+  Value exp(Value x) { return emit(ElementwiseOpcode::exp, {x}); }
+  Value log(Value x) { return emit(ElementwiseOpcode::log, {x}); }
+  Value tanh(Value x) { return emit(ElementwiseOpcode::tanh, {x}); }
+  Value sigmoid(Value x) { return emit(ElementwiseOpcode::sigmoid, {x}); }
+  Value relu(Value x) { return emit(ElementwiseOpcode::relu, {x}); }
+  Value erf(Value x) { return emit(ElementwiseOpcode::erf, {x}); }
+  Value add(Value a, Value b) { return emit(ElementwiseOpcode::add, {a, b}); }
+  Value subtract(Value a, Value b) { return emit(ElementwiseOpcode::subtract, {a, b}); }
+  Value multiply(Value a, Value b) { return emit(ElementwiseOpcode::multiply, {a, b}); }
+  Value divide(Value a, Value b) { return emit(ElementwiseOpcode::divide, {a, b}); }
+  /// a >= b ? a : b, as ops::maximum.
+  Value maximum(Value a, Value b) { return emit(ElementwiseOpcode::maximum, {a, b}); }
+  /// a <= b ? a : b, as ops::minimum.
+  Value minimum(Value a, Value b) { return emit(ElementwiseOpcode::minimum, {a, b}); }
+  Value greater(Value a, Value b) { return emit(ElementwiseOpcode::greater, {a, b}); }
+  Value greater_equal(Value a, Value b) { return emit(ElementwiseOpcode::greater_equal, {a, b}); }
+  Value less(Value a, Value b) { return emit(ElementwiseOpcode::less, {a, b}); }
+  Value less_equal(Value a, Value b) { return emit(ElementwiseOpcode::less_equal, {a, b}); }
+  Value equal(Value a, Value b) { return emit(ElementwiseOpcode::equal, {a, b}); }
+  /// a where mask != 0, else b (a 0/1 mask comes from the comparisons).
+  Value select(Value mask, Value a, Value b) { return emit(ElementwiseOpcode::select, {mask, a, b}); }
+
+  /// The program computing `result`, without the instructions it does not need. The builder
+  /// can go on to build more programs. Throws ValueError for a Value of another builder.
+  ElementwiseProgram build(Value result) const;
+
+ private:
+  Value emit(ElementwiseOpcode opcode, std::initializer_list<Value> args);
+  Value emit(const ElementwiseInstruction& instruction);
+
+  std::vector<ElementwiseInstruction> instructions_;
+  int num_inputs_ = 0;
+};
+
+// Arithmetic on Values emits instructions; a number becomes a constant.
+ElementwiseBuilder::Value operator+(ElementwiseBuilder::Value a, ElementwiseBuilder::Value b);
+ElementwiseBuilder::Value operator-(ElementwiseBuilder::Value a, ElementwiseBuilder::Value b);
+ElementwiseBuilder::Value operator*(ElementwiseBuilder::Value a, ElementwiseBuilder::Value b);
+ElementwiseBuilder::Value operator/(ElementwiseBuilder::Value a, ElementwiseBuilder::Value b);
+ElementwiseBuilder::Value operator-(ElementwiseBuilder::Value x);
+ElementwiseBuilder::Value operator+(ElementwiseBuilder::Value a, double b);
+ElementwiseBuilder::Value operator-(ElementwiseBuilder::Value a, double b);
+ElementwiseBuilder::Value operator*(ElementwiseBuilder::Value a, double b);
+ElementwiseBuilder::Value operator/(ElementwiseBuilder::Value a, double b);
+ElementwiseBuilder::Value operator+(double a, ElementwiseBuilder::Value b);
+ElementwiseBuilder::Value operator-(double a, ElementwiseBuilder::Value b);
+ElementwiseBuilder::Value operator*(double a, ElementwiseBuilder::Value b);
+ElementwiseBuilder::Value operator/(double a, ElementwiseBuilder::Value b);
+
+namespace ops {
+
+/// Runs program over inputs (float32 or bfloat16; each of the output's shape or rank-0) in one
+/// pass. Throws ValueError for a wrong input count or a recording tape that wants gradients,
+/// TypeError for other dtypes and ShapeError for other shapes.
+Tensor fused_elementwise(const ElementwiseProgram& program, const std::vector<Tensor>& inputs);
+
+}  // namespace ops
+}  // namespace kestrel
+
+template <>
+struct std::hash<kestrel::ElementwiseProgram> {
+  std::size_t operator()(const kestrel::ElementwiseProgram& p) const { return p.hash(); }
+};

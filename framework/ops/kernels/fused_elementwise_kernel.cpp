@@ -1,0 +1,254 @@
+#include "framework/ops/kernels/fused_elementwise_kernel.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <array>
+#include <unsupported/Eigen/SpecialFunctions>
+#include <vector>
+
+#include "framework/core/error.h"
+#include "framework/core/thread_pool.h"
+#include "framework/ops/kernels/elementwise_loops.h"
+
+namespace kestrel::kernels {
+namespace {
+
+using Op = ElementwiseOpcode;
+
+// Where a register's value lives while the kernel runs.
+struct Place {
+  enum Kind : std::uint8_t { uniform, input, buffer, output };
+  Kind kind = uniform;
+  std::int32_t index = 0;  // the input's or the buffer's number
+  float value = 0.0f;      // uniform only
+};
+
+// An instruction with at least one full-shaped operand: it runs once per block.
+struct Step {
+  Op opcode;
+  Place destination;
+  std::array<Place, 3> args;
+};
+
+// An operand as one step sees it: a pointer into a block, or one value for every element.
+struct Arg {
+  const float* data = nullptr;
+  float value = 0.0f;
+  bool uniform = false;
+};
+
+struct Vector {
+  const float* data;
+  float operator[](std::int64_t i) const { return data[i]; }
+};
+struct Uniform {
+  float value;
+  float operator[](std::int64_t) const { return value; }
+};
+
+template <class Fn>
+void visit(const Arg& a, Fn&& fn) {
+  if (a.uniform) {
+    fn(Uniform{a.value});
+  } else {
+    fn(Vector{a.data});
+  }
+}
+
+// The same expressions as the standalone ops (primitives/unary.cpp and binary.cpp), so each
+// instruction rounds exactly as its op does.
+void unary_step(Op op, const float* x_data, float* y_data, std::int64_t n) {
+  Eigen::Map<const Eigen::ArrayXf> x(x_data, n);
+  Eigen::Map<Eigen::ArrayXf> y(y_data, n);
+  switch (op) {
+    case Op::negative: y = -x; return;
+    case Op::abs: y = x.abs(); return;
+    case Op::sqrt: y = x.sqrt(); return;
+    case Op::rsqrt: y = x.rsqrt(); return;
+    case Op::exp: y = x.exp(); return;
+    case Op::log: y = x.log(); return;
+    case Op::tanh: y = x.tanh(); return;
+    case Op::sigmoid: y = x.logistic(); return;
+    case Op::relu: y = x.max(0.0f); return;
+    case Op::erf: y = x.erf(); return;
+    case Op::square:  // ops::square is multiply(x, x)
+      for (std::int64_t i = 0; i < n; ++i) y_data[i] = x_data[i] * x_data[i];
+      return;
+    default: KESTREL_DCHECK(false);
+  }
+}
+
+template <class A, class B, class Fn>
+void binary_loop_of(A a, B b, float* __restrict y, std::int64_t n, Fn fn) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = fn(a[i], b[i]);
+}
+
+template <class Fn>
+void binary(const Arg& a, const Arg& b, float* y, std::int64_t n, Fn fn) {
+  visit(a, [&](auto va) { visit(b, [&](auto vb) { binary_loop_of(va, vb, y, n, fn); }); });
+}
+
+void binary_step(Op op, const Arg& a, const Arg& b, float* y, std::int64_t n) {
+  switch (op) {
+    case Op::add: return binary(a, b, y, n, [](float p, float q) { return p + q; });
+    case Op::subtract: return binary(a, b, y, n, [](float p, float q) { return p - q; });
+    case Op::multiply: return binary(a, b, y, n, [](float p, float q) { return p * q; });
+    case Op::divide: return binary(a, b, y, n, [](float p, float q) { return p / q; });
+    case Op::maximum: return binary(a, b, y, n, [](float p, float q) { return p >= q ? p : q; });
+    case Op::minimum: return binary(a, b, y, n, [](float p, float q) { return p <= q ? p : q; });
+    case Op::greater: return binary(a, b, y, n, [](float p, float q) { return p > q ? 1.0f : 0.0f; });
+    case Op::greater_equal: return binary(a, b, y, n, [](float p, float q) { return p >= q ? 1.0f : 0.0f; });
+    case Op::less: return binary(a, b, y, n, [](float p, float q) { return p < q ? 1.0f : 0.0f; });
+    case Op::less_equal: return binary(a, b, y, n, [](float p, float q) { return p <= q ? 1.0f : 0.0f; });
+    case Op::equal: return binary(a, b, y, n, [](float p, float q) { return p == q ? 1.0f : 0.0f; });
+    default: KESTREL_DCHECK(false);
+  }
+}
+
+void select_step(const Arg& c, const Arg& a, const Arg& b, float* __restrict y, std::int64_t n) {
+  visit(c, [&](auto vc) {
+    visit(a, [&](auto va) {
+      visit(b, [&](auto vb) {
+        for (std::int64_t i = 0; i < n; ++i) y[i] = vc[i] != 0.0f ? va[i] : vb[i];
+      });
+    });
+  });
+}
+
+void run_step(Op op, const std::array<Arg, 3>& args, float* y, std::int64_t n) {
+  const int arity = opcode_arity(op);
+  if (arity == 1) {
+    unary_step(op, args[0].data, y, n);
+  } else if (arity == 2) {
+    binary_step(op, args[0], args[1], y, n);
+  } else {
+    select_step(args[0], args[1], args[2], y, n);
+  }
+}
+
+struct Plan {
+  std::vector<Step> steps;
+  int buffers = 0;
+  Place result;
+};
+
+// Decides where each register lives: uniform registers are computed here, once; the others get
+// a block buffer, reused once its last reader has run, and the result goes straight to out.
+Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> inputs) {
+  const auto& code = program.instructions();
+  const auto count = code.size();
+  std::vector<Place> places(count);
+  auto operand = [&](std::size_t r, int k) { return static_cast<std::size_t>(code[r].args[static_cast<std::size_t>(k)]); };
+  std::vector<std::size_t> last_use(count, 0);
+  for (std::size_t r = 0; r < count; ++r) {
+    for (int k = 0; k < opcode_arity(code[r].opcode); ++k) last_use[operand(r, k)] = r;
+  }
+  Plan plan;
+  std::vector<std::int32_t> free_buffers;
+  for (std::size_t r = 0; r < count; ++r) {
+    const ElementwiseInstruction& in = code[r];
+    const int arity = opcode_arity(in.opcode);
+    if (in.opcode == Op::input) {
+      const TensorView& view = inputs[operand(r, 0)];
+      places[r] = view.shape.rank() == 0 ? Place{Place::uniform, 0, view.as<float>()[0]}
+                                         : Place{Place::input, in.args[0], 0.0f};
+      continue;
+    }
+    if (in.opcode == Op::constant) {
+      places[r] = Place{Place::uniform, 0, in.value};
+      continue;
+    }
+    std::array<Place, 3> args;
+    bool all_uniform = true;
+    for (int k = 0; k < arity; ++k) {
+      const Place& p = places[operand(r, k)];
+      args[static_cast<std::size_t>(k)] = p;
+      all_uniform &= p.kind == Place::uniform;
+    }
+    if (all_uniform) {
+      // One element through the same code as a block, so it rounds as the standalone op would
+      // on rank-0 tensors.
+      std::array<Arg, 3> scalars;
+      for (std::size_t k = 0; k < scalars.size(); ++k) scalars[k] = Arg{&args[k].value, 0.0f, false};
+      float value = 0.0f;
+      run_step(in.opcode, scalars, &value, 1);
+      places[r] = Place{Place::uniform, 0, value};
+      continue;
+    }
+    Place destination{Place::output, 0, 0.0f};
+    if (static_cast<std::int32_t>(r) != program.result()) {
+      // Taken before the operands are released, so a step never writes a buffer it reads.
+      std::int32_t buffer = plan.buffers;
+      if (free_buffers.empty()) {
+        ++plan.buffers;
+      } else {
+        buffer = free_buffers.back();
+        free_buffers.pop_back();
+      }
+      destination = Place{Place::buffer, buffer, 0.0f};
+    }
+    places[r] = destination;
+    plan.steps.push_back(Step{in.opcode, destination, args});
+    for (int k = 0; k < arity; ++k) {
+      bool repeated = false;  // multiply(x, x) releases x once
+      for (int j = 0; j < k; ++j) repeated |= operand(r, j) == operand(r, k);
+      const Place& p = places[operand(r, k)];
+      if (p.kind == Place::buffer && last_use[operand(r, k)] == r && !repeated) free_buffers.push_back(p.index);
+    }
+  }
+  plan.result = places[static_cast<std::size_t>(program.result())];
+  return plan;
+}
+
+}  // namespace
+
+void run_elementwise_program(const ElementwiseProgram& program, std::span<const TensorView> inputs,
+                             const TensorView& out) {
+  const std::int64_t n = out.numel();
+  if (n == 0) return;
+  const Plan plan = make_plan(program, inputs);
+  float* y = out.as<float>();
+  const Place& result = plan.result;
+  if (result.kind == Place::uniform) {
+    std::fill(y, y + n, result.value);
+    return;
+  }
+  if (result.kind == Place::input) {
+    const float* x = inputs[static_cast<std::size_t>(result.index)].as<float>();
+    std::copy(x, x + n, y);
+    return;
+  }
+  const std::int64_t blocks = (n + kFusedBlock - 1) / kFusedBlock;
+  // A long program does more work per element, so it is worth splitting at fewer elements.
+  const auto steps = std::max<std::int64_t>(1, static_cast<std::int64_t>(plan.steps.size()) / 2);
+  const std::int64_t grain = std::max<std::int64_t>(1, kElementwiseGrain / (kFusedBlock * steps));
+  parallel_for(blocks, grain, [&](std::int64_t first, std::int64_t last) {
+    // Register buffers, 64-byte aligned so Eigen's vector loops need no scalar prologue.
+    std::vector<float> storage(static_cast<std::size_t>(plan.buffers * kFusedBlock + 16));
+    float* buffers = storage.data();
+    while (reinterpret_cast<std::uintptr_t>(buffers) % 64 != 0) ++buffers;
+    auto resolve = [&](const Place& p, std::int64_t lo) -> float* {
+      switch (p.kind) {
+        case Place::input: return inputs[static_cast<std::size_t>(p.index)].as<float>() + lo;
+        case Place::buffer: return buffers + p.index * kFusedBlock;
+        case Place::output: return y + lo;
+        case Place::uniform: break;
+      }
+      return nullptr;
+    };
+    for (std::int64_t block = first; block < last; ++block) {
+      const std::int64_t lo = block * kFusedBlock;
+      const std::int64_t len = std::min(kFusedBlock, n - lo);
+      for (const Step& step : plan.steps) {
+        std::array<Arg, 3> args;
+        for (std::size_t k = 0; k < 3; ++k) {
+          const Place& p = step.args[k];
+          args[k] = p.kind == Place::uniform ? Arg{nullptr, p.value, true} : Arg{resolve(p, lo), 0.0f, false};
+        }
+        run_step(step.opcode, args, resolve(step.destination, lo), len);
+      }
+    }
+  });
+}
+
+}  // namespace kestrel::kernels

@@ -1,0 +1,29 @@
+// The CPU kernel of ops::fused_elementwise (internal): a chunked interpreter of an
+// ElementwiseProgram.
+//
+//   kernels::run_elementwise_program(program, input_views, output_view);
+//
+// The tensor is processed in blocks of kFusedBlock floats. For each block every instruction runs
+// as one vectorized loop over small register buffers that stay in L1, so memory is read and
+// written once per input and output however long the program. Blocks are split over the thread
+// pool. Instructions whose operands are all scalars (constants, rank-0 inputs) run once, before
+// the blocks, on one element.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "framework/core/tensor.h"
+#include "framework/ops/fused_elementwise.h"
+
+namespace kestrel::kernels {
+
+/// Floats per register buffer: 2 KB, so a program's live registers and the streamed inputs
+/// share the L1 cache.
+inline constexpr std::int64_t kFusedBlock = 512;
+
+/// out = program(inputs). Inputs and out are float32; each input has out's shape or is rank-0.
+void run_elementwise_program(const ElementwiseProgram& program, std::span<const TensorView> inputs,
+                             const TensorView& out);
+
+}  // namespace kestrel::kernels

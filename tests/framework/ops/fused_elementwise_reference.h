@@ -1,0 +1,68 @@
+// Test support: an ElementwiseProgram interpreted naively, one element at a time, in double.
+#pragma once
+
+#include <cmath>
+#include <vector>
+
+#include "framework/core/tensor.h"
+#include "framework/ops/fused_elementwise.h"
+
+namespace kestrel::testing {
+
+/// program(inputs) in double precision; rank-0 inputs broadcast over the full-shaped ones.
+inline Tensor interpret_in_double(const ElementwiseProgram& program, const std::vector<Tensor>& inputs) {
+  Shape shape;
+  for (const Tensor& t : inputs) {
+    if (t.rank() > 0) shape = t.shape();
+  }
+  std::vector<std::vector<double>> values;
+  for (const Tensor& t : inputs) values.push_back(t.to_vector<double>());
+  const auto n = static_cast<std::size_t>(shape.numel());
+  std::vector<double> out(n);
+  const auto& code = program.instructions();
+  std::vector<double> reg(code.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t r = 0; r < code.size(); ++r) {
+      const ElementwiseInstruction& in = code[r];
+      auto arg = [&](int k) { return reg[static_cast<std::size_t>(in.args[static_cast<std::size_t>(k)])]; };
+      double a = opcode_arity(in.opcode) > 0 ? arg(0) : 0.0;
+      double b = opcode_arity(in.opcode) > 1 ? arg(1) : 0.0;
+      double& y = reg[r];
+      switch (in.opcode) {
+        case ElementwiseOpcode::input: {
+          const auto& v = values[static_cast<std::size_t>(in.args[0])];
+          y = v.size() == 1 && inputs[static_cast<std::size_t>(in.args[0])].rank() == 0 ? v[0] : v[i];
+          break;
+        }
+        case ElementwiseOpcode::constant: y = in.value; break;
+        case ElementwiseOpcode::negative: y = -a; break;
+        case ElementwiseOpcode::abs: y = std::fabs(a); break;
+        case ElementwiseOpcode::square: y = a * a; break;
+        case ElementwiseOpcode::sqrt: y = std::sqrt(a); break;
+        case ElementwiseOpcode::rsqrt: y = 1.0 / std::sqrt(a); break;
+        case ElementwiseOpcode::exp: y = std::exp(a); break;
+        case ElementwiseOpcode::log: y = std::log(a); break;
+        case ElementwiseOpcode::tanh: y = std::tanh(a); break;
+        case ElementwiseOpcode::sigmoid: y = 1.0 / (1.0 + std::exp(-a)); break;
+        case ElementwiseOpcode::relu: y = a > 0.0 ? a : 0.0; break;
+        case ElementwiseOpcode::erf: y = std::erf(a); break;
+        case ElementwiseOpcode::add: y = a + b; break;
+        case ElementwiseOpcode::subtract: y = a - b; break;
+        case ElementwiseOpcode::multiply: y = a * b; break;
+        case ElementwiseOpcode::divide: y = a / b; break;
+        case ElementwiseOpcode::maximum: y = a >= b ? a : b; break;
+        case ElementwiseOpcode::minimum: y = a <= b ? a : b; break;
+        case ElementwiseOpcode::greater: y = a > b; break;
+        case ElementwiseOpcode::greater_equal: y = a >= b; break;
+        case ElementwiseOpcode::less: y = a < b; break;
+        case ElementwiseOpcode::less_equal: y = a <= b; break;
+        case ElementwiseOpcode::equal: y = a == b; break;
+        case ElementwiseOpcode::select: y = a != 0.0 ? b : arg(2); break;
+      }
+    }
+    out[i] = reg[static_cast<std::size_t>(program.result())];
+  }
+  return Tensor::from_vector(std::vector<float>(out.begin(), out.end()), shape);
+}
+
+}  // namespace kestrel::testing

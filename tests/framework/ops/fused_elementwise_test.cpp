@@ -1,0 +1,313 @@
+// fused_elementwise beyond the op table: the builder, the text form, equality and hashing,
+// scalar broadcasting, errors, and bit-for-bit agreement with the standalone ops.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "framework/autodiff/gradient_tape.h"
+#include "framework/core/error.h"
+#include "framework/core/thread_pool.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/fused_elementwise.h"
+#include "tests/framework/ops/fused_elementwise_reference.h"
+#include "tests/framework/ops/op_case.h"
+#include "tests/support/error_message.h"
+
+namespace kestrel {
+namespace {
+
+using testing::contains;
+using testing::error_message;
+using Value = ElementwiseBuilder::Value;
+using Op = ElementwiseOpcode;
+
+std::vector<std::uint32_t> bits(const Tensor& t) {
+  std::vector<std::uint32_t> out;
+  for (float f : t.to_vector<float>()) out.push_back(std::bit_cast<std::uint32_t>(f));
+  return out;
+}
+
+ElementwiseProgram adam_update() {
+  ElementwiseBuilder b;
+  Value var = b.input(0), m = b.input(1), v = b.input(2), alpha = b.input(3);
+  return b.build(var - m * alpha / (b.sqrt(v) + 1e-7));
+}
+
+TEST(ElementwiseBuilder, OperatorsEmitInstructionsInOrder) {
+  ElementwiseBuilder b;
+  Value x = b.input(0), y = b.input(1);
+  ElementwiseProgram p = b.build((x - y) * 0.5);
+  ASSERT_EQ(p.instructions().size(), 5u);
+  EXPECT_EQ(p.instructions()[2].opcode, Op::subtract);
+  EXPECT_EQ(p.instructions()[3].opcode, Op::constant);
+  EXPECT_EQ(p.instructions()[3].value, 0.5f);
+  EXPECT_EQ(p.instructions()[4].opcode, Op::multiply);
+  EXPECT_EQ(p.instructions()[4].args[0], 2);
+  EXPECT_EQ(p.instructions()[4].args[1], 3);
+  EXPECT_EQ(p.result(), 4);
+  EXPECT_EQ(p.num_inputs(), 2);
+}
+
+TEST(ElementwiseBuilder, IdenticalInstructionsAreEmittedOnce) {
+  ElementwiseBuilder b;
+  Value x = b.input(0);
+  EXPECT_EQ(b.input(0).reg(), x.reg());
+  EXPECT_EQ(b.sqrt(x).reg(), b.sqrt(x).reg());
+  EXPECT_EQ(b.constant(0.1).reg(), b.constant(0.1f).reg());  // both round to the same float
+  EXPECT_NE((x + 1.0).reg(), (1.0 + x).reg());               // operand order is kept
+}
+
+TEST(ElementwiseBuilder, BuildDropsDeadCodeButKeepsTheInputCount) {
+  ElementwiseBuilder b;
+  Value x = b.input(0);
+  b.exp(b.input(3));  // unused
+  Value y = b.tanh(x);
+  b.log(y);  // after the result
+  ElementwiseProgram p = b.build(y);
+  EXPECT_EQ(p.to_string(), "%0 = input 0; %1 = tanh %0; -> %1");
+  EXPECT_EQ(p.num_inputs(), 4);
+  // The builder goes on: a second program from the same registers.
+  EXPECT_EQ(b.build(b.exp(y)).to_string(), "%0 = input 0; %1 = tanh %0; %2 = exp %1; -> %2");
+}
+
+TEST(ElementwiseBuilder, ToStringShowsEveryInstruction) {
+  ElementwiseBuilder b;
+  // One statement per instruction: the order in which C++ evaluates arguments is unspecified.
+  Value m = b.input(0), g = b.input(1);
+  Value mask = b.greater(g, m);
+  Value moved = m + (g - m) * 0.1;
+  ElementwiseProgram p = b.build(b.select(mask, moved, -b.square(g)));
+  EXPECT_EQ(p.to_string(),
+            "%0 = input 0; %1 = input 1; %2 = greater %1, %0; %3 = subtract %1, %0; %4 = constant 0.1; "
+            "%5 = multiply %3, %4; %6 = add %0, %5; %7 = square %1; %8 = negative %7; "
+            "%9 = select %2, %6, %8; -> %9");
+}
+
+TEST(ElementwiseBuilder, ValuesOfAnotherBuilderAreRejected) {
+  ElementwiseBuilder a, b;
+  Value x = a.input(0), y = b.input(0);
+  std::string m = error_message<ValueError>([&] { (void)(x + y); });
+  EXPECT_TRUE(contains(m, "[fused_elementwise]") && contains(m, "two builders")) << m;
+  m = error_message<ValueError>([&] { a.multiply(x, y); });
+  EXPECT_TRUE(contains(m, "another ElementwiseBuilder")) << m;
+  m = error_message<ValueError>([&] { a.build(y); });
+  EXPECT_TRUE(contains(m, "build()")) << m;
+  m = error_message<ValueError>([&] { a.input(-1); });
+  EXPECT_TRUE(contains(m, "input(-1)")) << m;
+}
+
+TEST(ElementwiseProgram, EqualityAndHashFollowTheInstructions) {
+  ElementwiseProgram p = adam_update(), q = adam_update();
+  EXPECT_EQ(p, q);
+  EXPECT_EQ(p.hash(), q.hash());
+  EXPECT_EQ(std::hash<ElementwiseProgram>{}(p), p.hash());
+
+  ElementwiseBuilder b;
+  Value var = b.input(0), m = b.input(1), v = b.input(2), alpha = b.input(3);
+  ElementwiseProgram other_epsilon = b.build(var - m * alpha / (b.sqrt(v) + 1e-8));
+  EXPECT_NE(p, other_epsilon);
+  EXPECT_NE(p.hash(), other_epsilon.hash());
+
+  // Constants compare by their bits.
+  ElementwiseBuilder c;
+  ElementwiseProgram zero = c.build(c.input(0) + 0.0), negative_zero = c.build(c.input(0) + -0.0);
+  EXPECT_NE(zero, negative_zero);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(c.build(c.input(0) * nan), c.build(c.input(0) * nan));
+}
+
+TEST(FusedElementwise, ScalarInputsBroadcast) {
+  ElementwiseBuilder b;
+  Value s = b.input(0), x = b.input(1), t = b.input(2);
+  ElementwiseProgram p = b.build(s * x + t);
+  Tensor x_value = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor y = ops::fused_elementwise(p, {Tensor::scalar(2.0), x_value, Tensor::scalar(0.5)});
+  EXPECT_EQ(y.shape(), Shape({2, 3}));
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{2.5, 4.5, 6.5, 8.5, 10.5, 12.5}));
+
+  Tensor scalar = ops::fused_elementwise(p, {Tensor::scalar(2.0), Tensor::scalar(3.0), Tensor::scalar(0.5)});
+  EXPECT_EQ(scalar.shape(), Shape{});
+  EXPECT_EQ(scalar.item(), 6.5);
+}
+
+TEST(FusedElementwise, ConstantAndIdentityProgramsFillAndCopy) {
+  ElementwiseBuilder b;
+  Value x = b.input(0);
+  Tensor x_value = testing::uniform_tensor({700}, 5);
+  EXPECT_EQ(bits(ops::fused_elementwise(b.build(x), {x_value})), bits(x_value));
+  Tensor filled = ops::fused_elementwise(b.build(b.constant(3.0) * 2.0), {x_value});
+  EXPECT_EQ(filled.shape(), Shape({700}));
+  EXPECT_EQ(filled.to_vector<float>(), std::vector<float>(700, 6.0f));
+  EXPECT_EQ(ops::fused_elementwise(b.build(b.exp(x)), {Tensor::zeros({0, 3})}).shape(), Shape({0, 3}));
+}
+
+TEST(FusedElementwise, BadInputsNameTheInputAndTheFix) {
+  ElementwiseProgram p = adam_update();
+  Tensor full = Tensor::zeros({4, 3});
+  std::string m = error_message<ValueError>([&] { ops::fused_elementwise(p, {full, full}); });
+  EXPECT_TRUE(contains(m, "[fused_elementwise]") && contains(m, "reads 4 inputs but got 2")) << m;
+
+  m = error_message<ShapeError>(
+      [&] { ops::fused_elementwise(p, {full, full, Tensor::zeros({3, 4}), Tensor::scalar(1.0)}); });
+  EXPECT_TRUE(contains(m, "[fused_elementwise] input 2 is float32[3,4] but input 0 is float32[4,3]")) << m;
+  EXPECT_TRUE(contains(m, "rank-0")) << m;
+  // A one-element tensor of rank 1 is not a scalar: general broadcasting is not supported.
+  m = error_message<ShapeError>([&] { ops::fused_elementwise(p, {full, full, full, Tensor::zeros({1})}); });
+  EXPECT_TRUE(contains(m, "input 3 is float32[1]")) << m;
+
+  m = error_message<TypeError>(
+      [&] { ops::fused_elementwise(p, {full, Tensor::zeros({4, 3}, DType::int32), full, Tensor::scalar(1.0)}); });
+  EXPECT_TRUE(contains(m, "input 1 is int32[4,3]") && contains(m, "ops::cast")) << m;
+}
+
+TEST(FusedElementwise, RefusesToRunWhereGradientsAreWanted) {
+  ElementwiseBuilder b;
+  ElementwiseProgram p = b.build(b.exp(b.input(0)));
+  Tensor x = Tensor::ones({3});
+  GradientTape tape;
+  tape.watch(x);
+  std::string m = error_message<ValueError>([&] { ops::fused_elementwise(p, {x}); });
+  EXPECT_TRUE(contains(m, "[fused_elementwise] input 0 needs a gradient") && contains(m, "not differentiable")) << m;
+  // An input nothing differentiates is fine under the same tape.
+  EXPECT_EQ(ops::fused_elementwise(p, {Tensor::zeros({3})}).to_vector<float>(), (std::vector<float>{1, 1, 1}));
+}
+
+TEST(FusedElementwise, Bfloat16IsComputedInFloat32AndRoundedOnce) {
+  ElementwiseBuilder b;
+  Value x = b.input(0), y = b.input(1);
+  ElementwiseProgram p = b.build(x * y + x);
+  Tensor xf = testing::uniform_tensor({1000}, 6), yf = testing::uniform_tensor({1000}, 7);
+  Tensor xb = ops::cast(xf, DType::bfloat16), yb = ops::cast(yf, DType::bfloat16);
+  Tensor out = ops::fused_elementwise(p, {xb, yb});
+  EXPECT_EQ(out.dtype(), DType::bfloat16);
+  Tensor want = ops::cast(ops::fused_elementwise(p, {ops::cast(xb, DType::float32), ops::cast(yb, DType::float32)}),
+                          DType::bfloat16);
+  EXPECT_EQ(ops::cast(out, DType::float32).to_vector<float>(), ops::cast(want, DType::float32).to_vector<float>());
+  // A float32 full-shaped input makes the output float32; a float32 scalar does not.
+  EXPECT_EQ(ops::fused_elementwise(p, {xb, yf}).dtype(), DType::float32);
+  EXPECT_EQ(ops::fused_elementwise(p, {xb, Tensor::scalar(2.0)}).dtype(), DType::bfloat16);
+}
+
+// The point of the op: one pass, the same bits as the ops it replaces.
+TEST(FusedElementwise, AdamUpdateEqualsTheOpsOneByOneBitForBit) {
+  // Many blocks, a partial last block, both threads; a multiple of 16 elements, so that the
+  // standalone sqrt splits its work at an aligned element (see fused_elementwise.h).
+  const Shape shape{1003, 400};
+  Tensor var = testing::uniform_tensor(shape, 11), m = testing::uniform_tensor(shape, 12, -0.01, 0.01);
+  Tensor v = testing::uniform_tensor(shape, 13, 0.0, 1e-4), g = testing::uniform_tensor(shape, 14, -0.1, 0.1);
+  Tensor alpha = Tensor::scalar(3.3e-4);
+
+  ElementwiseBuilder b;
+  Value m_in = b.input(0), g_in = b.input(1), v_in = b.input(2);  // both programs take (m, g, v)
+  ElementwiseProgram momentum = b.build(m_in + (g_in - m_in) * (1.0 - 0.9));
+  ElementwiseProgram velocity = b.build(v_in + (b.square(g_in) - v_in) * (1.0 - 0.999));
+  Tensor m_fused = ops::fused_elementwise(momentum, {m, g, v});
+  Tensor v_fused = ops::fused_elementwise(velocity, {m, g, v});
+  Tensor var_fused = ops::fused_elementwise(adam_update(), {var, m_fused, v_fused, alpha});
+
+  Tensor m_ops = m + (g - m) * (1.0 - 0.9);
+  Tensor v_ops = v + (ops::square(g) - v) * (1.0 - 0.999);
+  Tensor var_ops = var - m_ops * alpha / (ops::sqrt(v_ops) + 1e-7);
+  EXPECT_EQ(bits(m_fused), bits(m_ops));
+  EXPECT_EQ(bits(v_fused), bits(v_ops));
+  EXPECT_EQ(bits(var_fused), bits(var_ops));
+}
+
+TEST(FusedElementwise, ResultDoesNotDependOnTheThreadCount) {
+  Tensor x = testing::uniform_tensor({300001}, 21), y = testing::uniform_tensor({300001}, 22, 0.5, 2.0);
+  ElementwiseBuilder b;
+  Value p = b.input(0), q = b.input(1);
+  ElementwiseProgram program = b.build(b.tanh(p) * b.log(q) + b.exp(p / q));
+  const int threads = num_threads();
+  set_num_threads(1);
+  std::vector<std::uint32_t> one = bits(ops::fused_elementwise(program, {x, y}));
+  set_num_threads(2);
+  std::vector<std::uint32_t> two = bits(ops::fused_elementwise(program, {x, y}));
+  set_num_threads(threads);
+  EXPECT_EQ(one, two);
+}
+
+// Each instruction against its standalone op, on a tensor that both process with Eigen's vector
+// path throughout (one aligned chunk for the op, whole blocks for the kernel), plus a short tail.
+TEST(FusedElementwise, EveryInstructionMatchesItsOpBitForBit) {
+  Tensor x = testing::uniform_tensor({4099}, 31, -3.0, 3.0);
+  Tensor y = testing::uniform_tensor({4099}, 32, -3.0, 3.0);
+  Tensor positive = testing::uniform_tensor({4099}, 33, 0.01, 5.0);
+  using Unary = std::function<Value(ElementwiseBuilder&, Value)>;
+  const std::vector<std::tuple<const char*, Unary, Tensor (*)(const Tensor&), Tensor>> unary = {
+      {"negative", [](ElementwiseBuilder& b, Value v) { return b.negative(v); }, ops::negative, x},
+      {"abs", [](ElementwiseBuilder& b, Value v) { return b.abs(v); }, ops::abs, x},
+      {"square", [](ElementwiseBuilder& b, Value v) { return b.square(v); }, ops::square, x},
+      {"sqrt", [](ElementwiseBuilder& b, Value v) { return b.sqrt(v); }, ops::sqrt, positive},
+      {"rsqrt", [](ElementwiseBuilder& b, Value v) { return b.rsqrt(v); }, ops::rsqrt, positive},
+      {"exp", [](ElementwiseBuilder& b, Value v) { return b.exp(v); }, ops::exp, x},
+      {"log", [](ElementwiseBuilder& b, Value v) { return b.log(v); }, ops::log, positive},
+      {"tanh", [](ElementwiseBuilder& b, Value v) { return b.tanh(v); }, ops::tanh, x},
+      {"sigmoid", [](ElementwiseBuilder& b, Value v) { return b.sigmoid(v); }, ops::sigmoid, x},
+      {"relu", [](ElementwiseBuilder& b, Value v) { return b.relu(v); }, ops::relu, x},
+      {"erf", [](ElementwiseBuilder& b, Value v) { return b.erf(v); }, ops::erf, x},
+  };
+  for (const auto& [name, emit, op, input] : unary) {
+    ElementwiseBuilder b;
+    Tensor fused = ops::fused_elementwise(b.build(emit(b, b.input(0))), {input});
+    EXPECT_EQ(bits(fused), bits(op(input))) << name;
+  }
+  using Binary = Tensor (*)(const Tensor&, const Tensor&);
+  const std::vector<std::tuple<Op, Binary>> binary = {
+      {Op::add, ops::add},         {Op::subtract, ops::subtract}, {Op::multiply, ops::multiply},
+      {Op::divide, ops::divide},   {Op::maximum, ops::maximum},   {Op::minimum, ops::minimum},
+      {Op::greater, ops::greater}, {Op::greater_equal, ops::greater_equal}, {Op::less, ops::less},
+      {Op::less_equal, ops::less_equal}, {Op::equal, ops::equal},
+  };
+  // Rounded to a grid so that equal pairs occur for the comparisons.
+  auto grid = [](const Tensor& t) { return ops::cast(ops::cast(t, DType::int32), DType::float32); };
+  Tensor a = grid(x), c = grid(y);
+  for (const auto& [opcode, op] : binary) {
+    const bool comparison = opcode_arity(opcode) == 2 && opcode >= Op::greater;
+    for (const auto& [lhs, rhs] : {std::pair{x, y}, std::pair{a, c}, std::pair{x, Tensor::scalar(0.5)},
+                                   std::pair{Tensor::scalar(-0.5), y}}) {
+      ElementwiseBuilder b;
+      ElementwiseProgram p = [&] {
+        Value l = b.input(0), r = b.input(1);
+        switch (opcode) {
+          case Op::add: return b.build(b.add(l, r));
+          case Op::subtract: return b.build(b.subtract(l, r));
+          case Op::multiply: return b.build(b.multiply(l, r));
+          case Op::divide: return b.build(b.divide(l, r));
+          case Op::maximum: return b.build(b.maximum(l, r));
+          case Op::minimum: return b.build(b.minimum(l, r));
+          case Op::greater: return b.build(b.greater(l, r));
+          case Op::greater_equal: return b.build(b.greater_equal(l, r));
+          case Op::less: return b.build(b.less(l, r));
+          case Op::less_equal: return b.build(b.less_equal(l, r));
+          default: return b.build(b.equal(l, r));
+        }
+      }();
+      Tensor want = op(lhs, rhs);
+      if (comparison) want = ops::cast(want, DType::float32);
+      EXPECT_EQ(bits(ops::fused_elementwise(p, {lhs, rhs})), bits(want)) << opcode_name(opcode);
+    }
+  }
+  ElementwiseBuilder b;
+  Tensor mask = ops::greater(x, y);
+  Tensor selected = ops::fused_elementwise(b.build(b.select(b.input(0), b.input(1), b.input(2))),
+                                           {ops::cast(mask, DType::float32), x, Tensor::scalar(7.0)});
+  EXPECT_EQ(bits(selected), bits(ops::where(mask, x, Tensor::scalar(7.0))));
+}
+
+TEST(FusedElementwise, MatchesTheDoubleReferenceOnManyBlocks) {
+  ElementwiseBuilder b;
+  Value x = b.input(0), y = b.input(1);
+  ElementwiseProgram p = b.build(b.sigmoid(x * y) - b.square(b.tanh(y)) + b.relu(x - 0.25));
+  std::vector<Tensor> inputs = {testing::uniform_tensor({70000}, 41), testing::uniform_tensor({70000}, 42)};
+  std::vector<float> got = ops::fused_elementwise(p, inputs).to_vector<float>();
+  std::vector<float> want = testing::interpret_in_double(p, inputs).to_vector<float>();
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-6) << i;
+}
+
+}  // namespace
+}  // namespace kestrel
