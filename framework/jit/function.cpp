@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "framework/core/error.h"
+#include "framework/jit/dump.h"
 #include "framework/jit/passes/pipeline.h"
 #include "framework/jit/trace.h"
 #include "framework/logging/logging.h"
@@ -54,7 +55,10 @@ const Executor& Function::compile(const std::vector<Tensor>& inputs, const std::
   }
   graph.verify();
   const std::int64_t traced_ops = graph.num_ops();
+  const std::optional<std::string> dump_dir = dump_directory();
+  if (dump_dir) dump_graph(graph, *dump_dir, name_, compile_count_ + 1, "traced");
   default_pipeline().run(graph);
+  if (dump_dir) dump_graph(graph, *dump_dir, name_, compile_count_ + 1, "optimized");
   auto executor = std::make_unique<Executor>(std::move(graph));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

@@ -1,5 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include "framework/core/error.h"
 #include "framework/jit/function.h"
 #include "framework/ops/ops.h"
@@ -35,6 +42,44 @@ TEST(Function, ADtypeChangeIsANewSignature) {
   f({Tensor::ones({2}, DType::int32)});
   EXPECT_EQ(f.compile_count(), 2);
   EXPECT_EQ(signature_of({{{2}, DType::int32}}, {}), "input_0: int32[2]");
+}
+
+}  // namespace
+}  // namespace kestrel::jit
+
+namespace kestrel::jit {
+namespace {
+
+TEST(Function, DumpsEachCompileBeforeAndAfterThePasses) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("kestrel_dump_" + std::to_string(::getpid()));
+  ::setenv("KESTREL_DUMP_DIR", dir.c_str(), 1);
+  Function f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::exp(ops::negative(in[0]))}; },
+             "dumped", {"x"});
+  f({Tensor::ones({4})});
+  ::unsetenv("KESTREL_DUMP_DIR");
+  for (const char* stage : {"traced", "optimized"}) {
+    const std::filesystem::path text = dir / (std::string("dumped.1.") + stage + ".txt");
+    const std::filesystem::path proto = dir / (std::string("dumped.1.") + stage + ".pb");
+    ASSERT_TRUE(std::filesystem::exists(text)) << text;
+    ASSERT_TRUE(std::filesystem::exists(proto)) << proto;
+    std::ifstream in(text);
+    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(testing::contains(content, "input 'x' : float32[4]")) << content;
+    EXPECT_GT(std::filesystem::file_size(proto), 0u);
+    if (std::filesystem::exists("/usr/bin/protoc")) {
+      const std::filesystem::path decoded = dir / "decoded.txt";
+      const std::string command = std::string("/usr/bin/protoc --decode=kestrel.jit.GraphProto -I") +
+                                  KESTREL_SOURCE_DIR + " framework/jit/graph.proto < " + proto.string() + " > " +
+                                  decoded.string();
+      ASSERT_EQ(std::system(command.c_str()), 0) << command;
+      std::ifstream d(decoded);
+      std::string fields((std::istreambuf_iterator<char>(d)), std::istreambuf_iterator<char>());
+      EXPECT_TRUE(testing::contains(fields, "function: \"dumped\"")) << fields;
+      EXPECT_TRUE(testing::contains(fields, std::string("stage: \"") + stage + "\"")) << fields;
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
