@@ -62,7 +62,8 @@ struct PaddedBatchOptions {
 struct BucketOptions {
   /// Per key, the padding value (default 0).
   std::map<std::string, double> padding_values;
-  /// Pad to the bucket's upper boundary - 1 (one shape per bucket) instead of the batch's longest.
+  /// Pad each value's first dimension to the bucket's upper boundary - 1 (one length per bucket)
+  /// instead of the batch's longest; other dimensions still pad to the batch's longest.
   bool pad_to_bucket_boundary = false;
   /// Round padded dimensions up to a multiple of this.
   std::int64_t pad_to_multiple_of = 1;
