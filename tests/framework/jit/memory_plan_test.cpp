@@ -8,38 +8,18 @@
 #include "framework/jit/memory_plan.h"
 #include "framework/jit/trace.h"
 #include "framework/ops/ops.h"
+#include "tests/framework/jit/pass_test_support.h"
 #include "tests/support/error_message.h"
 
 namespace kestrel::jit {
 namespace {
 
+using pass_testing::mlp_train_step;
+using pass_testing::trace_graph;
+
 using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
-Graph trace_of(const Fn& fn, const std::vector<TensorSpec>& specs) {
-  Trace trace;
-  TraceScope active(trace);
-  std::vector<Tensor> symbolic;
-  for (std::size_t i = 0; i < specs.size(); ++i) symbolic.push_back(trace.input(specs[i], "in" + std::to_string(i)));
-  return trace.finish(fn(symbolic));
-}
 
-// in: x [batch,784], labels int64 [batch], then (kernel, bias) per layer. Out: loss, then each
-// parameter after one SGD step.
-std::vector<Tensor> mlp_train_step(const std::vector<Tensor>& in) {
-  GradientTape tape;
-  std::vector<Tensor> params(in.begin() + 2, in.end());
-  for (const Tensor& p : params) tape.watch(p);
-  Tensor h = in[0];
-  for (std::size_t layer = 0; layer + 1 < params.size(); layer += 2) {
-    h = ops::add(ops::matmul(h, params[layer]), params[layer + 1]);
-    if (layer + 2 < params.size()) h = ops::relu(h);
-  }
-  Tensor loss = ops::mean(ops::sparse_softmax_cross_entropy(h, in[1]));
-  std::vector<Tensor> grads = tape.gradient(loss, params);
-  std::vector<Tensor> out{loss};
-  for (std::size_t k = 0; k < params.size(); ++k) out.push_back(params[k] - grads[k] * 0.1);
-  return out;
-}
 
 std::vector<Tensor> mlp_backward(const std::vector<Tensor>& in) {
   GradientTape tape;
@@ -149,7 +129,7 @@ TEST(ArenaAllocator, BestFitSplitsMergesAndGrows) {
 
 TEST(MemoryPlan, InputsConstantsAndOutputsAreNotInTheArena) {
   Tensor w = random::normal({8, 8}, random::Key(1));
-  Graph g = trace_of([&](const std::vector<Tensor>& in) {
+  Graph g = trace_graph([&](const std::vector<Tensor>& in) {
     Tensor h = ops::exp(ops::matmul(in[0], w));
     return std::vector<Tensor>{ops::reshape(ops::negative(h), {4, 4}), in[0]};
   }, {{{2, 8}, DType::float32}});
@@ -169,7 +149,7 @@ TEST(MemoryPlan, InputsConstantsAndOutputsAreNotInTheArena) {
 TEST(MemoryPlan, ElementwiseChainRunsInPlace) {
   const TensorSpec big{{1024, 1024}, DType::float32};
   auto chain = [](const Tensor& x) { return ops::exp(ops::tanh(ops::sigmoid(ops::negative(ops::abs(x))))); };
-  Graph g = trace_of([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::sum(chain(in[0]))}; }, {big});
+  Graph g = trace_graph([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::sum(chain(in[0]))}; }, {big});
   MemoryPlan plan = plan_memory(g);
   EXPECT_EQ(plan.num_intermediates, 5);
   EXPECT_EQ(plan.in_place_reuses, 4);  // abs makes a block; the next four overwrite it
@@ -178,7 +158,7 @@ TEST(MemoryPlan, ElementwiseChainRunsInPlace) {
   expect_no_live_overlap(g, plan);
 
   // Ending in the output: abs cannot write into the input, and the last op writes the output buffer.
-  Graph to_output = trace_of([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{chain(in[0])}; }, {big});
+  Graph to_output = trace_graph([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{chain(in[0])}; }, {big});
   MemoryPlan p = plan_memory(to_output);
   EXPECT_EQ(p.arena_bytes, 4 * kMiB);
   EXPECT_EQ(p.in_place_reuses, 3);
@@ -186,7 +166,7 @@ TEST(MemoryPlan, ElementwiseChainRunsInPlace) {
 }
 
 TEST(MemoryPlan, NoInPlaceWhenTheInputHasTwoConsumers) {
-  Graph g = trace_of([](const std::vector<Tensor>& in) {
+  Graph g = trace_graph([](const std::vector<Tensor>& in) {
     Tensor a = ops::exp(in[0]);
     Tensor b = ops::negative(a);
     Tensor t = ops::tanh(a);  // a's last reader, but not its only one
@@ -201,7 +181,7 @@ TEST(MemoryPlan, NoInPlaceWhenTheInputHasTwoConsumers) {
 }
 
 TEST(MemoryPlan, NoInPlaceIntoAnOutputOrAnInput) {
-  Graph g = trace_of([](const std::vector<Tensor>& in) {
+  Graph g = trace_graph([](const std::vector<Tensor>& in) {
     Tensor a = ops::exp(in[0]);  // an output: its buffer leaves with the caller
     return std::vector<Tensor>{a, ops::sum(ops::negative(a)), ops::sum(ops::tanh(in[0]))};
   }, {{{256}, DType::float32}});
@@ -213,7 +193,7 @@ TEST(MemoryPlan, NoInPlaceIntoAnOutputOrAnInput) {
 
 TEST(MemoryPlan, ViewsKeepTheirSourceAlive) {
   // The reshape of a is read after negative(a): negative must not overwrite a.
-  Graph alive = trace_of([](const std::vector<Tensor>& in) {
+  Graph alive = trace_graph([](const std::vector<Tensor>& in) {
     Tensor a = ops::exp(in[0]);
     Tensor b = ops::negative(a);
     Tensor later = ops::matmul(ops::reshape(a, {6, 4}), ops::reshape(b, {4, 6}));
@@ -224,7 +204,7 @@ TEST(MemoryPlan, ViewsKeepTheirSourceAlive) {
   expect_no_live_overlap(alive, plan);
 
   // Through a view with no other reader, the elementwise op may still write in place.
-  Graph through = trace_of([](const std::vector<Tensor>& in) {
+  Graph through = trace_graph([](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{ops::sum(ops::negative(ops::reshape(ops::exp(in[0]), {6, 4})))};
   }, {{{4, 6}, DType::float32}});
   MemoryPlan p = plan_memory(through);
@@ -235,7 +215,7 @@ TEST(MemoryPlan, ViewsKeepTheirSourceAlive) {
 }
 
 TEST(MemoryPlan, FreedBlocksAreReusedByBestFit) {
-  Graph g = trace_of([](const std::vector<Tensor>& in) {
+  Graph g = trace_graph([](const std::vector<Tensor>& in) {
     Tensor p = ops::negative(in[0]);  // 4 KiB
     Tensor s = ops::negative(in[1]);  // 1 KiB, read at the very end: separates p's block from q's
     Tensor q = ops::negative(in[1]);  // 1 KiB
@@ -252,7 +232,7 @@ TEST(MemoryPlan, FreedBlocksAreReusedByBestFit) {
 }
 
 TEST(MemoryPlan, BfloatWideningScratchIsPlanned) {
-  Graph g = trace_of([](const std::vector<Tensor>& in) {
+  Graph g = trace_graph([](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{ops::sum(ops::cast(ops::exp(ops::exp(in[0])), DType::float32))};
   }, {{{1000}, DType::bfloat16}});
   MemoryPlan plan = plan_memory(g);
@@ -264,7 +244,7 @@ TEST(MemoryPlan, BfloatWideningScratchIsPlanned) {
 }
 
 TEST(MemoryPlan, MlpForwardBackwardPeaksWellBelowTheSum) {
-  Graph g = trace_of(mlp_backward, mlp_specs(128, {784, 512, 256, 10}));
+  Graph g = trace_graph(mlp_backward, mlp_specs(128, {784, 512, 256, 10}));
   MemoryPlan plan = plan_memory(g);
   expect_no_live_overlap(g, plan);
   EXPECT_LT(plan.arena_bytes * 2, plan.intermediate_bytes) << plan.to_string();
@@ -277,7 +257,7 @@ TEST(MemoryPlan, MlpForwardBackwardPeaksWellBelowTheSum) {
 TEST(MemoryPlan, MlpTrainStep) {
   // The SGD updates come after the whole backward pass, so every weight gradient is live at once
   // at the end: that, not the allocator, bounds this graph's peak (live_peak_bytes).
-  Graph g = trace_of(mlp_train_step, mlp_specs(128, {784, 512, 256, 10}));
+  Graph g = trace_graph(mlp_train_step, mlp_specs(128, {784, 512, 256, 10}));
   MemoryPlan plan = plan_memory(g);
   expect_no_live_overlap(g, plan);
   EXPECT_LT(plan.arena_bytes, plan.intermediate_bytes);
@@ -290,7 +270,7 @@ TEST(MemoryPlan, MlpTrainStep) {
 
 TEST(MemoryPlan, ThousandsOfNodesPlanQuickly) {
   // A long residual chain: x_{i+1} = x_i + exp(x_i), so every value has two readers.
-  Graph seed = trace_of([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + ops::exp(in[0])}; },
+  Graph seed = trace_graph([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + ops::exp(in[0])}; },
                         {{{64}, DType::float32}});
   auto exp_op = seed.node(1).primitive;
   auto add_op = seed.node(2).primitive;

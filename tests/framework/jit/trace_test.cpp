@@ -8,23 +8,17 @@
 #include "framework/layers/dense.h"
 #include "framework/ops/data_dependent.h"
 #include "framework/ops/ops.h"
+#include "tests/framework/jit/pass_test_support.h"
 #include "tests/support/error_message.h"
 
 namespace kestrel::jit {
 namespace {
 
+using pass_testing::trace_graph;
+
 using testing::contains;
 using testing::error_message;
 
-// Runs fn once on symbolic inputs shaped like `inputs` and returns the graph.
-Graph trace_of(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
-               const std::vector<Tensor>& inputs) {
-  Trace trace;
-  TraceScope active(trace);
-  std::vector<Tensor> symbolic;
-  for (std::size_t i = 0; i < inputs.size(); ++i) symbolic.push_back(trace.input(inputs[i].spec(), "in" + std::to_string(i)));
-  return trace.finish(fn(symbolic));
-}
 
 void expect_close(const Tensor& a, const Tensor& b) {
   ASSERT_EQ(a.spec(), b.spec());
@@ -37,7 +31,7 @@ TEST(Trace, RecordsOpsInsteadOfRunningThem) {
   Tensor w = random::normal({4, 3}, random::Key(1));
   auto fn = [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::relu(ops::matmul(in[0], w))}; };
   Tensor x = random::normal({2, 4}, random::Key(2));
-  Graph g = trace_of(fn, {x});
+  Graph g = trace_graph(fn, {x});
   g.verify();
   EXPECT_EQ(g.num_ops(), 2);
   EXPECT_EQ(g.inputs().size(), 1u);
@@ -60,7 +54,7 @@ TEST(Trace, GradientsTracedThroughATapeMatchEager) {
     Tensor loss = ops::mean(ops::square(ops::tanh(ops::matmul(in[0], in[1]))));
     return std::vector<Tensor>{loss, tape.gradient(loss, {in[1]})[0]};
   };
-  Executor exec(trace_of(loss_and_grad, {x, w}));
+  Executor exec(trace_graph(loss_and_grad, {x, w}));
   std::vector<Tensor> jit = exec.run({x, w});
   std::vector<Tensor> eager = loss_and_grad({x, w});
   expect_close(jit[0], eager[0]);
@@ -71,7 +65,7 @@ TEST(Trace, LayersNameTheirOps) {
   layers::Dense dense(3);
   Tensor x = random::normal({2, 4}, random::Key(5));
   dense(x);  // build outside the trace
-  Graph g = trace_of([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{dense(in[0])}; }, {x});
+  Graph g = trace_graph([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{dense(in[0])}; }, {x});
   EXPECT_TRUE(contains(g.to_string(), "# dense")) << g.to_string();
 }
 
@@ -80,7 +74,7 @@ TEST(Trace, ReadingATracedValueIsRuleOne) {
   Tensor x = random::normal({2, 4}, random::Key(6));
   dense(x);
   std::string message = error_message<JitError>([&] {
-    trace_of(
+    trace_graph(
         [&](const std::vector<Tensor>& in) {
           Tensor y = dense(in[0]);
           if (ops::sum(y).item() > 0) return std::vector<Tensor>{y};  // a data-dependent branch
@@ -94,7 +88,7 @@ TEST(Trace, ReadingATracedValueIsRuleOne) {
   EXPECT_TRUE(contains(message, "ops::where")) << message;
 
   std::string in_layer = error_message<JitError>([&] {
-    trace_of([&](const std::vector<Tensor>& in) {
+    trace_graph([&](const std::vector<Tensor>& in) {
       dense(in[0]).to_vector<float>();
       return std::vector<Tensor>{};
     }, {x});
@@ -114,7 +108,7 @@ TEST(Trace, TracesDoNotNestOrLeak) {
 
 TEST(Executor, ChecksInputSpecs) {
   Tensor x = Tensor::zeros({2, 4});
-  Executor exec(trace_of([](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::exp(in[0])}; }, {x}));
+  Executor exec(trace_graph([](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::exp(in[0])}; }, {x}));
   std::string message = error_message<ShapeError>([&] { exec.run({Tensor::zeros({3, 4})}); });
   EXPECT_TRUE(contains(message, "input 'in0' is float32[3,4]")) << message;
   EXPECT_TRUE(contains(message, "compiled for float32[2,4]")) << message;
@@ -125,6 +119,8 @@ TEST(Executor, ChecksInputSpecs) {
 
 namespace kestrel::jit {
 namespace {
+
+using pass_testing::trace_graph;
 
 TEST(Trace, DataDependentShapesAreRuleTwo) {
   Tensor losses = Tensor::from_vector<float>({1, 2, 3, 4}, {4});
@@ -138,7 +134,7 @@ TEST(Trace, DataDependentShapesAreRuleTwo) {
             (std::vector<std::int64_t>{0, 1, 1, 1}));
   // Traced: JitError naming rule 2 and the mask fix.
   std::string message = testing::error_message<JitError>([&] {
-    trace_of([](const std::vector<Tensor>& in) {
+    trace_graph([](const std::vector<Tensor>& in) {
       return std::vector<Tensor>{ops::boolean_mask(in[0], ops::not_equal(in[1], Tensor::scalar(-100, DType::int64)))};
     }, {losses, labels});
   });
@@ -147,7 +143,7 @@ TEST(Trace, DataDependentShapesAreRuleTwo) {
   EXPECT_TRUE(testing::contains(message, "sum(losses * mask) / sum(mask)")) << message;
   for (auto op : {ops::unique, ops::nonzero}) {
     std::string m = testing::error_message<JitError>(
-        [&] { trace_of([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{op(in[0])}; }, {labels}); });
+        [&] { trace_graph([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{op(in[0])}; }, {labels}); });
     EXPECT_TRUE(testing::contains(m, "rule 2")) << m;
   }
 }
