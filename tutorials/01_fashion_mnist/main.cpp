@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 
 #include "kestrel.h"
+#include "tutorials/common/fashion_mnist_flags.h"
 #include "tutorials/common/test_metrics.h"
 #include "tutorials/common/training_flags.h"
 
@@ -30,12 +31,6 @@ using namespace kestrel;  // NOLINT(google-build-using-namespace): a tutorial re
 namespace fashion_mnist = datasets::fashion_mnist;
 
 constexpr double kValidationSplit = 0.1;  // the share of the training data fit() holds out
-
-// Keeps the first n samples (n <= 0: all of them), so a quick run can train on a subset.
-fashion_mnist::Split first_samples(const fashion_mnist::Split& split, std::int64_t n) {
-  if (n <= 0 || n >= split.labels.shape()[0]) return split;
-  return {ops::slice(split.images, {0, 0, 0}, {n, -1, -1}), ops::slice(split.labels, {0}, {n})};
-}
 
 // The model, written once so the reloaded copy is built exactly like the trained one.
 // Flatten turns each [28, 28] picture into 784 numbers; two hidden ReLU layers learn features; the
@@ -68,20 +63,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 int main(int argc, char** argv) {
   std::int64_t batch_size = 64;
   double learning_rate = 1e-3;
-  std::string data_dir = fashion_mnist::kDefaultDirectory;
-  std::int64_t train_samples = 0;
-  std::int64_t test_samples = 0;
   tutorials::TrainingFlags flags{.epochs = 5, .output_dir = "runs/01_fashion_mnist"};
   CLI::App cli("Kestrel tutorial 01: a Sequential MLP learns Fashion-MNIST; its weights are saved, reloaded into "
                "a fresh model and checked",
                "fashion_mnist");
   cli.add_option("--batch-size", batch_size, "samples per training step")->check(CLI::Range(1, 60000))->capture_default_str();
   cli.add_option("--learning-rate", learning_rate, "Adam's learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  cli.add_option("--data-dir", data_dir, "the folder of the four Fashion-MNIST IDX files")->capture_default_str();
-  cli.add_option("--train-samples", train_samples, "train on the first N training samples (default: all)")
-      ->check(CLI::NonNegativeNumber);
-  cli.add_option("--test-samples", test_samples, "test on the first N test samples (default: all)")
-      ->check(CLI::NonNegativeNumber);
+  tutorials::FashionMnistFlags data_flags;
+  tutorials::add_fashion_mnist_flags(cli, data_flags);
   tutorials::add_training_flags(cli, flags);
   CLI11_PARSE(cli, argc, argv);
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
@@ -96,15 +85,15 @@ int main(int argc, char** argv) {
     // 1. Data. Pixels come as 0..255; dividing by 255 puts them in [0, 1], the scale the initial
     //    weights are made for.
     std::printf("Kestrel tutorial 01: Fashion-MNIST with a Sequential MLP\n\n");
-    fashion_mnist::Data data = fashion_mnist::load_data(data_dir);
-    const fashion_mnist::Split train = first_samples(data.train, train_samples);
-    const fashion_mnist::Split test = first_samples(data.test, test_samples);
+    const fashion_mnist::Data data = tutorials::load_fashion_mnist(data_flags);
+    const fashion_mnist::Split& train = data.train;
+    const fashion_mnist::Split& test = data.test;
     const Tensor x_train = ops::divide(train.images, ops::scalar_like(train.images, 255.0));
     const Tensor x_test = ops::divide(test.images, ops::scalar_like(test.images, 255.0));
     std::printf("data   %lld training and %lld test images of 28x28 from %s, pixels scaled to [0, 1];\n"
                 "       10 classes: %s, %s, %s, ... %s\n\n",
                 static_cast<long long>(x_train.shape()[0]), static_cast<long long>(x_test.shape()[0]),
-                data_dir.c_str(), fashion_mnist::kClassNames[0], fashion_mnist::kClassNames[1],
+                data_flags.data_dir.c_str(), fashion_mnist::kClassNames[0], fashion_mnist::kClassNames[1],
                 fashion_mnist::kClassNames[2], fashion_mnist::kClassNames[9]);
 
     // 2. Model. A layer makes its weights the first time it sees data, so build() runs the model once

@@ -29,6 +29,7 @@
 #include <CLI/CLI.hpp>
 
 #include "kestrel.h"
+#include "tutorials/common/fashion_mnist_flags.h"
 #include "tutorials/common/test_metrics.h"
 #include "tutorials/common/training_flags.h"
 
@@ -78,12 +79,6 @@ class FashionCnn : public Model {
   layers::Dense& logits_;
 };
 
-// Keeps the first n samples (n <= 0: all of them), so a quick run can train on a subset.
-fashion_mnist::Split first_samples(const fashion_mnist::Split& split, std::int64_t n) {
-  if (n <= 0 || n >= split.labels.shape()[0]) return split;
-  return {ops::slice(split.images, {0, 0, 0}, {n, -1, -1}), ops::slice(split.labels, {0}, {n})};
-}
-
 // Convolutions want channels: [n, 28, 28] pixels 0..255 become [n, 28, 28, 1] values in [0, 1].
 Tensor to_images(const Tensor& pixels) {
   Tensor scaled = ops::divide(pixels, ops::scalar_like(pixels, 255.0));
@@ -109,9 +104,6 @@ int main(int argc, char** argv) {
   std::int64_t batch_size = 64;
   double learning_rate = 2e-3;
   double dropout_rate = 0.3;
-  std::string data_dir = fashion_mnist::kDefaultDirectory;
-  std::int64_t train_samples = 0;
-  std::int64_t test_samples = 0;
   tutorials::TrainingFlags flags{.epochs = 8, .output_dir = "runs/02_custom_model"};
   CLI::App cli("Kestrel tutorial 02: a subclassed Model (a small CNN) learns Fashion-MNIST under ModelCheckpoint, "
                "EarlyStopping, TensorBoard and CSVLogger",
@@ -124,11 +116,8 @@ int main(int argc, char** argv) {
   cli.add_option("--dropout", dropout_rate, "the dropout rate before the last layer")
       ->check(CLI::Range(0.0, 0.95))
       ->capture_default_str();
-  cli.add_option("--data-dir", data_dir, "the folder of the four Fashion-MNIST IDX files")->capture_default_str();
-  cli.add_option("--train-samples", train_samples, "train on the first N training samples (default: all)")
-      ->check(CLI::NonNegativeNumber);
-  cli.add_option("--test-samples", test_samples, "test on the first N test samples (default: all)")
-      ->check(CLI::NonNegativeNumber);
+  tutorials::FashionMnistFlags data_flags;
+  tutorials::add_fashion_mnist_flags(cli, data_flags);
   tutorials::add_training_flags(cli, flags);
   CLI11_PARSE(cli, argc, argv);
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
@@ -139,9 +128,9 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(output_dir);
 
     std::printf("Kestrel tutorial 02: a custom model (a subclass of Model) with callbacks\n\n");
-    fashion_mnist::Data data = fashion_mnist::load_data(data_dir);
-    const fashion_mnist::Split train = first_samples(data.train, train_samples);
-    const fashion_mnist::Split test = first_samples(data.test, test_samples);
+    const fashion_mnist::Data data = tutorials::load_fashion_mnist(data_flags);
+    const fashion_mnist::Split& train = data.train;
+    const fashion_mnist::Split& test = data.test;
     const Tensor x_train = to_images(train.images);
     const Tensor x_test = to_images(test.images);
     std::printf("data   %lld training and %lld test images, shaped [n, 28, 28, 1] (one grey channel), in [0, 1]\n\n",
