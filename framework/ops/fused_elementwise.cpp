@@ -50,6 +50,8 @@ std::string_view opcode_name(ElementwiseOpcode opcode) {
     case Op::sigmoid: return "sigmoid";
     case Op::relu: return "relu";
     case Op::erf: return "erf";
+    case Op::gelu: return "gelu";
+    case Op::gelu_tanh: return "gelu_tanh";
     case Op::add: return "add";
     case Op::subtract: return "subtract";
     case Op::multiply: return "multiply";
@@ -121,6 +123,64 @@ std::string ElementwiseProgram::to_string() const {
   return out;
 }
 
+namespace {
+
+// Infix for arithmetic and comparisons, so a formula reads as it would be written by hand.
+std::string_view infix(ElementwiseOpcode opcode) {
+  switch (opcode) {
+    case Op::add: return " + ";
+    case Op::subtract: return " - ";
+    case Op::multiply: return " * ";
+    case Op::divide: return " / ";
+    case Op::greater: return " > ";
+    case Op::greater_equal: return " >= ";
+    case Op::less: return " < ";
+    case Op::less_equal: return " <= ";
+    case Op::equal: return " == ";
+    default: return {};
+  }
+}
+
+}  // namespace
+
+std::string ElementwiseProgram::to_expression() const {
+  const auto count = instructions_.size();
+  std::vector<int> uses(count, 0);
+  for (const ElementwiseInstruction& in : instructions_) {
+    for (int k = 0; k < opcode_arity(in.opcode); ++k) ++uses[static_cast<std::size_t>(in.args[k])];
+  }
+  // text[r]: how an operand refers to register r (its formula, or its name when it is shared).
+  std::vector<std::string> text(count);
+  std::string out;
+  for (std::size_t r = 0; r < count; ++r) {
+    const ElementwiseInstruction& in = instructions_[r];
+    auto arg = [&](int k) -> const std::string& { return text[static_cast<std::size_t>(in.args[k])]; };
+    // Built by appending: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string at -O3.
+    std::string formula;
+    if (in.opcode == Op::input) {
+      formula.append("in").append(std::to_string(in.args[0]));
+    } else if (in.opcode == Op::constant) {
+      formula = float_text(in.value);
+    } else if (!infix(in.opcode).empty()) {
+      formula.append("(").append(arg(0)).append(infix(in.opcode)).append(arg(1)).append(")");
+    } else if (in.opcode == Op::negative) {
+      formula.append("-").append(arg(0));
+    } else {
+      formula.append(opcode_name(in.opcode)).append("(");
+      for (int k = 0; k < opcode_arity(in.opcode); ++k) formula.append(k ? ", " : "").append(arg(k));
+      formula.append(")");
+    }
+    const bool shared = uses[r] > 1 && opcode_arity(in.opcode) > 0 && static_cast<std::int32_t>(r) != result_;
+    if (shared) {
+      text[r].append("t").append(std::to_string(r));
+      out.append(text[r]).append(" = ").append(formula).append("; ");
+    } else {
+      text[r] = std::move(formula);
+    }
+  }
+  return out.append(text[static_cast<std::size_t>(result_)]);
+}
+
 std::size_t ElementwiseProgram::hash() const {
   std::size_t h = instructions_.size();
   detail::hash_combine(h, static_cast<std::size_t>(result_));
@@ -152,7 +212,17 @@ Value ElementwiseBuilder::constant(double value) {
   return emit(in);
 }
 
-Value ElementwiseBuilder::emit(ElementwiseOpcode opcode, std::initializer_list<Value> args) {
+Value ElementwiseBuilder::apply(ElementwiseOpcode opcode, std::span<const Value> args) {
+  if (opcode_arity(opcode) == 0 || static_cast<std::size_t>(opcode_arity(opcode)) != args.size()) {
+    throw ValueError(op_message("fused_elementwise", "apply(" + std::string(opcode_name(opcode)) + ") got " +
+                                                         std::to_string(args.size()) + " values; it takes " +
+                                                         std::to_string(opcode_arity(opcode)) +
+                                                         " (use input() and constant() for those)"));
+  }
+  return emit(opcode, args);
+}
+
+Value ElementwiseBuilder::emit(ElementwiseOpcode opcode, std::span<const Value> args) {
   ElementwiseInstruction in;
   in.opcode = opcode;
   int k = 0;

@@ -1,23 +1,27 @@
-// Fused elementwise op: a small expression over several same-shaped float tensors, computed in
-// one pass over memory instead of one pass (and one new tensor) per op.
+// Fused elementwise op: a small expression over several float tensors, computed in one pass
+// over memory instead of one pass (and one new tensor) per op.
 //
 //   ElementwiseBuilder b;
 //   auto m = b.input(0), g = b.input(1);
 //   ElementwiseProgram p = b.build(m + (g - m) * 0.1);       // Adam's first moment
 //   Tensor m_next = ops::fused_elementwise(p, {m_value, gradient});
-//   p.to_string();   // "%0 = input 0; %1 = input 1; %2 = subtract %1, %0; %3 = constant 0.1; ..."
+//   p.to_string();       // "%0 = input 0; %1 = input 1; %2 = subtract %1, %0; %3 = constant 0.1; ..."
+//   p.to_expression();   // "(in0 + ((in1 - in0) * 0.1))"
 //
 // A program is a straight-line list of instructions over virtual registers, one register per
-// instruction, ending in one result. Each input has the output's shape or is a rank-0 scalar
-// broadcast over it. The kernel computes in float32 (bfloat16 inputs are widened; the result is
-// bfloat16 when every full-shaped input is) with the standalone ops' own expressions, so it
-// gives their bits: exactly, for arithmetic, square, abs, negative, relu, min/max, comparisons
-// and select. sqrt, rsqrt, exp, log, tanh, sigmoid and erf use Eigen's vector functions, as the
-// standalone ops do; those (sqrt and rsqrt among them, under EIGEN_FAST_MATH) round differently
-// from Eigen's scalar fallback, which a standalone op takes at the unaligned start of a thread's
-// chunk and which the kernel takes only for the last n % 8 elements. So the two agree bit for
-// bit on one thread, or when n is a multiple of 16 on two, and may differ in the last bit on a
-// few elements otherwise.
+// instruction, ending in one result. Each input has the output's shape, or a suffix of it (a
+// bias [N] against [B, N], or [L, N] against [B, L, N]: repeated over the leading axes), or is a
+// rank-0 scalar broadcast over it. The kernel computes in float32 (bfloat16 inputs are widened;
+// the result is bfloat16 when every non-scalar input is) with the standalone ops' own
+// expressions, so it gives their bits: exactly, for arithmetic, square, abs, negative, relu,
+// min/max, comparisons and select. sqrt, rsqrt, exp, log, tanh, sigmoid, erf and the two gelus
+// (one instruction each, as ops::gelu is one op) use Eigen's vector functions, as the standalone
+// ops do; those (sqrt and rsqrt among them, under EIGEN_FAST_MATH) round differently from
+// Eigen's scalar fallback, which a standalone op takes at the unaligned start of a thread's
+// chunk and which the kernel takes only for the last n % 8 elements of a block. So the two agree
+// bit for bit on one thread, or when n is a multiple of 16 on two, and may differ in the last
+// bit on a few elements otherwise; with a suffix input longer than a block, blocks follow its
+// rows, and every row's last block has such a tail.
 //
 // Not differentiable: it runs after autodiff (optimizer updates, the jit's fused regions).
 #pragma once
@@ -27,6 +31,9 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +58,8 @@ enum class ElementwiseOpcode : std::uint8_t {
   sigmoid,
   relu,
   erf,
+  gelu,       ///< ops::gelu: x * Phi(x), with erf
+  gelu_tanh,  ///< ops::gelu with {.approximate = true}: the tanh approximation
   // binary
   add,
   subtract,
@@ -95,6 +104,9 @@ class ElementwiseProgram {
 
   /// One line: "%0 = input 0; %1 = constant 0.5; %2 = multiply %0, %1; -> %2".
   std::string to_string() const;
+  /// The program as a formula, for graph dumps: "relu((in0 + in1))". A value used more than once
+  /// is named once ("t3 = exp(in0); (t3 / (t3 + 1))") rather than written out again.
+  std::string to_expression() const;
   /// Agrees with ==, for compile caches and CSE.
   std::size_t hash() const;
   friend bool operator==(const ElementwiseProgram&, const ElementwiseProgram&) = default;
@@ -149,6 +161,8 @@ class ElementwiseBuilder {
   Value sigmoid(Value x) { return emit(ElementwiseOpcode::sigmoid, {x}); }
   Value relu(Value x) { return emit(ElementwiseOpcode::relu, {x}); }
   Value erf(Value x) { return emit(ElementwiseOpcode::erf, {x}); }
+  Value gelu(Value x) { return emit(ElementwiseOpcode::gelu, {x}); }
+  Value gelu_tanh(Value x) { return emit(ElementwiseOpcode::gelu_tanh, {x}); }
   Value add(Value a, Value b) { return emit(ElementwiseOpcode::add, {a, b}); }
   Value subtract(Value a, Value b) { return emit(ElementwiseOpcode::subtract, {a, b}); }
   Value multiply(Value a, Value b) { return emit(ElementwiseOpcode::multiply, {a, b}); }
@@ -164,13 +178,19 @@ class ElementwiseBuilder {
   Value equal(Value a, Value b) { return emit(ElementwiseOpcode::equal, {a, b}); }
   /// a where mask != 0, else b (a 0/1 mask comes from the comparisons).
   Value select(Value mask, Value a, Value b) { return emit(ElementwiseOpcode::select, {mask, a, b}); }
+  /// Any computing opcode on as many values as it reads (for code that maps other programs or
+  /// graphs onto a builder). Throws ValueError for input, constant, or a wrong argument count.
+  Value apply(ElementwiseOpcode opcode, std::span<const Value> args);
 
   /// The program computing `result`, without the instructions it does not need. The builder
   /// can go on to build more programs. Throws ValueError for a Value of another builder.
   ElementwiseProgram build(Value result) const;
 
  private:
-  Value emit(ElementwiseOpcode opcode, std::initializer_list<Value> args);
+  Value emit(ElementwiseOpcode opcode, std::initializer_list<Value> args) {
+    return emit(opcode, std::span<const Value>(args.begin(), args.size()));
+  }
+  Value emit(ElementwiseOpcode opcode, std::span<const Value> args);
   Value emit(const ElementwiseInstruction& instruction);
 
   std::vector<ElementwiseInstruction> instructions_;
@@ -192,14 +212,34 @@ ElementwiseBuilder::Value operator-(double a, ElementwiseBuilder::Value b);
 ElementwiseBuilder::Value operator*(double a, ElementwiseBuilder::Value b);
 ElementwiseBuilder::Value operator/(double a, ElementwiseBuilder::Value b);
 
+struct FusedElementwiseOptions {
+  /// The output's shape. By default it is the shape of the first input of the highest rank; give
+  /// it when no input has it (every input a scalar or a shorter suffix).
+  std::optional<Shape> shape = std::nullopt;
+};
+
 namespace ops {
 
-/// Runs program over inputs (float32 or bfloat16; each of the output's shape or rank-0) in one
-/// pass. Throws ValueError for a wrong input count or a recording tape that wants gradients,
-/// TypeError for other dtypes and ShapeError for other shapes.
-Tensor fused_elementwise(const ElementwiseProgram& program, const std::vector<Tensor>& inputs);
+/// Runs program over inputs (float32 or bfloat16; each of the output's shape, a suffix of it, or
+/// rank-0) in one pass. Throws ValueError for a wrong input count or a recording tape that wants
+/// gradients, TypeError for other dtypes and ShapeError for other shapes.
+Tensor fused_elementwise(const ElementwiseProgram& program, const std::vector<Tensor>& inputs,
+                         FusedElementwiseOptions options = {});
 
 }  // namespace ops
+
+class Primitive;
+
+namespace detail {
+
+/// The primitive ops::fused_elementwise applies, for the jit's fusion pass, which adds graph
+/// nodes directly instead of tracing the op.
+std::shared_ptr<const Primitive> fused_elementwise_primitive(ElementwiseProgram program,
+                                                             FusedElementwiseOptions options = {});
+/// The program a fused_elementwise primitive runs; null for any other primitive.
+const ElementwiseProgram* fused_program_of(const Primitive& primitive);
+
+}  // namespace detail
 }  // namespace kestrel
 
 template <>

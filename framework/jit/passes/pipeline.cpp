@@ -6,6 +6,7 @@
 #include "framework/jit/passes/common_subexpression_elimination.h"
 #include "framework/jit/passes/constant_folding.h"
 #include "framework/jit/passes/dead_code_elimination.h"
+#include "framework/jit/passes/elementwise_fusion.h"
 
 namespace kestrel::jit {
 
@@ -20,7 +21,9 @@ void add_simplification_passes(PassPipeline& pipeline) {
 PassPipeline default_pipeline() {
   PassPipeline pipeline;
   add_simplification_passes(pipeline);
-  // Next, in this order: elementwise fusion, then in-place/donation.
+  pipeline.add(std::make_unique<ElementwiseFusion>());
+  pipeline.add(std::make_unique<DeadCodeElimination>());
+  // Next: in-place updates / donation.
   return pipeline;
 }
 

@@ -9,8 +9,11 @@
 //   constant_folding          compute constant-only ops once; merged constants fold once
 //   algebraic_simplification  remove identities, some of which folding exposed (x * 1 with 1 folded)
 //   dce                       drop what the rewrites above left unused
-// Passes that come later are appended after these: elementwise fusion, then in-place updates
-// (each wants the smallest graph), then the memory plan runs on the result.
+// then, in default_pipeline():
+//   elementwise_fusion        one kernel per region of elementwise ops; it wants the smallest
+//                             graph, and simplification may have removed ops that split a region
+//   dce                       drop the scalar constants fusion turned into program constants
+// In-place updates come next, once written; the memory plan runs on the result.
 #pragma once
 
 #include "framework/jit/pass.h"
@@ -20,7 +23,8 @@ namespace kestrel::jit {
 /// Adds the simplification passes (dce, cse, constant_folding, algebraic_simplification, dce).
 void add_simplification_passes(PassPipeline& pipeline);
 
-/// The pipeline jit::Function compiles with: the simplification passes, then the later ones.
+/// The pipeline jit::Function compiles with: the simplification passes, then elementwise_fusion
+/// and dce.
 PassPipeline default_pipeline();
 
 }  // namespace kestrel::jit

@@ -15,6 +15,11 @@ namespace {
 
 using Op = ElementwiseOpcode;
 
+// ops::gelu's constants (primitives/unary.cpp), so the gelu instructions round as it does.
+constexpr float kSqrtHalf = 0.70710678118654752f;       // 1/sqrt(2)
+constexpr float kTanhGeluScale = 0.79788456080286536f;  // sqrt(2/pi)
+constexpr float kTanhGeluCubic = 0.044715f;
+
 // Where a register's value lives while the kernel runs.
 struct Place {
   enum Kind : std::uint8_t { uniform, input, buffer, output };
@@ -71,6 +76,8 @@ void unary_step(Op op, const float* x_data, float* y_data, std::int64_t n) {
     case Op::sigmoid: y = x.logistic(); return;
     case Op::relu: y = x.max(0.0f); return;
     case Op::erf: y = x.erf(); return;
+    case Op::gelu: y = 0.5f * x * (1.0f + (x * kSqrtHalf).erf()); return;
+    case Op::gelu_tanh: y = 0.5f * x * (1.0f + (kTanhGeluScale * (x + kTanhGeluCubic * x.cube())).tanh()); return;
     case Op::square:  // ops::square is multiply(x, x)
       for (std::int64_t i = 0; i < n; ++i) y_data[i] = x_data[i] * x_data[i];
       return;
@@ -200,6 +207,35 @@ Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> in
   return plan;
 }
 
+// Where a step finds input k in the block starting at output element lo.
+struct Source {
+  float* data = nullptr;        // the input itself, or its strip of repeated rows
+  std::int64_t period = 0;      // 0: full-shaped, read at data + lo; else read at data + lo % period
+};
+
+// How the output is cut into blocks: rows of `row` elements, each split into `per_row` blocks of
+// `block` elements (the last one of a row shorter).
+struct Blocks {
+  std::int64_t row = 0;
+  std::int64_t block = 0;
+  std::int64_t per_row = 0;
+  std::int64_t count = 0;
+};
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Blocks of kFusedBlock as long as no block may cross a row end; otherwise rows of `row`, split
+// evenly in multiples of 16 so that Eigen's vector loops cover all but each row's last block.
+Blocks make_blocks(std::int64_t n, std::int64_t row) {
+  Blocks b;
+  b.row = row;
+  b.block = kFusedBlock;
+  if (row != n) b.block = std::min(kFusedBlock, ceil_div(ceil_div(row, ceil_div(row, kFusedBlock)), 16) * 16);
+  b.per_row = ceil_div(row, b.block);
+  b.count = n / row * b.per_row;
+  return b;
+}
+
 }  // namespace
 
 void run_elementwise_program(const ElementwiseProgram& program, std::span<const TensorView> inputs,
@@ -214,22 +250,53 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
     return;
   }
   if (result.kind == Place::input) {
-    const float* x = inputs[static_cast<std::size_t>(result.index)].as<float>();
-    std::copy(x, x + n, y);
+    // The program is one input: repeat it (whole, or a row at a time) into out.
+    const TensorView& x = inputs[static_cast<std::size_t>(result.index)];
+    const float* data = x.as<float>();
+    const std::int64_t row = x.numel();
+    for (std::int64_t lo = 0; lo < n; lo += row) std::copy(data, data + row, y + lo);
     return;
   }
-  const std::int64_t blocks = (n + kFusedBlock - 1) / kFusedBlock;
+
+  std::vector<Source> sources(inputs.size());
+  std::vector<std::vector<float>> strips;
+  strips.reserve(inputs.size());
+  std::int64_t row = n;  // the shortest suffix row longer than a block: no block crosses its ends
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const TensorView& x = inputs[k];
+    const std::int64_t period = x.numel();
+    sources[k].data = x.as<float>();
+    if (x.shape.rank() == 0 || period == n) continue;
+    sources[k].period = period;
+    if (period > kFusedBlock) {
+      row = std::min(row, period);
+      continue;
+    }
+    // Whole rows covering any offset below one row plus a block: strip + lo % period then reads
+    // a block's worth contiguously wherever the block starts.
+    const std::int64_t strip_rows = ceil_div(period - 1 + kFusedBlock, period);
+    std::vector<float>& strip = strips.emplace_back(static_cast<std::size_t>(strip_rows * period));
+    for (std::size_t i = 0; i < strip.size(); i += static_cast<std::size_t>(period)) {
+      std::copy(sources[k].data, sources[k].data + period, strip.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    sources[k].data = strip.data();
+  }
+  const Blocks blocks = make_blocks(n, row);
+
   // A long program does more work per element, so it is worth splitting at fewer elements.
   const auto steps = std::max<std::int64_t>(1, static_cast<std::int64_t>(plan.steps.size()) / 2);
-  const std::int64_t grain = std::max<std::int64_t>(1, kElementwiseGrain / (kFusedBlock * steps));
-  parallel_for(blocks, grain, [&](std::int64_t first, std::int64_t last) {
+  const std::int64_t grain = std::max<std::int64_t>(1, kElementwiseGrain / (blocks.block * steps));
+  parallel_for(blocks.count, grain, [&](std::int64_t first, std::int64_t last) {
     // Register buffers, 64-byte aligned so Eigen's vector loops need no scalar prologue.
     std::vector<float> storage(static_cast<std::size_t>(plan.buffers * kFusedBlock + 16));
     float* buffers = storage.data();
     while (reinterpret_cast<std::uintptr_t>(buffers) % 64 != 0) ++buffers;
     auto resolve = [&](const Place& p, std::int64_t lo) -> float* {
       switch (p.kind) {
-        case Place::input: return inputs[static_cast<std::size_t>(p.index)].as<float>() + lo;
+        case Place::input: {
+          const Source& source = sources[static_cast<std::size_t>(p.index)];
+          return source.data + (source.period == 0 ? lo : lo % source.period);
+        }
         case Place::buffer: return buffers + p.index * kFusedBlock;
         case Place::output: return y + lo;
         case Place::uniform: break;
@@ -237,8 +304,9 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
       return nullptr;
     };
     for (std::int64_t block = first; block < last; ++block) {
-      const std::int64_t lo = block * kFusedBlock;
-      const std::int64_t len = std::min(kFusedBlock, n - lo);
+      const std::int64_t within = block % blocks.per_row * blocks.block;
+      const std::int64_t lo = block / blocks.per_row * blocks.row + within;
+      const std::int64_t len = std::min(blocks.block, blocks.row - within);
       for (const Step& step : plan.steps) {
         std::array<Arg, 3> args;
         for (std::size_t k = 0; k < 3; ++k) {

@@ -3,11 +3,17 @@
 //
 //   kernels::run_elementwise_program(program, input_views, output_view);
 //
-// The tensor is processed in blocks of kFusedBlock floats. For each block every instruction runs
-// as one vectorized loop over small register buffers that stay in L1, so memory is read and
-// written once per input and output however long the program. Blocks are split over the thread
-// pool. Instructions whose operands are all scalars (constants, rank-0 inputs) run once, before
-// the blocks, on one element.
+// The tensor is processed in blocks of at most kFusedBlock floats. For each block every
+// instruction runs as one vectorized loop over small register buffers that stay in L1, so memory
+// is read and written once per input and output however long the program. Blocks are split over
+// the thread pool. Instructions whose operands are all scalars (constants, rank-0 inputs) run
+// once, before the blocks, on one element.
+//
+// Suffix inputs (a bias [N] against [B, N]) are read in place, never expanded: one no longer
+// than a block is first repeated into a short strip of whole rows (built once per call), so any
+// block reads it contiguously from strip + lo % N; for longer ones the blocks follow the rows of
+// the shortest such input (each row split into near-equal blocks), so no block crosses a row end
+// and each reads input + lo % N directly.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +28,8 @@ namespace kestrel::kernels {
 /// share the L1 cache.
 inline constexpr std::int64_t kFusedBlock = 512;
 
-/// out = program(inputs). Inputs and out are float32; each input has out's shape or is rank-0.
+/// out = program(inputs). Inputs and out are float32; each input has out's shape, a suffix of
+/// it, or is rank-0.
 void run_elementwise_program(const ElementwiseProgram& program, std::span<const TensorView> inputs,
                              const TensorView& out);
 

@@ -1,6 +1,6 @@
 // fused_elementwise: an ElementwiseProgram run in one pass over memory (see fused_elementwise.h).
-// Optimizer updates use it eagerly; the jit's fusion pass will emit it for chains of
-// elementwise ops.
+// Optimizer updates use it eagerly; the jit's fusion pass (jit/passes/elementwise_fusion.h) emits
+// it for regions of elementwise ops.
 #include <string>
 #include <tuple>
 
@@ -15,11 +15,26 @@ namespace {
 
 std::string input_name(std::size_t index) { return "input " + std::to_string(index); }
 
+// Whether `input` repeats over the leading axes of `shape`: its dims are shape's last ones.
+bool is_suffix_of(const Shape& input, const Shape& shape) {
+  if (input.rank() > shape.rank()) return false;
+  const int offset = shape.rank() - input.rank();
+  for (int d = 0; d < input.rank(); ++d) {
+    if (input[d] != shape[d + offset]) return false;
+  }
+  return true;
+}
+
 class FusedElementwise final : public PrimitiveOf<FusedElementwise, OpId::fused_elementwise> {
  public:
-  explicit FusedElementwise(ElementwiseProgram program) : program_(std::move(program)) {}
-  auto fields() const { return std::tie(program_); }
-  std::string params() const override { return program_.to_string(); }
+  FusedElementwise(ElementwiseProgram program, FusedElementwiseOptions options)
+      : program_(std::move(program)), explicit_shape_(options.shape.has_value()),
+        shape_(options.shape.value_or(Shape{})) {}
+  auto fields() const { return std::tie(program_, explicit_shape_, shape_); }
+  // The formula, not the instruction list, so a graph dump line stays readable; a given shape is
+  // the node's own and shows in its spec.
+  std::string params() const override { return program_.to_expression(); }
+  const ElementwiseProgram& program() const { return program_; }
 
   TensorSpec infer(std::span<const TensorSpec> in) const override {
     if (in.size() != static_cast<std::size_t>(program_.num_inputs())) {
@@ -28,35 +43,43 @@ class FusedElementwise final : public PrimitiveOf<FusedElementwise, OpId::fused_
                                                            "; pass one tensor per input(k) (program: " +
                                                            program_.to_string() + ")"));
     }
-    // The output takes the shape of the full-shaped inputs; every other input must be rank-0.
-    const TensorSpec* full = nullptr;
-    std::size_t full_index = 0;
-    bool all_bfloat16 = true;
-    bool any_full_float32 = false;
+    // The output's shape: given, or the first input of the highest rank's. Every other input must
+    // be rank-0 or a suffix of it.
+    const TensorSpec* widest = nullptr;
+    std::size_t widest_index = 0;
     for (std::size_t i = 0; i < in.size(); ++i) {
-      const TensorSpec& s = in[i];
-      if (!is_floating(s.dtype)) {
-        throw TypeError(op_message("fused_elementwise", input_name(i) + " is " + s.to_string() +
+      if (!is_floating(in[i].dtype)) {
+        throw TypeError(op_message("fused_elementwise", input_name(i) + " is " + in[i].to_string() +
                                                             "; inputs must be float32 or bfloat16 (cast it with "
                                                             "ops::cast first)"));
       }
-      all_bfloat16 &= s.dtype == DType::bfloat16;
-      if (s.shape.rank() == 0) continue;
-      any_full_float32 |= s.dtype == DType::float32;
-      if (full == nullptr) {
-        full = &s;
-        full_index = i;
-      } else if (s.shape != full->shape) {
-        throw ShapeError(op_message("fused_elementwise",
-                                    input_name(i) + " is " + s.to_string() + " but " + input_name(full_index) +
-                                        " is " + full->to_string() +
-                                        ": each input must have the output's shape or be a rank-0 scalar "
-                                        "(broadcast it with ops::broadcast_to first)"));
+      if (widest == nullptr || in[i].shape.rank() > widest->shape.rank()) {
+        widest = &in[i];
+        widest_index = i;
       }
     }
-    if (full == nullptr) return {Shape{}, all_bfloat16 && !in.empty() ? DType::bfloat16 : DType::float32};
-    // Computed in float32; stored as bfloat16 only when every full-shaped input is.
-    return {full->shape, any_full_float32 ? DType::float32 : DType::bfloat16};
+    const Shape shape = explicit_shape_ ? shape_ : widest != nullptr ? widest->shape : Shape{};
+    bool all_bfloat16 = true;
+    bool any_tensor = false;
+    bool any_tensor_float32 = false;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const TensorSpec& s = in[i];
+      all_bfloat16 &= s.dtype == DType::bfloat16;
+      if (s.shape.rank() == 0) continue;
+      any_tensor = true;
+      any_tensor_float32 |= s.dtype == DType::float32;
+      if (is_suffix_of(s.shape, shape)) continue;
+      const std::string against = explicit_shape_ ? "the output shape is " + shape.to_string()
+                                                  : input_name(widest_index) + " is " + widest->to_string();
+      throw ShapeError(op_message("fused_elementwise",
+                                  input_name(i) + " is " + s.to_string() + " but " + against +
+                                      ": each input must have the output's shape, a suffix of it (repeated over "
+                                      "the leading axes), or be a rank-0 scalar (broadcast it with "
+                                      "ops::broadcast_to first)"));
+    }
+    // Computed in float32; stored as bfloat16 only when every non-scalar input is.
+    if (!any_tensor) return {shape, all_bfloat16 && !in.empty() ? DType::bfloat16 : DType::float32};
+    return {shape, any_tensor_float32 ? DType::float32 : DType::bfloat16};
   }
 
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
@@ -72,13 +95,16 @@ class FusedElementwise final : public PrimitiveOf<FusedElementwise, OpId::fused_
 
  private:
   ElementwiseProgram program_;
+  bool explicit_shape_;
+  Shape shape_;  // the output's, when explicit_shape_
 };
 
 }  // namespace
 
 namespace ops {
 
-Tensor fused_elementwise(const ElementwiseProgram& program, const std::vector<Tensor>& inputs) {
+Tensor fused_elementwise(const ElementwiseProgram& program, const std::vector<Tensor>& inputs,
+                         FusedElementwiseOptions options) {
   if (autodiff::is_recording()) {
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       if (inputs[i].defined() && inputs[i].requires_grad()) {
@@ -91,8 +117,22 @@ Tensor fused_elementwise(const ElementwiseProgram& program, const std::vector<Te
       }
     }
   }
-  return detail::apply_new<FusedElementwise>(inputs, program);
+  return detail::apply_new<FusedElementwise>(inputs, program, std::move(options));
 }
 
 }  // namespace ops
+
+namespace detail {
+
+std::shared_ptr<const Primitive> fused_elementwise_primitive(ElementwiseProgram program,
+                                                             FusedElementwiseOptions options) {
+  return std::make_shared<const FusedElementwise>(std::move(program), std::move(options));
+}
+
+const ElementwiseProgram* fused_program_of(const Primitive& primitive) {
+  const auto* fused = dynamic_cast<const FusedElementwise*>(&primitive);
+  return fused != nullptr ? &fused->program() : nullptr;
+}
+
+}  // namespace detail
 }  // namespace kestrel

@@ -52,7 +52,8 @@ TEST(DefaultPipeline, RunsThePassesInTheDesignedOrder) {
   const PassPipeline pipeline = default_pipeline();
   std::vector<std::string> names;
   for (const auto& pass : pipeline.passes()) names.push_back(pass->name());
-  EXPECT_EQ(names, (std::vector<std::string>{"dce", "cse", "constant_folding", "algebraic_simplification", "dce"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"dce", "cse", "constant_folding", "algebraic_simplification", "dce",
+                                             "elementwise_fusion", "dce"}));
 }
 
 TEST(DefaultPipeline, ShrinksAnMlpTrainStepAndKeepsItsResults) {

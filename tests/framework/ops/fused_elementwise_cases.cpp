@@ -48,6 +48,19 @@ ElementwiseProgram scalars_only() {
   return b.build(b.sqrt(1.0 - a) / (1.0 - c));
 }
 
+// A Dense layer's epilogue: the bias is a suffix of the output, repeated over its rows.
+ElementwiseProgram bias_relu() {
+  ElementwiseBuilder b;
+  return b.build(b.relu(b.input(0) + b.input(1)));
+}
+
+// Suffixes of every length against [B, L, N], the widest input last.
+ElementwiseProgram suffixes() {
+  ElementwiseBuilder b;
+  Value n = b.input(0), ln = b.input(1), s = b.input(2), x = b.input(3);
+  return b.build(b.tanh(x * ln + n) - s * b.sigmoid(x - n) + b.gelu(x + n) * b.gelu_tanh(x * ln));
+}
+
 std::vector<OpCase> fused_elementwise_cases() {
   std::vector<OpCase> cases;
   cases.push_back(fused_case("fused_elementwise_adam_step", adam_step(), [] {
@@ -60,6 +73,20 @@ std::vector<OpCase> fused_elementwise_cases() {
   }));
   cases.push_back(fused_case("fused_elementwise_scalars_only", scalars_only(), [] {
     return Inputs{Tensor::scalar(0.729), Tensor::scalar(0.9)};
+  }));
+  // Rows of 37: shorter than a block, so blocks start anywhere inside a row.
+  cases.push_back(fused_case("fused_elementwise_suffix_bias_relu", bias_relu(), [] {
+    return Inputs{uniform_tensor({40, 37}, 76), uniform_tensor({37}, 77)};
+  }));
+  // [N] = 9 is short; [L, N] = 630 is longer than a block, so blocks follow its rows.
+  cases.push_back(fused_case("fused_elementwise_suffix_short_and_long_rows", suffixes(), [] {
+    return Inputs{uniform_tensor({9}, 78), uniform_tensor({70, 9}, 79), Tensor::scalar(0.25),
+                  uniform_tensor({3, 70, 9}, 80)};
+  }));
+  // Both suffixes longer than a block: rows of 600 inside rows of 1800.
+  cases.push_back(fused_case("fused_elementwise_suffix_long_rows", suffixes(), [] {
+    return Inputs{uniform_tensor({600}, 81), uniform_tensor({3, 600}, 82), Tensor::scalar(-0.5),
+                  uniform_tensor({2, 3, 600}, 83)};
   }));
   return cases;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cmath>
+#include <numbers>
 #include <vector>
 
 #include "framework/core/tensor.h"
@@ -9,11 +10,12 @@
 
 namespace kestrel::testing {
 
-/// program(inputs) in double precision; rank-0 inputs broadcast over the full-shaped ones.
+/// program(inputs) in double precision. The output has the shape of the first input of the
+/// highest rank; rank-0 inputs and suffixes of that shape repeat over it.
 inline Tensor interpret_in_double(const ElementwiseProgram& program, const std::vector<Tensor>& inputs) {
   Shape shape;
   for (const Tensor& t : inputs) {
-    if (t.rank() > 0) shape = t.shape();
+    if (t.rank() > shape.rank()) shape = t.shape();
   }
   std::vector<std::vector<double>> values;
   for (const Tensor& t : inputs) values.push_back(t.to_vector<double>());
@@ -30,8 +32,9 @@ inline Tensor interpret_in_double(const ElementwiseProgram& program, const std::
       double& y = reg[r];
       switch (in.opcode) {
         case ElementwiseOpcode::input: {
+          // A suffix of the output's shape repeats every v.size() elements (a scalar every one).
           const auto& v = values[static_cast<std::size_t>(in.args[0])];
-          y = v.size() == 1 && inputs[static_cast<std::size_t>(in.args[0])].rank() == 0 ? v[0] : v[i];
+          y = v[i % v.size()];
           break;
         }
         case ElementwiseOpcode::constant: y = in.value; break;
@@ -46,6 +49,10 @@ inline Tensor interpret_in_double(const ElementwiseProgram& program, const std::
         case ElementwiseOpcode::sigmoid: y = 1.0 / (1.0 + std::exp(-a)); break;
         case ElementwiseOpcode::relu: y = a > 0.0 ? a : 0.0; break;
         case ElementwiseOpcode::erf: y = std::erf(a); break;
+        case ElementwiseOpcode::gelu: y = 0.5 * a * (1.0 + std::erf(a / std::sqrt(2.0))); break;
+        case ElementwiseOpcode::gelu_tanh:
+          y = 0.5 * a * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (a + 0.044715 * a * a * a)));
+          break;
         case ElementwiseOpcode::add: y = a + b; break;
         case ElementwiseOpcode::subtract: y = a - b; break;
         case ElementwiseOpcode::multiply: y = a * b; break;

@@ -250,6 +250,10 @@ TEST(FusedElementwise, EveryInstructionMatchesItsOpBitForBit) {
       {"sigmoid", [](ElementwiseBuilder& b, Value v) { return b.sigmoid(v); }, ops::sigmoid, x},
       {"relu", [](ElementwiseBuilder& b, Value v) { return b.relu(v); }, ops::relu, x},
       {"erf", [](ElementwiseBuilder& b, Value v) { return b.erf(v); }, ops::erf, x},
+      {"gelu", [](ElementwiseBuilder& b, Value v) { return b.gelu(v); },
+       +[](const Tensor& t) { return ops::gelu(t); }, x},
+      {"gelu_tanh", [](ElementwiseBuilder& b, Value v) { return b.gelu_tanh(v); },
+       +[](const Tensor& t) { return ops::gelu(t, {.approximate = true}); }, x},
   };
   for (const auto& [name, emit, op, input] : unary) {
     ElementwiseBuilder b;

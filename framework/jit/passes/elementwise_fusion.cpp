@@ -1,0 +1,277 @@
+#include "framework/jit/passes/elementwise_fusion.h"
+
+#include <algorithm>
+#include <optional>
+#include <queue>
+#include <span>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "framework/core/error.h"
+#include "framework/jit/rewriter.h"
+#include "framework/ops/fused_elementwise.h"
+
+namespace kestrel::jit {
+namespace {
+
+using Value = ElementwiseBuilder::Value;
+using Op = ElementwiseOpcode;
+
+// The instruction computing op `id` directly, if there is one.
+std::optional<Op> opcode_of(OpId id) {
+  switch (id) {
+    case OpId::add: return Op::add;
+    case OpId::subtract: return Op::subtract;
+    case OpId::multiply: return Op::multiply;
+    case OpId::divide: return Op::divide;
+    case OpId::maximum: return Op::maximum;
+    case OpId::minimum: return Op::minimum;
+    case OpId::equal: return Op::equal;
+    case OpId::less: return Op::less;
+    case OpId::less_equal: return Op::less_equal;
+    case OpId::greater: return Op::greater;
+    case OpId::greater_equal: return Op::greater_equal;
+    case OpId::where: return Op::select;
+    case OpId::negative: return Op::negative;
+    case OpId::abs: return Op::abs;
+    case OpId::exp: return Op::exp;
+    case OpId::log: return Op::log;
+    case OpId::tanh: return Op::tanh;
+    case OpId::sqrt: return Op::sqrt;
+    case OpId::rsqrt: return Op::rsqrt;
+    case OpId::erf: return Op::erf;
+    case OpId::sigmoid: return Op::sigmoid;
+    case OpId::relu: return Op::relu;
+    default: return std::nullopt;
+  }
+}
+
+// Ops written as an instruction chosen by their parameters, as a few instructions, or as none
+// (they only relabel or broadcast a value).
+bool has_program(OpId id) {
+  switch (id) {
+    case OpId::not_equal:
+    case OpId::gelu:
+    case OpId::cast:
+    case OpId::broadcast_to:
+    case OpId::fused_elementwise: return true;
+    default: return opcode_of(id).has_value();
+  }
+}
+
+// Programs compute in float32; a bool is carried as 0 or 1, which every instruction that can
+// meet one (select's mask, equal) reads correctly.
+bool carried(DType dtype) { return dtype == DType::float32 || dtype == DType::bool_; }
+
+// What the fused kernel reads as it is against `shape`: the same shape, a suffix, or a scalar.
+bool kernel_reads(const Shape& operand, const Shape& shape) {
+  if (operand.rank() > shape.rank()) return false;
+  const int offset = shape.rank() - operand.rank();
+  for (int d = 0; d < operand.rank(); ++d) {
+    if (operand[d] != shape[d + offset]) return false;
+  }
+  return true;
+}
+
+// Whether node could be a region member, judged on itself alone.
+bool fusible(const Graph& graph, const Node& node) {
+  if (node.kind != NodeKind::op || !has_program(node.primitive->id()) || !carried(node.spec.dtype)) return false;
+  return std::all_of(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
+    const TensorSpec& spec = graph.node(in).spec;
+    return carried(spec.dtype) && kernel_reads(spec.shape, node.spec.shape);
+  });
+}
+
+bool is_scalar_constant(const Node& node) { return node.kind == NodeKind::constant && node.spec.shape.rank() == 0; }
+
+// A fused op's program, its inputs standing for `in`.
+Value inline_program(ElementwiseBuilder& b, const ElementwiseProgram& program, const std::vector<Value>& in) {
+  std::vector<Value> registers;
+  registers.reserve(program.instructions().size());
+  for (const ElementwiseInstruction& instruction : program.instructions()) {
+    if (instruction.opcode == Op::input) {
+      registers.push_back(in[static_cast<std::size_t>(instruction.args[0])]);
+    } else if (instruction.opcode == Op::constant) {
+      registers.push_back(b.constant(instruction.value));
+    } else {
+      std::vector<Value> args;
+      for (int k = 0; k < opcode_arity(instruction.opcode); ++k) {
+        args.push_back(registers[static_cast<std::size_t>(instruction.args[static_cast<std::size_t>(k)])]);
+      }
+      registers.push_back(b.apply(instruction.opcode, args));
+    }
+  }
+  return registers[static_cast<std::size_t>(program.result())];
+}
+
+// The instructions computing node from its operands' registers.
+Value emit(ElementwiseBuilder& b, const Graph& graph, const Node& node, const std::vector<Value>& in) {
+  const OpId id = node.primitive->id();
+  if (std::optional<Op> opcode = opcode_of(id)) return b.apply(*opcode, in);
+  switch (id) {
+    case OpId::not_equal: {
+      const Value equal = b.equal(in[0], in[1]);
+      return b.subtract(b.constant(1.0), equal);
+    }
+    case OpId::gelu: return node.primitive->params() == "approximate=true" ? b.gelu_tanh(in[0]) : b.gelu(in[0]);
+    case OpId::cast:
+      // float32 -> bool is x != 0; bool -> float32 is already 0 or 1.
+      if (node.spec.dtype == DType::bool_ && graph.node(node.inputs[0]).spec.dtype == DType::float32) {
+        const Value zero = b.equal(in[0], b.constant(0.0));
+        return b.subtract(b.constant(1.0), zero);
+      }
+      return in[0];
+    case OpId::broadcast_to: return in[0];  // the kernel repeats scalars and suffixes itself
+    case OpId::fused_elementwise: return inline_program(b, *detail::fused_program_of(*node.primitive), in);
+    default: break;
+  }
+  throw JitError("elementwise_fusion: no program for op '" + std::string(node.primitive->name()) + "'");
+}
+
+class Fuser {
+ public:
+  explicit Fuser(const Graph& graph)
+      : graph_(graph), users_(static_cast<std::size_t>(graph.size())),
+        is_output_(static_cast<std::size_t>(graph.size()), false),
+        fusible_(static_cast<std::size_t>(graph.size()), false),
+        region_of_(static_cast<std::size_t>(graph.size()), -1) {
+    for (ValueId id = 0; id < graph.size(); ++id) {
+      for (ValueId in : node(id).inputs) users_[at(in)].push_back(id);
+      fusible_[at(id)] = fusible(graph, node(id));
+    }
+    for (ValueId out : graph.outputs()) is_output_[at(out)] = true;
+  }
+
+  // Forms the regions, from the last op back; true when any has two ops or more.
+  bool find_regions() {
+    for (ValueId id = graph_.size() - 1; id >= 0; --id) {
+      // A region's result leaves it, so it must be a float32 value (not a 0/1 bool).
+      if (!fusible_[at(id)] || region_of_[at(id)] >= 0 || node(id).spec.dtype != DType::float32) continue;
+      std::vector<ValueId> members = grow_valid(id);
+      if (members.size() < 2) {
+        for (ValueId m : members) region_of_[at(m)] = -1;  // nothing to gain: left as it is
+        continue;
+      }
+      std::sort(members.begin(), members.end());
+      regions_.emplace(id, std::move(members));
+    }
+    return !regions_.empty();
+  }
+
+  // The graph with each region replaced by one fused op at its root's place (every input of the
+  // region comes before the root, and nothing outside reads the other members).
+  Graph rewrite() const {
+    GraphRewriter rewriter(graph_);
+    for (ValueId id = 0; id < graph_.size(); ++id) {
+      const ValueId root = region_of_[at(id)];
+      if (root < 0) {
+        rewriter.copy(id);
+      } else if (root == id) {
+        const Node& n = node(id);
+        auto [program, inputs] = program_of(regions_.at(id), id);
+        std::vector<ValueId> mapped;
+        std::vector<TensorSpec> specs;
+        for (ValueId in : inputs) {
+          mapped.push_back(rewriter.mapped(in));
+          specs.push_back(node(in).spec);
+        }
+        auto primitive = detail::fused_elementwise_primitive(std::move(program), {.shape = n.spec.shape});
+        KESTREL_DCHECK(primitive->infer(specs) == n.spec);
+        rewriter.bind(id, rewriter.add_op(std::move(primitive), std::move(mapped), n.spec, n.name));
+      }
+    }
+    return rewriter.finish();
+  }
+
+ private:
+  static std::size_t at(ValueId id) { return static_cast<std::size_t>(id); }
+  const Node& node(ValueId id) const { return graph_.node(id); }
+
+  // Whether producer p joins root's region now. Called in decreasing id order, so the users of p
+  // (which come after it) are all placed by then.
+  bool joins(ValueId p, ValueId root) const {
+    if (!fusible_[at(p)] || region_of_[at(p)] >= 0 || is_output_[at(p)]) return false;
+    const Shape& shape = node(p).spec.shape;
+    if (shape != node(root).spec.shape && shape.rank() != 0) return false;
+    const std::vector<ValueId>& users = users_[at(p)];
+    return std::all_of(users.begin(), users.end(), [&](ValueId u) { return region_of_[at(u)] == root; });
+  }
+
+  std::vector<ValueId> grow(ValueId root) {
+    std::vector<ValueId> members{root};
+    region_of_[at(root)] = root;
+    std::priority_queue<ValueId> candidates;  // highest id first: consumers before producers
+    for (ValueId in : node(root).inputs) candidates.push(in);
+    while (!candidates.empty()) {
+      const ValueId p = candidates.top();
+      candidates.pop();
+      if (!joins(p, root)) continue;  // also skips a second copy of a producer that joined
+      region_of_[at(p)] = root;
+      members.push_back(p);
+      for (ValueId in : node(p).inputs) candidates.push(in);
+    }
+    return members;
+  }
+
+  // The region grown from root, without members that read a bool from outside it (the kernel
+  // reads floats only): those are left unfused and the region is grown again without them.
+  std::vector<ValueId> grow_valid(ValueId root) {
+    for (;;) {
+      std::vector<ValueId> members = grow(root);
+      bool valid = true;
+      for (ValueId m : members) {
+        for (ValueId in : node(m).inputs) {
+          const bool outside = region_of_[at(in)] != root;
+          if (outside && node(in).spec.dtype == DType::bool_ && !is_scalar_constant(node(in))) {
+            fusible_[at(m)] = false;
+            valid = false;
+          }
+        }
+      }
+      if (valid) return members;
+      for (ValueId m : members) region_of_[at(m)] = -1;
+      if (!fusible_[at(root)]) return {};
+    }
+  }
+
+  // The region's program, and the values its inputs stand for (each once, in order of first use).
+  std::pair<ElementwiseProgram, std::vector<ValueId>> program_of(const std::vector<ValueId>& members,
+                                                                 ValueId root) const {
+    ElementwiseBuilder b;
+    std::unordered_map<ValueId, Value> registers;
+    std::vector<ValueId> inputs;
+    auto operand = [&](ValueId v) -> Value {
+      if (region_of_[at(v)] == root) return registers.at(v);
+      const Node& n = node(v);
+      if (is_scalar_constant(n)) return b.constant(n.constant.to_vector<double>()[0]);
+      auto found = std::find(inputs.begin(), inputs.end(), v);
+      if (found == inputs.end()) found = inputs.insert(inputs.end(), v);
+      return b.input(static_cast<int>(found - inputs.begin()));
+    };
+    for (ValueId m : members) {
+      std::vector<Value> in;
+      for (ValueId v : node(m).inputs) in.push_back(operand(v));
+      registers.emplace(m, emit(b, graph_, node(m), in));
+    }
+    return {b.build(registers.at(root)), std::move(inputs)};
+  }
+
+  const Graph& graph_;
+  std::vector<std::vector<ValueId>> users_;  // per value: the ops reading it, once per operand slot
+  std::vector<bool> is_output_;
+  std::vector<bool> fusible_;
+  std::vector<ValueId> region_of_;  // per value: its region's root, or -1
+  std::unordered_map<ValueId, std::vector<ValueId>> regions_;  // root -> members, ascending
+};
+
+}  // namespace
+
+bool ElementwiseFusion::run(Graph& graph) {
+  Fuser fuser(graph);
+  if (!fuser.find_regions()) return false;
+  graph = fuser.rewrite();
+  return true;
+}
+
+}  // namespace kestrel::jit
