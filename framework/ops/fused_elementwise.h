@@ -238,6 +238,9 @@ std::shared_ptr<const Primitive> fused_elementwise_primitive(ElementwiseProgram 
                                                              FusedElementwiseOptions options = {});
 /// The program a fused_elementwise primitive runs; null for any other primitive.
 const ElementwiseProgram* fused_program_of(const Primitive& primitive);
+/// True when the kernel reads an input of this shape against an output shape: the shape's last
+/// dimensions (a suffix, which includes the whole shape and rank 0), repeated over the rest.
+bool fused_input_fits(const Shape& input, const Shape& output);
 
 }  // namespace detail
 }  // namespace kestrel

@@ -64,22 +64,12 @@ bool has_program(OpId id) {
 // meet one (select's mask, equal) reads correctly.
 bool carried(DType dtype) { return dtype == DType::float32 || dtype == DType::bool_; }
 
-// What the fused kernel reads as it is against `shape`: the same shape, a suffix, or a scalar.
-bool kernel_reads(const Shape& operand, const Shape& shape) {
-  if (operand.rank() > shape.rank()) return false;
-  const int offset = shape.rank() - operand.rank();
-  for (int d = 0; d < operand.rank(); ++d) {
-    if (operand[d] != shape[d + offset]) return false;
-  }
-  return true;
-}
-
 // Whether node could be a region member, judged on itself alone.
 bool fusible(const Graph& graph, const Node& node) {
   if (node.kind != NodeKind::op || !has_program(node.primitive->id()) || !carried(node.spec.dtype)) return false;
   return std::all_of(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
     const TensorSpec& spec = graph.node(in).spec;
-    return carried(spec.dtype) && kernel_reads(spec.shape, node.spec.shape);
+    return carried(spec.dtype) && detail::fused_input_fits(spec.shape, node.spec.shape);
   });
 }
 

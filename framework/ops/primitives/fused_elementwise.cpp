@@ -15,16 +15,6 @@ namespace {
 
 std::string input_name(std::size_t index) { return "input " + std::to_string(index); }
 
-// Whether `input` repeats over the leading axes of `shape`: its dims are shape's last ones.
-bool is_suffix_of(const Shape& input, const Shape& shape) {
-  if (input.rank() > shape.rank()) return false;
-  const int offset = shape.rank() - input.rank();
-  for (int d = 0; d < input.rank(); ++d) {
-    if (input[d] != shape[d + offset]) return false;
-  }
-  return true;
-}
-
 class FusedElementwise final : public PrimitiveOf<FusedElementwise, OpId::fused_elementwise> {
  public:
   FusedElementwise(ElementwiseProgram program, FusedElementwiseOptions options)
@@ -68,7 +58,7 @@ class FusedElementwise final : public PrimitiveOf<FusedElementwise, OpId::fused_
       if (s.shape.rank() == 0) continue;
       any_tensor = true;
       any_tensor_float32 |= s.dtype == DType::float32;
-      if (is_suffix_of(s.shape, shape)) continue;
+      if (detail::fused_input_fits(s.shape, shape)) continue;
       const std::string against = explicit_shape_ ? "the output shape is " + shape.to_string()
                                                   : input_name(widest_index) + " is " + widest->to_string();
       throw ShapeError(op_message("fused_elementwise",
@@ -132,6 +122,15 @@ std::shared_ptr<const Primitive> fused_elementwise_primitive(ElementwiseProgram 
 const ElementwiseProgram* fused_program_of(const Primitive& primitive) {
   const auto* fused = dynamic_cast<const FusedElementwise*>(&primitive);
   return fused != nullptr ? &fused->program() : nullptr;
+}
+
+bool fused_input_fits(const Shape& input, const Shape& output) {
+  if (input.rank() > output.rank()) return false;
+  const int offset = output.rank() - input.rank();
+  for (int d = 0; d < input.rank(); ++d) {
+    if (input[d] != output[d + offset]) return false;
+  }
+  return true;
 }
 
 }  // namespace detail
