@@ -1,7 +1,9 @@
 // Test support: an ElementwiseProgram interpreted naively, one element at a time, in double.
 #pragma once
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <numbers>
 #include <vector>
 
@@ -70,6 +72,13 @@ inline Tensor interpret_in_double(const ElementwiseProgram& program, const std::
     out[i] = reg[static_cast<std::size_t>(program.result())];
   }
   return Tensor::from_vector(std::vector<float>(out.begin(), out.end()), shape);
+}
+
+/// A float32 tensor's values as raw bits, so tests compare results exactly (NaNs and signed zeros too).
+inline std::vector<std::uint32_t> float_bits(const Tensor& t) {
+  std::vector<std::uint32_t> out;
+  for (float f : t.to_vector<float>()) out.push_back(std::bit_cast<std::uint32_t>(f));
+  return out;
 }
 
 }  // namespace kestrel::testing

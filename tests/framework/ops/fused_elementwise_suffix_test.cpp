@@ -24,11 +24,7 @@ using testing::error_message;
 using Value = ElementwiseBuilder::Value;
 using Op = ElementwiseOpcode;
 
-std::vector<std::uint32_t> bits(const Tensor& t) {
-  std::vector<std::uint32_t> out;
-  for (float f : t.to_vector<float>()) out.push_back(std::bit_cast<std::uint32_t>(f));
-  return out;
-}
+std::vector<std::uint32_t> bits(const Tensor& t) { return testing::float_bits(t); }
 
 ElementwiseProgram bias_relu() {
   ElementwiseBuilder b;
