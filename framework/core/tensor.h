@@ -127,6 +127,9 @@ class Tensor {
 
   /// Identity: two handles to the same tensor.
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+  /// True when no other handle or tensor shares this one's data, so it may be overwritten in
+  /// place without anyone seeing (what donating a buffer to a compiled step needs).
+  bool is_sole_owner() const { return impl_ && impl_.use_count() == 1 && impl_->buffer && impl_->buffer.use_count() == 1; }
   const void* id() const { return impl_.get(); }
 
   /// Used by the op dispatcher to create op outputs.

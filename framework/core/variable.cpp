@@ -13,9 +13,19 @@ struct VariableImpl {
 
 namespace {
 // The stored value is a fresh leaf sharing the data: history from the op that computed it is
-// dropped, so the variable never keeps a whole step's graph alive.
+// dropped, so the variable never keeps a whole step's graph alive. While a jit trace runs, the
+// value is symbolic (a graph value, no data), and the leaf stands for the same graph value:
+// that is how a traced step reads its state as inputs and writes its new state as outputs.
 Tensor as_leaf(const Tensor& t, bool trainable) {
-  Tensor leaf = Tensor::from_buffer(t.buffer(), t.shape(), t.dtype());
+  Tensor leaf;
+  if (t.is_symbolic()) {
+    auto impl = std::make_shared<detail::TensorImpl>();
+    impl->spec = t.spec();
+    impl->symbolic = t.impl().symbolic;
+    leaf = Tensor(std::move(impl));
+  } else {
+    leaf = Tensor::from_buffer(t.buffer(), t.shape(), t.dtype());
+  }
   leaf.set_requires_grad(trainable && is_floating(t.dtype()));
   return leaf;
 }

@@ -39,6 +39,13 @@ GraphProto to_proto(const Graph& graph, const std::string& function, const std::
   }
   for (ValueId id : graph.inputs()) out.add_inputs(id);
   for (ValueId id : graph.outputs()) out.add_outputs(id);
+  for (std::size_t k = 0; k < graph.outputs().size(); ++k) {
+    if (const std::optional<std::size_t> input = graph.output_alias(k)) {
+      OutputAliasProto* alias = out.add_aliases();
+      alias->set_output_index(static_cast<std::int64_t>(k));
+      alias->set_input_index(static_cast<std::int64_t>(*input));
+    }
+  }
   return out;
 }
 

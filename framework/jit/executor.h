@@ -5,9 +5,18 @@
 //   std::vector<Tensor> outputs = exec.run({x});    // inputs in graph-input order, specs checked
 //   exec.memory_plan().to_string();                 // "arena 1.50 MiB for 41 intermediates (...)"
 //
-// Allocation: a run allocates only its outputs, each in a fresh buffer that the caller keeps;
-// intermediates live in the arena, bfloat16 widening scratch too. (Donating parameter buffers to the
-// outputs that replace them, which makes a train step allocation-free, is still to come.)
+// Allocation: intermediates live in the arena, bfloat16 widening scratch too; a run allocates only
+// its outputs, each in a fresh buffer that the caller keeps. Donation removes those of a train
+// step's state: an output aliased to an input (Graph::alias_output) goes into that input's buffer
+// when the caller donates it, so a step whose outputs are all state allocates nothing at all.
+//
+//   std::vector<bool> donated(inputs.size(), false);
+//   for (std::size_t i : state) donated[i] = true;       // the caller gives these buffers up
+//   std::vector<Tensor> next = exec.run(inputs, donated); // aliased outputs share the donated buffers
+//
+// A donated input's old value must not be read after the run, through any tensor sharing its
+// buffer: the buffer holds the new value (or, if a kernel threw, part of it). An undonated input is
+// only read. Where each aliased output is written is in memory_plan().aliases.
 //
 // Threads: one Executor runs one call at a time — concurrent run() calls wait for each other, since
 // they would share the arena. Replicas that run side by side each need their own Executor.
@@ -16,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "framework/jit/graph.h"
@@ -30,7 +40,12 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   /// Runs the program; throws ShapeError naming the input whose spec differs from the graph's.
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+  /// `donated` is empty (nothing donated) or has one flag per input: donated[i] gives input i's
+  /// buffer to the run, and the output aliased to input i, if any, is written into it and returned
+  /// sharing it; the old value is gone. Throws ValueError naming the input when a donated buffer is
+  /// also another input's or a constant of the program. A plain output that is a donated input's old
+  /// value is copied out first, into a buffer of its own.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const std::vector<bool>& donated = {}) const;
   const Graph& graph() const { return graph_; }
   /// Where each value lives; its to_string() is the compile log's memory line.
   const MemoryPlan& memory_plan() const { return plan_; }
@@ -39,19 +54,32 @@ class Executor {
 
  private:
   void check_inputs(const std::vector<Tensor>& inputs) const;
+  void check_donation(const std::vector<Tensor>& inputs, const std::vector<bool>& donated) const;
+  void save_old_values(const std::vector<Tensor>& inputs, const std::vector<bool>& donated) const;
+  void place_outputs(const std::vector<bool>& donated) const;
   void run_node(const Node& node, ValueId id) const;
   void run_widened(const Node& node, ValueId id) const;
-  std::vector<Tensor> collect_outputs(const std::vector<Tensor>& inputs) const;
+  void write_aliases(const std::vector<bool>& donated) const;
+  std::vector<Tensor> collect_outputs(const std::vector<Tensor>& inputs, const std::vector<bool>& donated) const;
+  std::byte* arena_at(std::int64_t offset) const;
 
   Graph graph_;
   MemoryPlan plan_;
   std::shared_ptr<Buffer> arena_;
-  std::vector<ValueId> output_roots_;  // values that get a fresh buffer each run
+  std::vector<ValueId> output_roots_;  // values that get a fresh buffer each run (unless donated into)
+  std::vector<std::int64_t> input_position_;      // per value: its place in graph inputs, or -1
+  std::vector<std::int64_t> alias_of_output_;     // per output: its plan_.aliases entry, or -1
+  std::vector<std::int64_t> alias_of_root_;       // per value: the direct/at_end alias it is the root of, or -1
+  std::vector<bool> overwritten_when_donated_;   // per input: a donated run writes its buffer
+  std::vector<const void*> constant_buffers_;    // sorted, to refuse donating one
 
   // Per-run state, sized once here so that a run only fills it in; guarded by mutex_.
   mutable std::mutex mutex_;
   mutable std::vector<void*> data_;        // per value: where its data is this run
-  mutable std::vector<Tensor> owned_;      // per value: the output buffers made this run
+  mutable std::vector<Tensor> owned_;      // per value: the output buffers made this run, and copies
+                                           // of donated inputs' old values that plain outputs return
+  mutable std::vector<Tensor> alias_copies_;  // per alias: its own buffer in a run that did not donate
+  mutable std::vector<std::pair<const void*, std::size_t>> input_buffers_;  // donation check scratch
   mutable std::vector<TensorView> operands_;
   mutable std::vector<TensorView> wide_operands_;
 };

@@ -13,12 +13,10 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "framework/jit/executor.h"
+#include "framework/jit/program_cache.h"
 
 namespace kestrel::jit {
 
@@ -35,21 +33,18 @@ class Function {
   /// Runs the compiled program for these inputs' signature, compiling it first if it is new.
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs);
 
-  std::int64_t compile_count() const { return compile_count_; }
-  double compile_seconds() const { return compile_seconds_; }
+  std::int64_t compile_count() const { return programs_.compile_count(); }
+  double compile_seconds() const { return programs_.compile_seconds(); }
   /// The graph compiled for a signature (as signature_of prints it), or null.
-  const Graph* graph(const std::string& signature) const;
-  const std::string& name() const { return name_; }
+  const Graph* graph(const std::string& signature) const { return programs_.graph(signature); }
+  const std::string& name() const { return programs_.function_name(); }
 
  private:
-  const Executor& compile(const std::vector<Tensor>& inputs, const std::string& signature);
+  Graph trace(const std::vector<Tensor>& inputs) const;
 
   Fn fn_;
-  std::string name_;
   std::vector<std::string> names_;
-  std::map<std::string, std::unique_ptr<Executor>> cache_;
-  std::int64_t compile_count_ = 0;
-  double compile_seconds_ = 0.0;
+  ProgramCache programs_;
 };
 
 }  // namespace kestrel::jit

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -60,10 +61,19 @@ void assign_storage(const Graph& graph, MemoryPlan& plan) {
     if (v.storage != Storage::view) v.bytes = aligned_bytes(raw_bytes(node.spec));
   }
   // An output's memory leaves with the caller, so it (or the value an output view aliases) cannot be
-  // an arena block that the next run overwrites.
-  for (ValueId out : graph.outputs()) {
-    ValuePlan& root = plan.values[static_cast<std::size_t>(plan.values[static_cast<std::size_t>(out)].root)];
-    if (root.storage == Storage::arena) root.storage = Storage::output;
+  // an arena block that the next run overwrites. The exception: a value that only aliased outputs
+  // share (two state variables given one new value) is copied into each one's own buffer after the
+  // last kernel, so it can stay in the arena, alive until then.
+  std::vector<int> outputs_of(plan.values.size(), 0);
+  std::vector<bool> plain_output(plan.values.size(), false);
+  for (std::size_t k = 0; k < graph.outputs().size(); ++k) {
+    const auto root = static_cast<std::size_t>(plan.values[static_cast<std::size_t>(graph.outputs()[k])].root);
+    ++outputs_of[root];
+    if (!graph.output_alias(k)) plain_output[root] = true;
+  }
+  for (std::size_t root = 0; root < plan.values.size(); ++root) {
+    ValuePlan& v = plan.values[root];
+    if (v.storage == Storage::arena && (plain_output[root] || outputs_of[root] == 1)) v.storage = Storage::output;
   }
 }
 
@@ -89,9 +99,16 @@ Liveness analyze(const Graph& graph, MemoryPlan& plan) {
       if (kernel) ++live.readers[static_cast<std::size_t>(root)];
     }
   }
+  // An output root still in the arena is copied into donated buffers after the last node.
+  for (ValueId out : graph.outputs()) {
+    ValuePlan& root = plan.values[static_cast<std::size_t>(plan.values[static_cast<std::size_t>(out)].root)];
+    if (root.storage == Storage::arena) root.live_to = graph.size();
+  }
   for (ValueId id = 0; id < graph.size(); ++id) {
     const ValuePlan& v = plan.values[static_cast<std::size_t>(id)];
-    if (v.storage == Storage::arena) live.dies_at[static_cast<std::size_t>(v.live_to)].push_back(id);
+    if (v.storage == Storage::arena && v.live_to < graph.size()) {
+      live.dies_at[static_cast<std::size_t>(v.live_to)].push_back(id);
+    }
   }
   return live;
 }
@@ -114,7 +131,68 @@ ValueId in_place_candidate(const Graph& graph, const MemoryPlan& plan, const Liv
   return -1;
 }
 
+// True when node `id` may write its output over `input`'s memory while it reads it: an elementwise
+// kernel (one op, or a fused program) reads element i of a full-sized operand before it writes
+// element i, and nothing else. Broadcasting kernels and the rest may read an element again later.
+bool writes_where_it_reads(const Graph& graph, const MemoryPlan& plan, ValueId id, ValueId input) {
+  const Node& node = graph.node(id);
+  const bool elementwise =
+      node.primitive->kind() == OpKind::elementwise || node.primitive->id() == OpId::fused_elementwise;
+  if (!elementwise) return false;
+  return std::all_of(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
+    return plan.values[static_cast<std::size_t>(in)].root != input ||
+           raw_bytes(graph.node(in).spec) == raw_bytes(node.spec);
+  });
+}
+
+// How each aliased output reaches its input's buffer (offsets are placed later). A value that is
+// the root of this output alone is written where the donated buffer is: directly when every other
+// reader of the input has run by then, else at the end.
+std::vector<AliasPlan> plan_aliases(const Graph& graph, const MemoryPlan& plan) {
+  std::vector<int> outputs_of(plan.values.size(), 0);
+  for (ValueId out : graph.outputs()) ++outputs_of[static_cast<std::size_t>(plan.values[static_cast<std::size_t>(out)].root)];
+  std::vector<AliasPlan> aliases;
+  for (std::size_t k = 0; k < graph.outputs().size(); ++k) {
+    const std::optional<std::size_t> input_index = graph.output_alias(k);
+    if (!input_index) continue;
+    if (*input_index >= graph.inputs().size()) {
+      throw JitError("memory plan: output " + std::to_string(k) + " is aliased to input " +
+                     std::to_string(*input_index) + ", which does not exist; run Graph::verify first");
+    }
+    AliasPlan a{.output_index = k, .input_index = *input_index,
+                .root = plan.values[static_cast<std::size_t>(graph.outputs()[k])].root};
+    const ValueId input = graph.inputs()[*input_index];
+    const ValuePlan& root = plan.values[static_cast<std::size_t>(a.root)];
+    if (a.root == input) {
+      a.write = AliasWrite::unchanged;
+    } else if (root.storage == Storage::output && outputs_of[static_cast<std::size_t>(a.root)] == 1) {
+      const std::int64_t last_read = plan.values[static_cast<std::size_t>(input)].live_to;  // itself if unread
+      const bool direct = last_read == input || last_read < a.root ||
+                          (last_read == a.root && writes_where_it_reads(graph, plan, a.root, input));
+      a.write = direct ? AliasWrite::direct : AliasWrite::at_end;
+    } else {
+      a.write = AliasWrite::copy;
+    }
+    aliases.push_back(a);
+  }
+  return aliases;
+}
+
 }  // namespace
+
+std::string_view to_string(AliasWrite write) {
+  switch (write) {
+    case AliasWrite::unchanged: return "unchanged";
+    case AliasWrite::direct: return "direct";
+    case AliasWrite::at_end: return "at_end";
+    case AliasWrite::copy: return "copy";
+  }
+  return "copy";
+}
+
+std::int64_t MemoryPlan::num_aliases(AliasWrite write) const {
+  return std::count_if(aliases.begin(), aliases.end(), [&](const AliasPlan& a) { return a.write == write; });
+}
 
 std::int64_t aligned_bytes(std::int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
@@ -130,10 +208,23 @@ MemoryPlan plan_memory(const Graph& graph) {
   plan.values.resize(static_cast<std::size_t>(graph.size()));
   assign_storage(graph, plan);
   const Liveness live = analyze(graph, plan);
+  plan.aliases = plan_aliases(graph, plan);
 
   ArenaAllocator arena;
   std::vector<bool> handed_on(plan.values.size(), false);  // block now owned by an in-place consumer
   std::int64_t live_bytes = 0;
+  // Blocks held from their first use to the end of the run: an input a copied alias reads is saved
+  // before any kernel runs (a donated run may overwrite it); an at_end value, from its node on.
+  std::vector<AliasPlan*> at_end_of(plan.values.size(), nullptr);
+  for (AliasPlan& a : plan.aliases) {
+    const ValuePlan& root = plan.values[static_cast<std::size_t>(a.root)];
+    if (a.write != AliasWrite::unchanged) plan.donated_bytes += root.bytes;
+    if (a.write == AliasWrite::at_end) at_end_of[static_cast<std::size_t>(a.root)] = &a;
+    if (a.write == AliasWrite::copy && root.storage == Storage::input) {
+      a.offset = arena.allocate(root.bytes);
+      live_bytes += root.bytes;
+    }
+  }
   for (ValueId id = 0; id < graph.size(); ++id) {
     ValuePlan& v = plan.values[static_cast<std::size_t>(id)];
     if (v.storage == Storage::arena) {
@@ -147,6 +238,10 @@ MemoryPlan plan_memory(const Graph& graph) {
         v.offset = arena.allocate(v.bytes);
         live_bytes += v.bytes;
       }
+    }
+    if (AliasPlan* a = at_end_of[static_cast<std::size_t>(id)]) {
+      a->offset = arena.allocate(v.bytes);
+      live_bytes += v.bytes;
     }
     plan.live_peak_bytes = std::max(plan.live_peak_bytes, live_bytes);
     // Scratch is taken after the output and before the inputs are freed, so it overlaps neither.
@@ -178,6 +273,10 @@ MemoryPlan plan_memory(const Graph& graph) {
       case Storage::view: break;
     }
   }
+  // Blocks held for donated buffers would be allocations of their own too.
+  for (const AliasPlan& a : plan.aliases) {
+    if (a.offset >= 0) plan.intermediate_bytes += plan.values[static_cast<std::size_t>(a.root)].bytes;
+  }
   return plan;
 }
 
@@ -191,6 +290,12 @@ std::string MemoryPlan::to_string() const {
   if (scratch_bytes > 0) out += fmt::format(", {} of it bfloat16 scratch", format_bytes(scratch_bytes));
   out += fmt::format("; outputs {} per run; inputs and constants {}", format_bytes(output_bytes),
                      format_bytes(pinned_bytes));
+  if (!aliases.empty()) {
+    out += fmt::format("; {} aliased outputs, {} into donated buffers ({} direct, {} at the end, {} copied, {} unchanged)",
+                       aliases.size(), format_bytes(donated_bytes), num_aliases(AliasWrite::direct),
+                       num_aliases(AliasWrite::at_end), num_aliases(AliasWrite::copy),
+                       num_aliases(AliasWrite::unchanged));
+  }
   return out;
 }
 

@@ -11,12 +11,19 @@
 // its input writes in place into that input when nothing else can still read it; otherwise it takes the
 // best-fitting freed block, or the arena grows. Graph inputs and constants are the caller's memory, and
 // graph outputs get their own buffer each run: neither is in the arena.
+//
+// Donation: an output aliased to a graph input (Graph::alias_output) goes into that input's buffer
+// when a run donates it. Its kernel writes there directly when no later kernel reads the input (or
+// it is an elementwise kernel reading the input at the index it writes); otherwise it writes an arena
+// block, copied into the donated buffer after the last kernel. Either way a donated run allocates
+// nothing for it. plan.aliases says which, per aliased output.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,6 +40,25 @@ enum class Storage : std::uint8_t {
   view,      ///< the memory of `root` (reshape): no storage of its own
 };
 
+/// How an aliased output reaches its input's buffer in a run that donates the input.
+enum class AliasWrite : std::uint8_t {
+  unchanged,  ///< the output is the input itself (or a view of it): the buffer already holds it
+  direct,     ///< its kernel writes into the donated buffer: every other reader of the input runs before
+  at_end,     ///< its kernel writes the arena block `offset`, copied into the donated buffer at the end
+  copy,       ///< it is a constant, another input (saved at `offset` first), or a value other outputs
+              ///< share: copied into the donated buffer at the end
+};
+
+struct AliasPlan {
+  std::size_t output_index = 0;  ///< position in graph.outputs()
+  std::size_t input_index = 0;   ///< position in graph.inputs()
+  ValueId root = -1;             ///< the value whose memory holds the new value
+  AliasWrite write = AliasWrite::unchanged;
+  /// at_end: the block the root's kernel writes in a donated run; copy of another input: the block
+  /// that input is saved to before any kernel runs (a donated run may overwrite it).
+  std::int64_t offset = -1;
+};
+
 struct ValuePlan {
   Storage storage = Storage::arena;
   ValueId root = -1;          ///< the value whose memory this one uses (itself unless a view)
@@ -40,7 +66,8 @@ struct ValuePlan {
   std::int64_t bytes = 0;     ///< own storage, rounded up to the alignment (0 for views)
   ValueId in_place_of = -1;   ///< arena only: the value whose block this one took over in place
   std::int64_t live_from = -1;  ///< own storage: the node that makes it ...
-  std::int64_t live_to = -1;    ///< ... and its last reader, through views too
+  std::int64_t live_to = -1;    ///< ... and its last reader, through views too; past the last node
+                                ///< for a value copied into a donated buffer at the end
   /// Float32 copies of bfloat16 operands for a float32-only kernel, live only during this node.
   std::int64_t scratch_offset = -1;
   std::int64_t scratch_bytes = 0;
@@ -48,6 +75,7 @@ struct ValuePlan {
 
 struct MemoryPlan {
   std::vector<ValuePlan> values;     ///< one per graph value
+  std::vector<AliasPlan> aliases;    ///< one per aliased output, in output order
   std::int64_t arena_bytes = 0;      ///< the arena's size: the planned peak of intermediates
   std::int64_t live_peak_bytes = 0;  ///< most intermediate bytes live at one node: no layout needs less
   std::int64_t intermediate_bytes = 0;  ///< what allocating each intermediate separately would take
@@ -56,12 +84,19 @@ struct MemoryPlan {
   std::int64_t pinned_bytes = 0;     ///< graph inputs and constants (not the plan's to place)
   std::int64_t num_intermediates = 0;
   std::int64_t in_place_reuses = 0;
+  std::int64_t donated_bytes = 0;    ///< aliased outputs' bytes, written into donated buffers
+
+  /// Number of aliased outputs written as `write`.
+  std::int64_t num_aliases(AliasWrite write) const;
 
   /// Bytes the arena saves over allocating every intermediate on its own.
   std::int64_t bytes_saved() const { return intermediate_bytes + scratch_bytes - arena_bytes; }
   /// One line for the compile log.
   std::string to_string() const;
 };
+
+/// "direct", "at_end", ... for logs and errors.
+std::string_view to_string(AliasWrite write);
 
 /// Plans the memory of every value of `graph` (one pass in graph order, O(n log n)).
 MemoryPlan plan_memory(const Graph& graph);

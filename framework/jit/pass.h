@@ -1,6 +1,7 @@
 // Pass: one graph-to-graph rewrite of the jit compiler, and the pipeline that runs them in order
 // (XLA's HloPassPipeline): verify → DCE → CSE → constant folding → algebraic simplification →
-// elementwise fusion → in-place updates, then the memory plan.
+// elementwise fusion, then the memory plan (which also places in-place updates: outputs aliased
+// to donated inputs).
 //
 //   jit::PassPipeline pipeline;
 //   pipeline.add(std::make_unique<jit::DeadCodeElimination>());

@@ -44,6 +44,10 @@ Graph GraphRewriter::finish() {
     if (map_[static_cast<std::size_t>(in)] < 0) throw JitError("graph rewrite: input %" + std::to_string(in) + " was dropped");
   }
   for (ValueId out : old_.outputs()) graph_.add_output(mapped(out));
+  // Outputs keep their positions and inputs theirs, so each alias still pairs the same two.
+  for (std::size_t k = 0; k < old_.outputs().size(); ++k) {
+    if (const std::optional<std::size_t> input = old_.output_alias(k)) graph_.alias_output(k, *input);
+  }
   return std::move(graph_);
 }
 

@@ -7,7 +7,7 @@
 //     if (auto same = duplicate_of(id)) { r.alias(id, *same); continue; }   // uses now see *same
 //     r.copy(id);
 //   }
-//   Graph rewritten = r.finish();                      // outputs remapped too
+//   Graph rewritten = r.finish();                      // outputs remapped too, aliases kept
 #pragma once
 
 #include <vector>
@@ -36,7 +36,7 @@ class GraphRewriter {
     return graph_.add_op(std::move(primitive), std::move(new_inputs), spec, std::move(scope));
   }
 
-  /// The new graph, with the old outputs remapped (in order).
+  /// The new graph, with the old outputs remapped (in order) and their aliases kept.
   Graph finish();
 
  private:

@@ -22,9 +22,11 @@ Dropout::Dropout(double rate, DropoutOptions options)
 
 Tensor Dropout::call(const Tensor& x, bool training) {
   if (!training || rate_ == 0.0) return x;
-  random::Key key = base_key_.fold_in(static_cast<std::uint64_t>(training_step()))
-                        .fold_in(static_cast<std::uint64_t>(next_call_index(this)));
-  return ops::dropout(x, rate_, random::key_tensor(key));
+  // Folded with ops, not on the host: under jit_compile the step is traced, and each replay of
+  // the compiled step folds in its own step count.
+  const Tensor call_index = Tensor::scalar(static_cast<double>(next_call_index(this)), DType::int64);
+  const Tensor key = random::fold_in(random::fold_in(random::key_tensor(base_key_), training_step()), call_index);
+  return ops::dropout(x, rate_, key);
 }
 
 }  // namespace kestrel::layers

@@ -6,7 +6,8 @@
 //   layers::Dropout fixed(0.5, {.seed = 42});   // the same masks in every run
 //
 // The mask key is seed.fold_in(training_step()).fold_in(call index within the step)
-// (framework/layers/training_step.h), so a resumed run draws the same masks.
+// (framework/layers/training_step.h), folded with ops so a compiled step draws new masks at every
+// step; a resumed run draws the same masks.
 #pragma once
 
 #include <cstdint>

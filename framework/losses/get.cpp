@@ -44,4 +44,10 @@ Handle<Loss> get(std::string_view name) {
                                                  known + " (also by class name, and mse, mae, bce)"));
 }
 
+std::vector<std::string> names() {
+  std::vector<std::string> out;
+  for (const Entry& entry : entries()) out.emplace_back(entry.names[0]);
+  return out;
+}
+
 }  // namespace kestrel::losses

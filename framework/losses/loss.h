@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "framework/core/handle.h"
 #include "framework/core/tensor.h"
@@ -48,5 +49,8 @@ class Loss {
 /// A loss by Keras name or alias ("sparse_categorical_crossentropy", "mse", "mae", ...);
 /// throws ValueError listing the names for anything else.
 Handle<Loss> get(std::string_view name);
+/// The canonical name of every loss get() knows, in its order (for listings, and tests that
+/// must cover every loss).
+std::vector<std::string> names();
 
 }  // namespace kestrel::losses

@@ -83,4 +83,10 @@ Handle<Metric> get(std::string_view name, std::string_view loss_name) {
                                                   " (also by class name, and mse, mae)"));
 }
 
+std::vector<std::string> names() {
+  std::vector<std::string> out{"accuracy"};
+  for (const Entry& entry : entries()) out.emplace_back(entry.names[0]);
+  return out;
+}
+
 }  // namespace kestrel::metrics

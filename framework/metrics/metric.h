@@ -42,5 +42,8 @@ class Metric {
 /// (sparse, categorical or binary accuracy); also "mean_squared_error"/"mse", "mae", "auc",
 /// "precision", "recall", ... Throws ValueError listing the names for anything else.
 Handle<Metric> get(std::string_view name, std::string_view loss_name = "");
+/// The canonical name of every metric get() knows, "accuracy" first (for listings, and tests
+/// that must cover every metric).
+std::vector<std::string> names();
 
 }  // namespace kestrel::metrics

@@ -9,15 +9,10 @@
 #include <vector>
 
 #include "framework/core/random.h"
+#include "framework/model/batch.h"
 #include "framework/model/inputs.h"
 
 namespace kestrel::detail {
-
-struct Batch {
-  Inputs x;
-  Tensor y;             ///< undefined for predict
-  Tensor sample_weight; ///< undefined when every sample weighs 1
-};
 
 class ArrayBatches {
  public:

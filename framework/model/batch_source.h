@@ -3,7 +3,7 @@
 //
 //   auto source = detail::dataset_source(train, /*steps=*/0, "fit", "steps_per_epoch");
 //   source->start_epoch(0);
-//   while (std::optional<detail::Batch> b = source->next()) { ... }
+//   while (std::optional<Batch> b = source->next()) { ... }
 #pragma once
 
 #include <cstdint>

@@ -62,10 +62,19 @@ struct PredictOptions {
   std::vector<Handle<Callback>> callbacks;
 };
 
+/// What jit_compile has cost: programs compiled for the train, test and predict steps (one per new
+/// input signature), and the time spent tracing and compiling them.
+struct JitStats {
+  std::int64_t compiles = 0;
+  double compile_seconds = 0.0;
+};
+
 /// What fit returns: per-epoch logs, as keras.callbacks.History.
 struct History {
   std::vector<int> epoch;
   std::map<std::string, std::vector<double>> history;  ///< "loss", "accuracy", "val_loss", ...
+  /// What jit_compile cost during this fit (zero without it).
+  JitStats jit;
 };
 
 }  // namespace kestrel

@@ -5,6 +5,7 @@
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
 #include "framework/jit/trace.h"
+#include "framework/model/jit_steps.h"
 #include "framework/ops/elementwise.h"
 #include "framework/saving/weights_file.h"
 
@@ -37,6 +38,9 @@ void Model::compile(CompileOptions options) {
   optimizer_ = options.optimizer.shared();
   loss_ = options.loss ? options.loss.shared() : nullptr;
   resolve_metrics(options.metrics, options.weighted_metrics);
+  loss_tracker_ = std::make_shared<metrics::Mean>(metrics::MeanOptions{.name = "loss"});
+  // Programs compiled before hold the old optimizer's and metrics' variables: start afresh.
+  jit_ = options.jit_compile ? std::make_unique<detail::JitSteps>(*this) : nullptr;
   compile_options_ = std::move(options);
 }
 
@@ -47,12 +51,6 @@ void Model::resolve_metrics(const std::vector<MetricArg>& plain, const std::vect
   for (const MetricArg& m : plain) metrics_.push_back(resolve(m));
   weighted_from_ = metrics_.size();
   for (const MetricArg& m : weighted) metrics_.push_back(resolve(m));
-}
-
-void Model::update_metrics(const Tensor& y, const Tensor& y_pred, const Tensor& sample_weight) {
-  for (std::size_t i = 0; i < metrics_.size(); ++i) {
-    metrics_[i]->update_state(y, y_pred, i >= weighted_from_ ? sample_weight : Tensor());
-  }
 }
 
 void Model::require_compiled(const char* method) const {

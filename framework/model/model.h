@@ -21,6 +21,7 @@
 //   model.fit(train, {.epochs = 5, .validation_data = val});   // batches from a Dataset
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -28,6 +29,8 @@
 
 #include "framework/data/dataset.h"
 #include "framework/layers/layer.h"
+#include "framework/metrics/mean.h"
+#include "framework/model/batch.h"
 #include "framework/model/compile_options.h"
 #include "framework/model/fit_options.h"
 #include "framework/model/inputs.h"
@@ -36,7 +39,8 @@ namespace kestrel {
 
 namespace detail {
 class BatchSource;
-}
+class JitSteps;
+}  // namespace detail
 
 struct LoadWeightsOptions {
   /// Match Keras 2 layers by name instead of by order; layers absent from the file are left alone.
@@ -97,6 +101,9 @@ class Model : public Layer {
   /// Loads a file written by save_weights (or by Keras / h5py in either layout).
   void load_weights(const std::string& path, LoadWeightsOptions options = {});
 
+  /// Compiles so far (zero unless compile() set jit_compile).
+  JitStats jit_stats() const;
+
   optimizers::Optimizer* optimizer() const { return optimizer_.get(); }
   losses::Loss* loss() const { return loss_.get(); }
   /// The compiled metrics, then the weighted metrics.
@@ -105,20 +112,33 @@ class Model : public Layer {
   bool stop_training = false;
 
  protected:
-  /// One training step on a batch (Keras's train_step): forward, loss, gradients, update, metrics.
-  virtual Logs train_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight);
-  /// One evaluation step on a batch.
-  virtual Logs test_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight);
-  /// The loss of a batch (override to add auxiliary losses).
-  virtual Tensor compute_loss(const Inputs& x, const Tensor& y, const Tensor& y_pred, const Tensor& sample_weight);
+  /// One training step on a batch (Keras's train_step): forward, loss, gradients, optimizer
+  /// update, loss tracker and metrics. It reads nothing on the host, so under jit_compile it is
+  /// traced and compiled as it is; fit reads the logs from the metrics afterwards.
+  virtual void train_step(const Batch& batch);
+  /// One evaluation step: forward, loss tracker and metrics.
+  virtual void test_step(const Batch& batch);
+  /// One prediction step: the outputs for a batch of inputs.
+  virtual Tensor predict_step(const Inputs& x);
+  /// The batch's loss (override to add auxiliary losses); also updates the loss tracker. Rows
+  /// that pad a partial batch (Batch::row_mask) are left out, so the value is the real rows' loss.
+  virtual Tensor compute_loss(const Batch& batch, const Tensor& y_pred);
+  /// Updates the compiled metrics with this batch's predictions (padding rows left out).
+  void update_metrics(const Batch& batch, const Tensor& y_pred);
 
  private:
+  friend class detail::JitSteps;
   void require_compiled(const char* method) const;
+  bool jit_enabled() const { return compile_options_.jit_compile && !compile_options_.run_eagerly; }
+  /// What the progress line appends under jit_compile (the compiles so far), else null.
+  std::function<std::string()> jit_note() const;
+  void run_train_step(const Batch& batch);
+  void run_test_step(const Batch& batch);
+  Tensor run_predict_step(const Batch& batch);
   History fit_batches(detail::BatchSource& train, detail::BatchSource* validation, const FitOptions& options);
   Logs evaluate_batches(detail::BatchSource& data, std::vector<Handle<Callback>> callbacks, int verbose);
   Tensor predict_batches(detail::BatchSource& data, const PredictOptions& options);
   void resolve_metrics(const std::vector<MetricArg>& plain, const std::vector<MetricArg>& weighted);
-  void update_metrics(const Tensor& y, const Tensor& y_pred, const Tensor& sample_weight);
   Logs metric_logs() const;
   void reset_metrics();
 
@@ -128,8 +148,9 @@ class Model : public Layer {
   std::vector<std::shared_ptr<metrics::Metric>> metrics_;
   std::size_t weighted_from_ = 0;  // metrics_[weighted_from_..] are the weighted_metrics
   // The running mean of the loss over an epoch, weighted by batch size (Keras's loss tracker).
-  double loss_total_ = 0.0;
-  double loss_count_ = 0.0;
+  // It is a metric, so its state is variables that a compiled step updates like any other.
+  std::shared_ptr<metrics::Mean> loss_tracker_;
+  std::unique_ptr<detail::JitSteps> jit_;  // the compiled steps, when compile() set jit_compile
 };
 
 }  // namespace kestrel

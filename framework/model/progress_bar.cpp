@@ -106,7 +106,8 @@ void ProgressBar::update(std::int64_t current, const Logs& logs, bool finalize) 
   if (options_.verbose == 2) {
     if (!finalize || target_ <= 0) return;
     write(format_count(current, target_) + fmt::format(" - {:.0f}s", elapsed) + format_values(logs) + " -" +
-          format_time(elapsed, "epoch") + " -" + format_time(elapsed / static_cast<double>(target_), "step") + "\n");
+          format_time(elapsed, "epoch") + " -" + format_time(elapsed / static_cast<double>(target_), "step") +
+          (options_.note ? options_.note() : "") + "\n");
     return;
   }
   if (options_.verbose != 1) return;
@@ -129,6 +130,7 @@ void ProgressBar::update(std::int64_t current, const Logs& logs, bool finalize) 
                          ? fmt::format(" - {:.0f}s", elapsed) + format_time(per_step, "step")
                          : " - ETA: " + format_eta(per_step * static_cast<double>(target_ - current));
   info += format_values(logs);
+  if (finalize && options_.note) info += options_.note();
 
   const std::size_t width = bar.size() + info.size();
   std::string message = terminal_ ? "\r" : "";

@@ -41,6 +41,9 @@ struct ProgressBarOptions {
   int width = 30;
   /// Minimum seconds between redraws on a terminal.
   double interval = 0.05;
+  /// Text appended to each finished line; fit shows what jit_compile cost with it
+  /// (" - compiles: 1 (183ms)"). Nothing when empty.
+  std::function<std::string()> note = nullptr;
 };
 
 class ProgressBar : public Callback {

@@ -1,6 +1,9 @@
 // Model's training loops: fit, evaluate, predict, and the per-batch steps they run.
 #include <cmath>
+#include <functional>
 #include <optional>
+
+#include <fmt/format.h>
 
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/autodiff/recording.h"
@@ -10,9 +13,12 @@
 #include "framework/model/array_batches.h"
 #include "framework/model/batch_source.h"
 #include "framework/model/callback_list.h"
+#include "framework/model/jit_steps.h"
 #include "framework/model/model.h"
+#include "framework/model/partial_batch.h"
 #include "framework/model/progress_bar.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/reduce.h"
 #include "framework/ops/shape_ops.h"
 
 namespace kestrel {
@@ -39,70 +45,131 @@ Tensor combined_sample_weight(const Tensor& y, const Tensor& sample_weight,
 // The progress bar when verbose asks for one, then the user's callbacks: as in Keras, the epoch's
 // progress line is written before what callbacks report about that epoch.
 std::vector<Handle<Callback>> with_progress_bar(const std::vector<Handle<Callback>>& callbacks, int verbose,
-                                                int epochs, std::int64_t steps) {
+                                                int epochs, std::int64_t steps,
+                                                std::function<std::string()> note = nullptr) {
   std::vector<Handle<Callback>> out;
-  if (verbose > 0) out.push_back(ProgressBar({.verbose = verbose, .epochs = epochs, .steps = steps}));
+  if (verbose > 0) {
+    out.push_back(ProgressBar({.verbose = verbose, .epochs = epochs, .steps = steps, .note = std::move(note)}));
+  }
   out.insert(out.end(), callbacks.begin(), callbacks.end());
   return out;
+}
+
+// Runs steps over a source's batches in executions of up to `per_execution` steps (Keras's
+// steps_per_execution): `on_begin(first step)` before each execution, `on_end(last step)` after
+// it, and nothing in between. Ends after `limit` steps (< 0: none) or when on_end returns false.
+// Returns the steps run.
+std::int64_t run_executions(detail::BatchSource& source, std::int64_t limit, int per_execution,
+                            const std::function<void(std::int64_t)>& on_begin,
+                            const std::function<void(const Batch&)>& step,
+                            const std::function<bool(std::int64_t)>& on_end) {
+  std::int64_t done = 0;
+  while (limit < 0 || done < limit) {
+    std::optional<Batch> batch = source.next();
+    if (!batch) break;
+    on_begin(done);
+    bool exhausted = false;
+    for (int k = 0;;) {
+      step(*batch);
+      ++done;
+      if (++k == per_execution || (limit >= 0 && done >= limit)) break;
+      batch = source.next();
+      if (!batch) {
+        exhausted = true;
+        break;
+      }
+    }
+    if (!on_end(done - 1) || exhausted) break;
+  }
+  return done;
 }
 
 }  // namespace
 
 void Model::reset_metrics() {
-  loss_total_ = 0.0;
-  loss_count_ = 0.0;
+  loss_tracker_->reset_state();
   for (auto& m : metrics_) m->reset_state();
 }
 
 Logs Model::metric_logs() const {
   Logs logs;
-  logs["loss"] = loss_count_ > 0 ? loss_total_ / loss_count_ : 0.0;
+  logs["loss"] = loss_tracker_->result();
   for (const auto& m : metrics_) logs[m->name()] = m->result();
   return logs;
 }
 
-Tensor Model::compute_loss(const Inputs& x, const Tensor& y, const Tensor& y_pred, const Tensor& sample_weight) {
+Tensor Model::compute_loss(const Batch& batch, const Tensor& y_pred) {
   if (!loss_) {
     throw ValueError("model '" + name() + "' was compiled without a loss; pass .loss to compile() or override compute_loss()");
   }
-  return (*loss_)(y, y_pred, sample_weight);
+  Tensor loss = detail::loss_of_real_rows(*loss_, batch, y_pred);
+  // The epoch's loss is a mean over samples: each batch weighs as many as its real rows.
+  const Tensor rows = batch.row_mask.defined() ? ops::sum(batch.row_mask)
+                                               : Tensor::scalar(static_cast<double>(batch.x.batch_size()));
+  loss_tracker_->add_values(loss, rows);
+  return loss;
 }
 
-Logs Model::train_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
-  // Random layers key their draws on the step, so a resumed run repeats an uninterrupted one.
-  layers::set_training_step(optimizer_->iterations());
-  Tensor y_pred, loss;
+void Model::update_metrics(const Batch& batch, const Tensor& y_pred) {
+  autodiff::NoGradScope no_grad;
+  // Plain metrics ignore sample weights (as in Keras) but not padding rows.
+  const Tensor weighted = detail::weight_of_real_rows(batch.sample_weight, batch.row_mask);
+  for (std::size_t i = 0; i < metrics_.size(); ++i) {
+    metrics_[i]->update_state(batch.y, y_pred, i >= weighted_from_ ? weighted : batch.row_mask);
+  }
+}
+
+void Model::train_step(const Batch& batch) {
+  // Random layers key their draws on the step count (traced, in a compiled step), so a resumed
+  // run repeats an uninterrupted one.
+  layers::TrainingStepScope step(optimizer_->iterations_variable().value());
+  Tensor y_pred;
   std::vector<Variable> variables;
   std::vector<Tensor> gradients;
   {
     GradientTape tape;
-    y_pred = (*this)(x, /*training=*/true);
+    y_pred = (*this)(batch.x, /*training=*/true);
     variables = trainable_weights();
-    loss = compute_loss(x, y, y_pred, sample_weight);
+    Tensor loss = compute_loss(batch, y_pred);
     std::vector<Tensor> sources;
     for (const Variable& v : variables) sources.push_back(v.value());
     gradients = tape.gradient(loss, sources);
   }
   optimizer_->apply(gradients, variables);
-
-  autodiff::NoGradScope no_grad;
-  const auto batch = static_cast<double>(x.batch_size());
-  loss_total_ += loss.item() * batch;
-  loss_count_ += batch;
-  update_metrics(y, y_pred, sample_weight);
-  return metric_logs();
+  update_metrics(batch, y_pred);
 }
 
-Logs Model::test_step(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
+void Model::test_step(const Batch& batch) {
   autodiff::NoGradScope no_grad;
-  Tensor y_pred = (*this)(x, /*training=*/false);
-  Tensor loss = compute_loss(x, y, y_pred, sample_weight);
-  const auto batch = static_cast<double>(x.batch_size());
-  loss_total_ += loss.item() * batch;
-  loss_count_ += batch;
-  update_metrics(y, y_pred, sample_weight);
-  return metric_logs();
+  Tensor y_pred = (*this)(batch.x, /*training=*/false);
+  compute_loss(batch, y_pred);
+  update_metrics(batch, y_pred);
 }
+
+Tensor Model::predict_step(const Inputs& x) { return (*this)(x, /*training=*/false); }
+
+void Model::run_train_step(const Batch& batch) {
+  if (jit_enabled()) {
+    jit_->train(batch);
+  } else {
+    train_step(batch);
+  }
+}
+
+void Model::run_test_step(const Batch& batch) {
+  if (jit_enabled()) {
+    jit_->test(batch);
+  } else {
+    test_step(batch);
+  }
+}
+
+Tensor Model::run_predict_step(const Batch& batch) {
+  autodiff::NoGradScope no_grad;
+  return jit_enabled() ? jit_->predict(batch) : predict_step(batch.x);
+}
+
+JitStats Model::jit_stats() const { return jit_ ? jit_->stats() : JitStats{}; }
 
 namespace {
 
@@ -169,11 +236,13 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
   const std::int64_t steps_per_epoch =
       options.steps_per_epoch > 0 && train.steps() >= 0 ? std::min(options.steps_per_epoch, train.steps())
                                                         : train.steps();
-  detail::CallbackList callbacks(
-      with_progress_bar(options.callbacks, options.verbose, options.epochs, std::max<std::int64_t>(steps_per_epoch, 0)),
-      this);
+  const JitStats jit_before = jit_stats();
+  detail::CallbackList callbacks(with_progress_bar(options.callbacks, options.verbose, options.epochs,
+                                                   std::max<std::int64_t>(steps_per_epoch, 0), jit_note()),
+                                 this);
   History history;
   stop_training = false;
+  if (jit_) jit_->start_run();
 
   callbacks.on_train_begin({});
   Logs logs;
@@ -181,15 +250,15 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
     reset_metrics();
     callbacks.on_epoch_begin(epoch, {});
     train.start_epoch(epoch);
-    std::int64_t steps_done = 0;
-    for (; steps_per_epoch < 0 || steps_done < steps_per_epoch; ++steps_done) {
-      std::optional<detail::Batch> batch = train.next();
-      if (!batch) break;
-      callbacks.on_train_batch_begin(steps_done, {});
-      logs = train_step(batch->x, batch->y, batch->sample_weight);
-      callbacks.on_train_batch_end(steps_done, logs);
-      if (stop_training) break;
-    }
+    const std::int64_t steps_done = run_executions(
+        train, steps_per_epoch, compile_options_.steps_per_execution,
+        [&](std::int64_t step) { callbacks.on_train_batch_begin(step, {}); },
+        [&](const Batch& batch) { run_train_step(batch); },
+        [&](std::int64_t step) {
+          logs = metric_logs();
+          callbacks.on_train_batch_end(step, logs);
+          return !stop_training;
+        });
     train.end_epoch("fit");
     if (train.ran_out()) {
       // As Keras: data read on across epochs that ends early ends training; an epoch that got no
@@ -207,11 +276,15 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
       validation->start_epoch(epoch);
       callbacks.on_test_begin({});
       Logs val_logs;
-      for (std::int64_t b = 0; std::optional<detail::Batch> batch = validation->next(); ++b) {
-        callbacks.on_test_batch_begin(b, {});
-        val_logs = test_step(batch->x, batch->y, batch->sample_weight);
-        callbacks.on_test_batch_end(b, val_logs);
-      }
+      run_executions(
+          *validation, -1, compile_options_.steps_per_execution,
+          [&](std::int64_t step) { callbacks.on_test_batch_begin(step, {}); },
+          [&](const Batch& batch) { run_test_step(batch); },
+          [&](std::int64_t step) {
+            val_logs = metric_logs();
+            callbacks.on_test_batch_end(step, val_logs);
+            return true;
+          });
       callbacks.on_test_end(val_logs);
       for (const auto& [key, value] : val_logs) epoch_logs["val_" + key] = value;
     }
@@ -221,7 +294,18 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
     logs = epoch_logs;
   }
   callbacks.on_train_end(logs);
+  const JitStats jit_after = jit_stats();
+  history.jit = {.compiles = jit_after.compiles - jit_before.compiles,
+                 .compile_seconds = jit_after.compile_seconds - jit_before.compile_seconds};
   return history;
+}
+
+std::function<std::string()> Model::jit_note() const {
+  if (!jit_enabled()) return nullptr;
+  return [this] {
+    const JitStats stats = jit_stats();
+    return fmt::format(" - compiles: {} ({:.0f}ms)", stats.compiles, stats.compile_seconds * 1e3);
+  };
 }
 
 Logs Model::evaluate(const Inputs& x, const Tensor& y, EvaluateOptions options) {
@@ -242,16 +326,20 @@ Logs Model::evaluate(const data::Dataset& dataset, EvaluateOptions options) {
 
 Logs Model::evaluate_batches(detail::BatchSource& data, std::vector<Handle<Callback>> user_callbacks, int verbose) {
   detail::CallbackList callbacks(
-      with_progress_bar(user_callbacks, verbose, 1, std::max<std::int64_t>(data.steps(), 0)), this);
+      with_progress_bar(user_callbacks, verbose, 1, std::max<std::int64_t>(data.steps(), 0), jit_note()), this);
   reset_metrics();
+  if (jit_) jit_->start_run();
   data.start_epoch(0);
   callbacks.on_test_begin({});
   Logs logs;
-  for (std::int64_t b = 0; std::optional<detail::Batch> batch = data.next(); ++b) {
-    callbacks.on_test_batch_begin(b, {});
-    logs = test_step(batch->x, batch->y, batch->sample_weight);
-    callbacks.on_test_batch_end(b, logs);
-  }
+  run_executions(
+      data, -1, compile_options_.steps_per_execution, [&](std::int64_t step) { callbacks.on_test_batch_begin(step, {}); },
+      [&](const Batch& batch) { run_test_step(batch); },
+      [&](std::int64_t step) {
+        logs = metric_logs();
+        callbacks.on_test_batch_end(step, logs);
+        return true;
+      });
   data.end_epoch("evaluate");
   callbacks.on_test_end(logs);
   return logs;
@@ -270,16 +358,20 @@ Tensor Model::predict(const data::Dataset& dataset, PredictOptions options) {
 
 Tensor Model::predict_batches(detail::BatchSource& data, const PredictOptions& options) {
   detail::CallbackList callbacks(
-      with_progress_bar(options.callbacks, options.verbose, 1, std::max<std::int64_t>(data.steps(), 0)), this);
-  autodiff::NoGradScope no_grad;
+      with_progress_bar(options.callbacks, options.verbose, 1, std::max<std::int64_t>(data.steps(), 0), jit_note()),
+      this);
+  if (jit_) jit_->start_run();
   data.start_epoch(0);
   callbacks.on_predict_begin({});
   std::vector<Tensor> outputs;
-  for (std::int64_t b = 0; std::optional<detail::Batch> batch = data.next(); ++b) {
-    callbacks.on_predict_batch_begin(b, {});
-    outputs.push_back((*this)(batch->x, /*training=*/false));
-    callbacks.on_predict_batch_end(b, {});
-  }
+  run_executions(
+      data, -1, compile_options_.steps_per_execution,
+      [&](std::int64_t step) { callbacks.on_predict_batch_begin(step, {}); },
+      [&](const Batch& batch) { outputs.push_back(run_predict_step(batch)); },
+      [&](std::int64_t step) {
+        callbacks.on_predict_batch_end(step, {});
+        return true;
+      });
   data.end_epoch("predict");
   callbacks.on_predict_end({});
   if (outputs.empty()) throw ValueError("predict: the inputs hold no samples");
@@ -289,13 +381,15 @@ Tensor Model::predict_batches(detail::BatchSource& data, const PredictOptions& o
 Logs Model::train_on_batch(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
   require_compiled("train_on_batch");
   reset_metrics();
-  return train_step(x, y, sample_weight);
+  run_train_step({.x = x, .y = y, .sample_weight = sample_weight});
+  return metric_logs();
 }
 
 Logs Model::test_on_batch(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
   require_compiled("test_on_batch");
   reset_metrics();
-  return test_step(x, y, sample_weight);
+  run_test_step({.x = x, .y = y, .sample_weight = sample_weight});
+  return metric_logs();
 }
 
 }  // namespace kestrel

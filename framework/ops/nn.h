@@ -4,6 +4,7 @@
 //   Tensor loss = ops::sparse_softmax_cross_entropy(logits, labels);   // labels -100 are ignored
 //   Tensor h = ops::layer_norm(x, gamma, beta, {.epsilon = 1e-12});
 //   Tensor d = ops::dropout(x, 0.1, random::key_tensor(random::Key(7)));
+//   Tensor k = random::fold_in(key, step);   // an int64 step tensor; traces, unlike Key::fold_in
 #pragma once
 
 #include <cstdint>
@@ -44,4 +45,7 @@ namespace kestrel::random {
 Tensor key_tensor(const Key& key);
 /// The key held by an int64 scalar tensor from key_tensor.
 Key key_from_tensor(const Tensor& key);
+/// Key::fold_in as an op: key_tensor(key_from_tensor(key).fold_in(data)) for an int64 scalar
+/// data, bit for bit. A compiled step folds tensors it receives (the step counter) into keys.
+Tensor fold_in(const Tensor& key, const Tensor& data);
 }  // namespace kestrel::random

@@ -18,8 +18,7 @@ Adam::Adam(std::string default_name, AdamOptions options)
   detail::check_option(o.beta_1 >= 0.0 && o.beta_1 < 1.0, name(), "beta_1", "a number in [0, 1)", o.beta_1);
   detail::check_option(o.beta_2 >= 0.0 && o.beta_2 < 1.0, name(), "beta_2", "a number in [0, 1)", o.beta_2);
   detail::check_option(o.epsilon >= 0.0 && std::isfinite(o.epsilon), name(), "epsilon", "a finite number >= 0", o.epsilon);
-  // variables() opens with the iteration count (the documented checkpoint layout).
-  iteration_ = variables().front();
+  iteration_ = iterations_variable();
 }
 
 void Adam::build_slots(const std::vector<Variable>& variables) {

@@ -3,6 +3,10 @@
 //   optimizers::Adam({.learning_rate = 1e-3});
 //   optimizers::Adam({.learning_rate = schedules::CosineDecay({.initial_learning_rate = 1e-3,
 //                                                              .decay_steps = 1000})});
+//
+// A schedule has two forms: of a host step (callbacks, learning_rate()) and of a step tensor,
+// computed with ops, which is what the optimizer's update uses so that a traced train step
+// follows the schedule without reading the step counter on the host.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +14,7 @@
 #include <string>
 
 #include "framework/core/handle.h"
+#include "framework/core/tensor.h"
 
 namespace kestrel::optimizers {
 
@@ -18,6 +23,9 @@ class LearningRateSchedule {
  public:
   virtual ~LearningRateSchedule() = default;
   virtual double operator()(std::int64_t step) const = 0;
+  /// The same rate as a float32 scalar tensor, computed with ops from `step`, an integer scalar
+  /// tensor (the optimizer's iteration count): traceable, since nothing reads the step's value.
+  virtual Tensor operator()(const Tensor& step) const = 0;
   virtual std::string name() const = 0;
 };
 
@@ -32,6 +40,8 @@ class LearningRate {
   bool is_schedule() const { return schedule_ != nullptr; }
   /// The rate at a step: the schedule's value, or the constant.
   double at(std::int64_t step) const { return schedule_ ? (*schedule_)(step) : constant_; }
+  /// The rate at a step tensor, as a float32 scalar tensor.
+  Tensor at(const Tensor& step) const { return schedule_ ? (*schedule_)(step) : Tensor::scalar(constant_); }
   const std::shared_ptr<LearningRateSchedule>& schedule() const { return schedule_; }
 
  private:

@@ -144,8 +144,8 @@ void Optimizer::apply(const std::vector<Tensor>& gradients, const std::vector<Va
   build(variables);
   per_step_.clear();
   const std::vector<Tensor> clipped = clip(gradients);
-  const Tensor lr = learning_rate_.defined() ? learning_rate_.value()
-                                             : Tensor::scalar(options_.learning_rate.at(iterations()));
+  // A schedule is evaluated on the counter's tensor, not iterations(): a traced step has no value to read.
+  const Tensor lr = learning_rate_.defined() ? learning_rate_.value() : options_.learning_rate.at(iterations_.value());
   for (std::size_t i = 0; i < variables.size(); ++i) {
     const Variable& v = variables[i];
     if (!clipped[i].defined()) continue;  // no gradient reached this variable

@@ -7,7 +7,8 @@
 // over all), (2) applies decoupled weight decay var -= lr * weight_decay * var, (3) runs the
 // subclass's update_step per variable, (4) increments iterations. Updates are written with ops,
 // so a compiled train step can trace them; each update is a few ops::fused_elementwise programs,
-// one pass over memory per updated tensor.
+// one pass over memory per updated tensor. A schedule's rate is computed with ops from the step
+// counter's tensor, so apply() reads nothing on the host.
 //
 // variables() lists, in Keras 3's order, the iteration count, the learning rate (unless it is a
 // schedule) and every slot in creation order: that order is the checkpoint layout.
@@ -49,8 +50,11 @@ class Optimizer {
   void apply(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables);
 
   const std::string& name() const { return name_; }
-  /// Steps taken so far.
+  /// Steps taken so far (reads the counter on the host: for callbacks and logs, not a traced step).
   std::int64_t iterations() const;
+  /// The step counter as a variable (an int64 scalar, 0 before the first step): what a traced
+  /// step reads instead of iterations(), e.g. to fold the step into dropout keys.
+  const Variable& iterations_variable() const { return iterations_; }
   /// The learning rate the next step will use.
   double learning_rate() const;
   /// Sets a constant learning rate (ReduceLROnPlateau, LearningRateScheduler); throws ValueError

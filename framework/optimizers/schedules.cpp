@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "framework/core/error.h"
+#include "framework/ops/elementwise.h"
 
 namespace kestrel::optimizers::schedules {
 namespace {
@@ -21,6 +22,35 @@ void check(bool ok, const char* schedule, const char* option, const char* rule, 
   std::ostringstream message;
   message << schedule << ": " << option << " must be " << rule << ", got " << value;
   throw ValueError(message.str());
+}
+
+// The tensor forms' step: an integer scalar, as int64. Steps count updates, so they are >= 0.
+Tensor int64_step(const char* schedule, const Tensor& step) {
+  if (!step.defined()) {
+    throw ValueError(std::string(schedule) + ": step is an undefined tensor; pass the optimizer's iteration count, "
+                                             "an int64 scalar (Optimizer::iterations_variable().value())");
+  }
+  if (!is_integer(step.dtype())) {
+    throw TypeError(std::string(schedule) + ": step is " + step.spec().to_string() +
+                    "; it must be an integer scalar, the optimizer's iteration count");
+  }
+  if (step.rank() != 0) {
+    throw ShapeError(std::string(schedule) + ": step is " + step.spec().to_string() +
+                     "; it must be a scalar (shape []), the optimizer's iteration count");
+  }
+  return ops::cast(step, DType::int64);
+}
+
+Tensor int64_scalar(std::int64_t value) { return Tensor::from_vector<std::int64_t>({value}, Shape{}); }
+
+// sin(v) for v in [0, pi/2], as its Taylor polynomial to v^13 in Horner form: the truncation
+// error is below 1e-9, under float32's resolution, and its relative error stays small as v -> 0.
+// Kestrel has no sin or cos op, and cosine decay needs only this quarter turn.
+Tensor sin_of_quarter_turn(const Tensor& v) {
+  const Tensor v_squared = ops::square(v);
+  Tensor series = Tensor::scalar(1.0);
+  for (int k = 6; k >= 1; --k) series = 1.0 - v_squared * series / static_cast<double>((2 * k) * (2 * k + 1));
+  return v * series;
 }
 
 }  // namespace
@@ -39,6 +69,15 @@ double ExponentialDecay::operator()(std::int64_t step) const {
   double p = static_cast<double>(step) / static_cast<double>(*options_.decay_steps);
   if (options_.staircase) p = std::floor(p);
   return *options_.initial_learning_rate * std::pow(*options_.decay_rate, p);
+}
+
+Tensor ExponentialDecay::operator()(const Tensor& step) const {
+  const Tensor s = int64_step("ExponentialDecay", step);
+  // Staircase floors step / decay_steps: an exact integer division, as steps are >= 0.
+  const Tensor p = options_.staircase
+                       ? ops::cast(ops::divide(s, int64_scalar(*options_.decay_steps)), DType::float32)
+                       : ops::cast(s, DType::float32) / static_cast<double>(*options_.decay_steps);
+  return *options_.initial_learning_rate * ops::pow(Tensor::scalar(*options_.decay_rate), p);
 }
 
 PiecewiseConstantDecay::PiecewiseConstantDecay(PiecewiseConstantDecayOptions options)
@@ -62,6 +101,17 @@ double PiecewiseConstantDecay::operator()(std::int64_t step) const {
   const auto& b = options_.boundaries;
   const auto interval = std::lower_bound(b.begin(), b.end(), step) - b.begin();
   return options_.values[static_cast<std::size_t>(interval)];
+}
+
+Tensor PiecewiseConstantDecay::operator()(const Tensor& step) const {
+  const Tensor s = int64_step("PiecewiseConstantDecay", step);
+  // From the last interval back: each boundary at or above the step claims it for its value.
+  const auto& b = options_.boundaries;
+  Tensor rate = Tensor::scalar(options_.values.back());
+  for (std::size_t i = b.size(); i-- > 0;) {
+    rate = ops::where(ops::less_equal(s, int64_scalar(b[i])), Tensor::scalar(options_.values[i]), rate);
+  }
+  return rate;
 }
 
 CosineDecay::CosineDecay(CosineDecayOptions options) : options_(std::move(options)) {
@@ -91,6 +141,31 @@ double CosineDecay::operator()(std::int64_t step) const {
   const double clamped = std::min(s, decay_steps + warmup_steps);
   if (clamped < warmup_steps) return initial + (target - initial) * clamped / warmup_steps;
   return decay(clamped - warmup_steps, target);
+}
+
+Tensor CosineDecay::operator()(const Tensor& step) const {
+  const Tensor s = int64_step("CosineDecay", step);
+  const double initial = *options_.initial_learning_rate;
+  const std::int64_t decay_steps = *options_.decay_steps;
+  // decay_step in [0, decay_steps]. 0.5 * (1 + cos(pi * t)) = sin^2(pi / 2 * (1 - t)): the sine
+  // of a quarter turn, accurate to float32 at both ends: no cancellation of 1 + cos near t = 1.
+  auto decay = [&](const Tensor& decay_step, double from) {
+    const Tensor remaining = ops::cast(int64_scalar(decay_steps) - decay_step, DType::float32);
+    const Tensor v = remaining * (std::numbers::pi / (2.0 * static_cast<double>(decay_steps)));
+    const Tensor cosine = ops::square(sin_of_quarter_turn(v));
+    return from * ((1.0 - options_.alpha) * cosine + options_.alpha);
+  };
+  if (!options_.warmup_target) return decay(ops::minimum(s, int64_scalar(decay_steps)), initial);
+
+  const double target = *options_.warmup_target;
+  const std::int64_t warmup_steps = options_.warmup_steps;
+  const Tensor clamped = ops::minimum(s, int64_scalar(decay_steps + warmup_steps));
+  // Warm-up steps give negative decay steps; where() discards that branch, the clamp keeps it tame.
+  const Tensor decayed = decay(ops::maximum(clamped - int64_scalar(warmup_steps), int64_scalar(0)), target);
+  if (warmup_steps == 0) return decayed;
+  const Tensor warm =
+      initial + (target - initial) * ops::cast(clamped, DType::float32) / static_cast<double>(warmup_steps);
+  return ops::where(ops::less(clamped, int64_scalar(warmup_steps)), warm, decayed);
 }
 
 }  // namespace kestrel::optimizers::schedules

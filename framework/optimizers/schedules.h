@@ -10,6 +10,10 @@
 //
 // A schedule maps the optimizer's step count (0 for the first update) to a rate. The optimizer
 // asks for it at every step, so set_learning_rate() on an optimizer that follows a schedule throws.
+// Each schedule also takes the step as an int64 scalar tensor and returns a float32 scalar tensor,
+// computed in float32 as Keras does: the form a traced train step uses.
+//
+//   Tensor lr = schedule(optimizer.iterations_variable().value());   // float32[], traceable
 #pragma once
 
 #include <cstdint>
@@ -35,6 +39,7 @@ class ExponentialDecay : public LearningRateSchedule {
   /// Throws ValueError naming the option when one is missing or out of range.
   explicit ExponentialDecay(ExponentialDecayOptions options);
   double operator()(std::int64_t step) const override;
+  Tensor operator()(const Tensor& step) const override;
   std::string name() const override { return "ExponentialDecay"; }
   const ExponentialDecayOptions& options() const { return options_; }
 
@@ -55,6 +60,7 @@ class PiecewiseConstantDecay : public LearningRateSchedule {
   /// Throws ValueError unless values.size() == boundaries.size() + 1 and boundaries increase.
   explicit PiecewiseConstantDecay(PiecewiseConstantDecayOptions options);
   double operator()(std::int64_t step) const override;
+  Tensor operator()(const Tensor& step) const override;
   std::string name() const override { return "PiecewiseConstantDecay"; }
   const PiecewiseConstantDecayOptions& options() const { return options_; }
 
@@ -79,6 +85,7 @@ class CosineDecay : public LearningRateSchedule {
   /// Throws ValueError naming the option when one is missing or out of range.
   explicit CosineDecay(CosineDecayOptions options);
   double operator()(std::int64_t step) const override;
+  Tensor operator()(const Tensor& step) const override;
   std::string name() const override { return "CosineDecay"; }
   const CosineDecayOptions& options() const { return options_; }
 

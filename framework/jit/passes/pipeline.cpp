@@ -23,7 +23,8 @@ PassPipeline default_pipeline() {
   add_simplification_passes(pipeline);
   pipeline.add(std::make_unique<ElementwiseFusion>());
   pipeline.add(std::make_unique<DeadCodeElimination>());
-  // Next: in-place updates / donation.
+  // In-place updates need no pass: the memory plan writes an output aliased to a donated input
+  // into that input's buffer (memory_plan.h), which outputs kept by position make possible.
   return pipeline;
 }
 

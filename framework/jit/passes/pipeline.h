@@ -13,7 +13,8 @@
 //   elementwise_fusion        one kernel per region of elementwise ops; it wants the smallest
 //                             graph, and simplification may have removed ops that split a region
 //   dce                       drop the scalar constants fusion turned into program constants
-// In-place updates come next, once written; the memory plan runs on the result.
+// The memory plan runs on the result; it also places in-place updates (outputs aliased to donated
+// inputs). Every pass keeps the outputs in order and each output's alias (GraphRewriter::finish).
 #pragma once
 
 #include "framework/jit/pass.h"

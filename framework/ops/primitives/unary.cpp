@@ -128,8 +128,10 @@ struct ReluOp {
   static constexpr OpId kId = OpId::relu;
   static constexpr bool kTakesIntegers = false;
   static auto apply(const FloatArray& x) { return x.max(0.0f); }
+  // From the output (y > 0 exactly where x > 0), not the input: in a compiled step the input is
+  // then dead once relu has run, so bias + relu can fuse into one op without keeping x alive.
   static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
-    return ops::where(ops::greater(x, ops::scalar_like(x, 0.0)), g, ops::scalar_like(g, 0.0));
+    return ops::where(ops::greater(y, ops::scalar_like(y, 0.0)), g, ops::scalar_like(g, 0.0));
   }
 };
 

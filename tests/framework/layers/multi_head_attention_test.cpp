@@ -159,7 +159,7 @@ TEST(MultiHeadAttention, DropoutOnlyWhileTraining) {
   Tensor x = random::normal({1, 6, 8}, random::Key(12));
   std::vector<float> inference = mha(x, x).to_vector<float>();
   EXPECT_EQ(mha(x, x, {.training = false}).to_vector<float>(), inference);
-  layers::set_training_step(0);
+  layers::TrainingStepScope step(0);
   EXPECT_NE(mha(x, x, {.training = true}).to_vector<float>(), inference);
 }
 

@@ -83,7 +83,7 @@ TEST(TransformerEncoder, DropoutOnlyWhileTrainingAndPreLayerNorm) {
   Tensor x = random::normal({1, 4, 8}, random::Key(5));
   std::vector<float> inference = block(x).to_vector<float>();
   EXPECT_EQ(block(x, {.training = false}).to_vector<float>(), inference);
-  layers::set_training_step(0);
+  layers::TrainingStepScope step(0);
   EXPECT_NE(block(x, {.training = true}).to_vector<float>(), inference);
   // As a plain Layer (inside a Sequential) the block runs without a mask.
   Layer& as_layer = block;

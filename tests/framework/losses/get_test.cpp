@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "framework/core/error.h"
 #include "framework/losses/losses.h"
@@ -39,6 +40,13 @@ TEST(LossesGet, ByNameTheDefaultsAreKeras) {
   auto* scce = dynamic_cast<SparseCategoricalCrossentropy*>(get("sparse_categorical_crossentropy").get());
   ASSERT_NE(scce, nullptr);
   EXPECT_FALSE(scce->options().from_logits);
+}
+
+TEST(LossesGet, NamesListsEveryLossOnceByItsCanonicalName) {
+  const std::vector<std::string> all = names();
+  EXPECT_EQ(all, (std::vector<std::string>{"sparse_categorical_crossentropy", "categorical_crossentropy",
+                                           "binary_crossentropy", "mean_squared_error", "mean_absolute_error"}));
+  for (const std::string& name : all) EXPECT_EQ(get(name)->name(), name);
 }
 
 TEST(LossesGet, UnknownNameListsTheKnownOnes) {

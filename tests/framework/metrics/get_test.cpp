@@ -2,8 +2,10 @@
 // the error for anything else.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "framework/core/error.h"
 #include "framework/metrics/metrics.h"
@@ -65,6 +67,17 @@ TEST(MetricsGet, EachCallMakesAFreshMetric) {
   a->update_state(Tensor::ones({2, 1}), Tensor::zeros({2, 1}));
   EXPECT_EQ(b->result(), 0.0);
   EXPECT_FALSE(a->variables()[0].is_same(b->variables()[0]));
+}
+
+TEST(MetricsGet, NamesListsEveryMetricOnceByItsCanonicalName) {
+  const std::vector<std::string> all = names();
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.front(), "accuracy");
+  for (const std::string& name : all) {
+    EXPECT_EQ(get(name)->name(), name);
+    EXPECT_EQ(std::count(all.begin(), all.end(), name), 1) << name;
+  }
+  EXPECT_EQ(all.size(), 12u);
 }
 
 TEST(MetricsGet, UnknownNameListsTheKnownOnes) {

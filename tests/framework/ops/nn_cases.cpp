@@ -1,5 +1,5 @@
 // Op table cases for the neural-network ops: softmax, log_softmax, sparse softmax cross-entropy,
-// layer_norm and dropout. References are naive loops in double precision.
+// layer_norm, dropout and random_fold_in. References are naive loops in double precision.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -150,6 +150,21 @@ std::vector<OpCase> nn_cases() {
       [] { return Inputs{uniform_tensor({4, 8}, 14, -2, 2), random::key_tensor(random::Key(1234))}; },
       [](const Inputs& in) { return ops::dropout(in[0], 0.5, in[1]); },
       [](const Inputs& in) { return reference_dropout(in[0], 0.5, in[1]); }));
+
+  // A key with its top bit set and a large step: the op must fold all 64 bits of both.
+  OpCase fold_in = nn_case(
+      OpId::random_fold_in, "random_fold_in_step",
+      [] {
+        return Inputs{random::key_tensor(random::Key(0x9E3779B97F4A7C15ull)),
+                      Tensor::from_vector<std::int64_t>({(std::int64_t{1} << 40) + 3}, Shape{})};
+      },
+      [](const Inputs& in) { return random::fold_in(in[0], in[1]); },
+      [](const Inputs& in) {
+        const auto data = static_cast<std::uint64_t>(in[1].to_vector<std::int64_t>()[0]);
+        return random::key_tensor(random::key_from_tensor(in[0]).fold_in(data));
+      });
+  fold_in.no_gradient_because = "random_fold_in: int64 key and data, nothing to differentiate";
+  cases.push_back(std::move(fold_in));
   return cases;
 }
 

@@ -1,0 +1,209 @@
+#include "bench/train_step_report.h"
+
+#include <cstdio>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace kestrel::bench {
+namespace {
+
+constexpr double kJitOverEagerGoal = 1.3;     // BERT-tiny: the jit step at least 1.3x faster than eager
+constexpr double kJitOverTorchGoal = 1.25;    // every workload: the jit at least 1.25x faster than PyTorch eager
+constexpr double kBertCompileGoalMs = 200.0;  // BERT-tiny's train step compiled in under 200 ms
+
+const Record* find_record(const Harness& harness, const std::string& label, const std::string& source) {
+  for (const Record& r : harness.records()) {
+    if (r.source == source && r.label() == label) return &r;
+  }
+  return nullptr;
+}
+
+std::string fixed(double value, int decimals) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+// Rows of right-aligned cells after a left-aligned first column, every column its own width.
+class Table {
+ public:
+  Table(std::ostream& out, std::vector<std::size_t> widths) : out_(out), widths_(std::move(widths)) {}
+
+  void row(const std::vector<std::string>& cells) const {
+    std::string line;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      const std::string& text = cells[i];
+      const std::size_t gap = text.size() < widths_[i] ? widths_[i] - text.size() : 1;
+      line += i == 0 ? text + std::string(gap, ' ') : std::string(gap, ' ') + text;
+    }
+    out_ << line << "\n";
+  }
+
+ private:
+  std::ostream& out_;
+  std::vector<std::size_t> widths_;
+};
+
+std::string median_cell(const Record* r) { return r != nullptr ? fixed(r->timing.median_ms, 2) : "-"; }
+
+std::string figure_cell(const Record* r, const char* key, int decimals) {
+  if (r == nullptr) return "-";
+  const auto value = r->figure(key);
+  return value ? fixed(*value, decimals) : "-";
+}
+
+// How many times faster `faster` ran than `slower`: the ratio of their median step times.
+std::optional<double> speedup(const Record* faster, const Record* slower) {
+  if (faster == nullptr || slower == nullptr || faster->timing.median_ms <= 0) return std::nullopt;
+  return slower->timing.median_ms / faster->timing.median_ms;
+}
+
+std::string speedup_cell(const Record* faster, const Record* slower) {
+  const auto ratio = speedup(faster, slower);
+  return ratio ? fixed(*ratio, 2) + "x" : "-";
+}
+
+// "412.3 (3.1x)": the first step's time and how many medians it took.
+std::string first_step_cell(const Record* r) {
+  if (r == nullptr) return "-";
+  const auto first = r->figure("first_step_ms");
+  if (!first || r->timing.median_ms <= 0) return "-";
+  return fixed(*first, 1) + " (" + fixed(*first / r->timing.median_ms, 1) + "x)";
+}
+
+// The jit compiled nothing: Model ran the step eagerly, so its figures are eager's.
+bool jit_ran_eagerly(const Record* jit) { return jit != nullptr && jit->figure("jit_compiles").value_or(0) == 0; }
+
+void keep_verdict(Harness& harness, std::ostream& out, const std::string& verdict) {
+  out << verdict << "\n";
+  harness.note(verdict);
+}
+
+const WorkloadRecords* results_of(const std::vector<WorkloadRecords>& results, std::string_view name) {
+  for (const WorkloadRecords& r : results) {
+    if (name == r.workload->name) return &r;
+  }
+  return nullptr;
+}
+
+const char* met(bool ok) { return ok ? "met" : "not met"; }
+
+// The eager-mode goal: the MLP step at least as fast as tuned PyTorch eager.
+void report_eager_goal(const WorkloadRecords& mlp, Harness& harness, std::ostream& out) {
+  const auto ratio = speedup(mlp.eager, mlp.torch);
+  if (!ratio) return;
+  keep_verdict(harness, out,
+               "eager goal (MLP step at least as fast as PyTorch eager): " + std::string(met(*ratio >= 1.0)) +
+                   " [Kestrel " + fixed(mlp.eager->timing.median_ms, 2) + " ms, PyTorch " +
+                   fixed(mlp.torch->timing.median_ms, 2) + " ms: " + fixed(1.0 / *ratio, 2) + "x the time]");
+}
+
+void report_jit_over_eager_goal(const WorkloadRecords& bert, Harness& harness, std::ostream& out) {
+  const auto ratio = speedup(bert.jit, bert.eager);
+  if (!ratio) return;
+  keep_verdict(harness, out,
+               "jit goal (BERT-tiny jit step >= " + fixed(kJitOverEagerGoal, 2) + "x faster than Kestrel eager): " +
+                   met(*ratio >= kJitOverEagerGoal) + " [jit " + fixed(bert.jit->timing.median_ms, 2) +
+                   " ms, eager " + fixed(bert.eager->timing.median_ms, 2) + " ms: " + fixed(*ratio, 2) + "x]");
+}
+
+// Judged only when every workload has both figures: the goal is on all three.
+void report_jit_over_torch_goal(const std::vector<WorkloadRecords>& results, Harness& harness, std::ostream& out) {
+  if (results.size() != train_step_workloads().size()) return;
+  bool all_met = true;
+  std::string detail;
+  for (const WorkloadRecords& r : results) {
+    const auto ratio = speedup(r.jit, r.torch);
+    if (!ratio) return;
+    all_met = all_met && *ratio >= kJitOverTorchGoal;
+    detail += std::string(detail.empty() ? "" : ", ") + r.workload->title + " " + fixed(*ratio, 2) + "x";
+  }
+  keep_verdict(harness, out,
+               "jit goal (jit step >= " + fixed(kJitOverTorchGoal, 2) +
+                   "x faster than PyTorch eager on MLP, CNN and BERT-tiny): " + met(all_met) + " [" + detail + "]");
+}
+
+void report_compile_goal(const WorkloadRecords& bert, Harness& harness, std::ostream& out) {
+  if (bert.jit == nullptr) return;
+  const std::string goal = "compile goal (BERT-tiny jit compile under " + fixed(kBertCompileGoalMs, 0) + " ms): ";
+  if (jit_ran_eagerly(bert.jit)) {
+    keep_verdict(harness, out, goal + "not judged [nothing was compiled: the step ran eagerly]");
+    return;
+  }
+  const double compile_ms = bert.jit->figure("compile_ms").value_or(0);
+  keep_verdict(harness, out, goal + met(compile_ms < kBertCompileGoalMs) + " [" + fixed(compile_ms, 1) + " ms]");
+}
+
+}  // namespace
+
+std::vector<WorkloadRecords> collect_train_step_records(const Harness& harness) {
+  std::vector<WorkloadRecords> results;
+  for (const Workload& w : train_step_workloads()) {
+    WorkloadRecords r;
+    r.workload = &w;
+    r.eager = find_record(harness, train_step_label(w, mode_name(Mode::eager)), "kestrel");
+    r.jit = find_record(harness, train_step_label(w, mode_name(Mode::jit)), "kestrel");
+    r.torch = find_record(harness, train_step_label(w, peer_mode_name(Mode::eager)), "torch");
+    r.torchscript = find_record(harness, train_step_label(w, peer_mode_name(Mode::jit)), "torch");
+    if (r.eager || r.jit || r.torch || r.torchscript) results.push_back(r);
+  }
+  return results;
+}
+
+void print_train_step_tables(const std::vector<WorkloadRecords>& results, std::ostream& out) {
+  if (results.empty()) return;
+  out << "\nstep time (median ms) and the jit's speedup (the other's step time / the jit's):\n";
+  const Table times(out, {12, 10, 10, 10, 12, 14, 14, 14});
+  times.row({"", "kestrel", "kestrel", "torch", "torch", "jit speedup", "jit speedup", "jit speedup"});
+  times.row({"workload", "eager", "jit", "eager", "torchscript", "vs eager", "vs torch", "vs torchscript"});
+  for (const WorkloadRecords& r : results) {
+    times.row({r.workload->title, median_cell(r.eager), median_cell(r.jit), median_cell(r.torch),
+               median_cell(r.torchscript), speedup_cell(r.jit, r.eager), speedup_cell(r.jit, r.torch),
+               speedup_cell(r.jit, r.torchscript)});
+  }
+
+  out << "\nthroughput (GFLOP/s) and each process's peak memory (VmHWM, MB):\n";
+  const Table rates(out, {12, 10, 10, 10, 12, 10, 10, 10, 12});
+  rates.row({"", "GFLOP/s", "GFLOP/s", "GFLOP/s", "GFLOP/s", "peak MB", "peak MB", "peak MB", "peak MB"});
+  rates.row({"workload", "eager", "jit", "torch", "torchscript", "eager", "jit", "torch", "torchscript"});
+  for (const WorkloadRecords& r : results) {
+    rates.row({r.workload->title, figure_cell(r.eager, "gflops", 1), figure_cell(r.jit, "gflops", 1),
+               figure_cell(r.torch, "gflops", 1), figure_cell(r.torchscript, "gflops", 1),
+               figure_cell(r.eager, "peak_rss_mb", 0), figure_cell(r.jit, "peak_rss_mb", 0),
+               figure_cell(r.torch, "peak_rss_mb", 0), figure_cell(r.torchscript, "peak_rss_mb", 0)});
+  }
+
+  out << "\nfirst step, ms (in medians), and the jit's compile (Model::jit_stats() after the first step):\n";
+  const Table first(out, {12, 16, 16, 16, 16, 12, 10});
+  first.row({"", "first step", "first step", "first step", "first step", "jit", "jit"});
+  first.row({"workload", "eager", "jit", "torch", "torchscript", "compile ms", "compiles"});
+  for (const WorkloadRecords& r : results) {
+    first.row({r.workload->title, first_step_cell(r.eager), first_step_cell(r.jit), first_step_cell(r.torch),
+               first_step_cell(r.torchscript), figure_cell(r.jit, "compile_ms", 1), figure_cell(r.jit, "jit_compiles", 0)});
+  }
+  out << "(speedup above 1x: Kestrel's jit is faster. Peak MB is each process's; for torch it includes the\n"
+         " interpreter and PyTorch themselves, base_rss_mb in the JSON. jit compiles: programs compiled in all the\n"
+         " steps; 1 is right for a fixed batch.)\n";
+}
+
+void report_train_step_goals(const std::vector<WorkloadRecords>& results, Harness& harness, std::ostream& out) {
+  out << "\n";
+  for (const WorkloadRecords& r : results) {
+    if (jit_ran_eagerly(r.jit)) {
+      harness.note(std::string(r.workload->title) +
+                   " jit: nothing was compiled (jit_stats().compiles is 0), so the step ran eagerly and the jit "
+                   "figures are eager's");
+    }
+  }
+  const WorkloadRecords* mlp = results_of(results, "mlp");
+  const WorkloadRecords* bert = results_of(results, "bert_tiny");
+  if (mlp != nullptr) report_eager_goal(*mlp, harness, out);
+  if (bert != nullptr) report_jit_over_eager_goal(*bert, harness, out);
+  report_jit_over_torch_goal(results, harness, out);
+  if (bert != nullptr) report_compile_goal(*bert, harness, out);
+}
+
+}  // namespace kestrel::bench

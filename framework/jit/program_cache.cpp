@@ -1,0 +1,67 @@
+#include "framework/jit/program_cache.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include "framework/jit/dump.h"
+#include "framework/jit/passes/pipeline.h"
+#include "framework/logging/logging.h"
+
+namespace kestrel::jit {
+
+ProgramCache::ProgramCache(std::string function_name) : function_name_(std::move(function_name)) {}
+
+const Executor& ProgramCache::get(const std::string& signature, const std::function<Graph()>& trace) {
+  auto found = programs_.find(signature);
+  note_call(found == programs_.end());
+  return found != programs_.end() ? *found->second : compile(signature, trace);
+}
+
+const Executor& ProgramCache::compile(const std::string& signature, const std::function<Graph()>& trace) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::int64_t number = compile_count_ + 1;
+  Graph graph = trace();
+  graph.verify();
+  const std::int64_t traced_ops = graph.num_ops();
+  const std::optional<std::string> dump_dir = dump_directory();
+  if (dump_dir) dump_graph(graph, *dump_dir, function_name_, number, "traced");
+  default_pipeline().run(graph);
+  if (dump_dir) dump_graph(graph, *dump_dir, function_name_, number, "optimized");
+  auto executor = std::make_unique<Executor>(std::move(graph));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::string cached;
+  for (const auto& entry : programs_) cached += (cached.empty() ? "" : "; ") + entry.first;
+  compile_count_ = number;
+  compile_seconds_ += seconds;
+  auto log = logging::get("kestrel.jit");
+  log->info("compiled '{}' #{} in {:.1f} ms, {} -> {} ops, for {} (new); cached: {}", function_name_, number,
+            seconds * 1e3, traced_ops, executor->graph().num_ops(), signature, cached.empty() ? "none" : cached);
+  log->info("memory plan for '{}': {}", function_name_, executor->memory_plan().to_string());
+  return *programs_.emplace(signature, std::move(executor)).first->second;
+}
+
+void ProgramCache::note_call(bool compiled) {
+  recent_.push_back(compiled);
+  if (recent_.size() > static_cast<std::size_t>(kStormWindow)) recent_.pop_front();
+  const auto compiles = std::count(recent_.begin(), recent_.end(), true);
+  if (compiles < kStormCompiles) {
+    storm_reported_ = false;  // the storm is over: warn again if another one starts
+    return;
+  }
+  if (storm_reported_) return;
+  storm_reported_ = true;
+  logging::get("kestrel.jit")
+      ->warn("'{}' compiled {} times in its last {} calls: its input shapes keep changing, and every new shape "
+             "compiles again (XLA's rule 3). Pad batches to a few shapes, e.g. dataset.padded_batch(batch_size, "
+             "{{.pad_to_multiple_of = 32}}), or collate with pad_to_multiple_of = 32",
+             function_name_, compiles, recent_.size());
+}
+
+const Graph* ProgramCache::graph(const std::string& signature) const {
+  auto found = programs_.find(signature);
+  return found == programs_.end() ? nullptr : &found->second->graph();
+}
+
+}  // namespace kestrel::jit

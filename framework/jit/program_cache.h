@@ -1,0 +1,54 @@
+// ProgramCache: the compiled programs of one jitted function, one per input signature, with
+// what every compile costs — the part of jit_compile that makes XLA's rule 3 visible.
+//
+//   ProgramCache cache("train_step");
+//   const Executor& program = cache.get(signature, [&] { return trace_my_function(); });
+//   cache.compile_count();   // 1 after the first call, still 1 while the signature repeats
+//
+// A compile traces (the callback), runs the pass pipeline, plans memory and logs at info level
+// why it compiled: the new signature and the ones already cached. KESTREL_DUMP_DIR dumps the
+// graph before and after the passes. When 5 of the last 10 calls compiled, shapes are changing
+// step to step, and a warning names the fix (pad batches to a multiple).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "framework/jit/executor.h"
+
+namespace kestrel::jit {
+
+class ProgramCache {
+ public:
+  explicit ProgramCache(std::string function_name);
+
+  /// The program for this signature; on a miss, trace() builds its graph and it is compiled.
+  const Executor& get(const std::string& signature, const std::function<Graph()>& trace);
+
+  std::int64_t compile_count() const { return compile_count_; }
+  double compile_seconds() const { return compile_seconds_; }
+  /// The graph compiled for a signature, or null.
+  const Graph* graph(const std::string& signature) const;
+  const std::string& function_name() const { return function_name_; }
+
+  /// A storm: at least this many compiles among the last kStormWindow calls.
+  static constexpr int kStormWindow = 10;
+  static constexpr int kStormCompiles = 5;
+
+ private:
+  const Executor& compile(const std::string& signature, const std::function<Graph()>& trace);
+  void note_call(bool compiled);
+
+  std::string function_name_;
+  std::map<std::string, std::unique_ptr<Executor>> programs_;
+  std::int64_t compile_count_ = 0;
+  double compile_seconds_ = 0.0;
+  std::deque<bool> recent_;  // whether each of the last calls compiled, newest last
+  bool storm_reported_ = false;
+};
+
+}  // namespace kestrel::jit

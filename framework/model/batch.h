@@ -1,0 +1,25 @@
+// Batch: one batch as the train, test and predict steps see it.
+//
+//   void train_step(const Batch& batch) override {
+//     Tensor y_pred = (*this)(batch.x, /*training=*/true);
+//     Tensor loss = compute_loss(batch, y_pred);
+//     ...
+//   }
+#pragma once
+
+#include "framework/core/tensor.h"
+#include "framework/model/inputs.h"
+
+namespace kestrel {
+
+struct Batch {
+  Inputs x;
+  Tensor y;              ///< undefined for predict
+  Tensor sample_weight;  ///< [rows]; undefined when every sample weighs 1
+  /// float32 [rows]: 1 for real samples, 0 for rows that pad a final partial batch up to the
+  /// compiled batch size under jit_compile (so it neither compiles again nor drops samples).
+  /// Undefined when no row is padding. compute_loss and the metrics leave padding rows out.
+  Tensor row_mask;
+};
+
+}  // namespace kestrel
