@@ -213,7 +213,7 @@ ElementwiseBuilder::Value operator*(double a, ElementwiseBuilder::Value b);
 ElementwiseBuilder::Value operator/(double a, ElementwiseBuilder::Value b);
 
 struct FusedElementwiseOptions {
-  /// The output's shape. By default it is the shape of the first input of the highest rank; give
+  /// The output's shape. By default it is the shape of the largest input of the highest rank; give
   /// it when no input has it (every input a scalar or a shorter suffix).
   std::optional<Shape> shape = std::nullopt;
 };
@@ -238,8 +238,16 @@ std::shared_ptr<const Primitive> fused_elementwise_primitive(ElementwiseProgram 
                                                              FusedElementwiseOptions options = {});
 /// The program a fused_elementwise primitive runs; null for any other primitive.
 const ElementwiseProgram* fused_program_of(const Primitive& primitive);
-/// True when the kernel reads an input of this shape against an output shape: the shape's last
-/// dimensions (a suffix, which includes the whole shape and rank 0), repeated over the rest.
+/// Fewest output elements one element of a row-broadcast input may stand for: the kernel reads
+/// such an input one value per run of elements, so shorter runs would make tiny blocks.
+inline constexpr std::int64_t kFusedMinRepeat = 16;
+/// How the kernel reads an input of this shape against an output shape, or nullopt when it
+/// cannot. 0: element by element — the same shape, rank 0, or the output's last dimensions (a
+/// suffix, as a bias) repeated over the rest. n > 0: each element stands for n consecutive output
+/// elements — the output's leading dimensions then 1s (a keepdims reduction's [B,T,1] against
+/// [B,T,C], n = C), with n >= kFusedMinRepeat.
+std::optional<std::int64_t> fused_input_repeat(const Shape& input, const Shape& output);
+/// True when the kernel reads an input of this shape against an output shape (fused_input_repeat).
 bool fused_input_fits(const Shape& input, const Shape& output);
 
 }  // namespace detail

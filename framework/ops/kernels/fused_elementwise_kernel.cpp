@@ -8,6 +8,7 @@
 
 #include "framework/core/error.h"
 #include "framework/core/thread_pool.h"
+#include "framework/ops/fused_elementwise.h"
 #include "framework/ops/kernels/elementwise_loops.h"
 
 namespace kestrel::kernels {
@@ -124,7 +125,14 @@ void select_step(const Arg& c, const Arg& a, const Arg& b, float* __restrict y, 
 
 void run_step(Op op, const std::array<Arg, 3>& args, float* y, std::int64_t n) {
   const int arity = opcode_arity(op);
-  if (arity == 1) {
+  if (arity == 1 && args[0].uniform) {
+    // A row-broadcast input is one value over the block: compute it once, in a vector lane, so it
+    // rounds as the standalone op does on a tensor (vectorized rsqrt or exp differ from scalar).
+    alignas(64) std::array<float, 16> lanes;
+    lanes.fill(args[0].value);
+    unary_step(op, lanes.data(), lanes.data(), static_cast<std::int64_t>(lanes.size()));
+    std::fill(y, y + n, lanes[0]);
+  } else if (arity == 1) {
     unary_step(op, args[0].data, y, n);
   } else if (arity == 2) {
     binary_step(op, args[0], args[1], y, n);
@@ -211,6 +219,7 @@ Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> in
 struct Source {
   float* data = nullptr;        // the input itself, or its strip of repeated rows
   std::int64_t period = 0;      // 0: full-shaped, read at data + lo; else read at data + lo % period
+  std::int64_t repeat = 0;      // > 0: one value, data[lo / repeat], for the whole block
 };
 
 // How the output is cut into blocks: rows of `row` elements, each split into `per_row` blocks of
@@ -250,9 +259,14 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
     return;
   }
   if (result.kind == Place::input) {
-    // The program is one input: repeat it (whole, or a row at a time) into out.
+    // The program is one input: repeat it (whole, a row at a time, or each element) into out.
     const TensorView& x = inputs[static_cast<std::size_t>(result.index)];
     const float* data = x.as<float>();
+    const std::int64_t repeat = detail::fused_input_repeat(x.shape, out.shape).value_or(0);
+    if (repeat > 0) {
+      for (std::int64_t i = 0; i < x.numel(); ++i) std::fill(y + i * repeat, y + (i + 1) * repeat, data[i]);
+      return;
+    }
     const std::int64_t row = x.numel();
     for (std::int64_t lo = 0; lo < n; lo += row) std::copy(data, data + row, y + lo);
     return;
@@ -261,12 +275,19 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
   std::vector<Source> sources(inputs.size());
   std::vector<std::vector<float>> strips;
   strips.reserve(inputs.size());
-  std::int64_t row = n;  // the shortest suffix row longer than a block: no block crosses its ends
+  // The shortest row no block may cross: a suffix row longer than a block (read in place), or a
+  // run of one repeated element. Rows are products of trailing dimensions, so each divides the next.
+  std::int64_t row = n;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const TensorView& x = inputs[k];
     const std::int64_t period = x.numel();
     sources[k].data = x.as<float>();
     if (x.shape.rank() == 0 || period == n) continue;
+    if (const std::int64_t repeat = detail::fused_input_repeat(x.shape, out.shape).value_or(0); repeat > 0) {
+      sources[k].repeat = repeat;
+      row = std::min(row, repeat);
+      continue;
+    }
     sources[k].period = period;
     if (period > kFusedBlock) {
       row = std::min(row, period);
@@ -311,7 +332,14 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
         std::array<Arg, 3> args;
         for (std::size_t k = 0; k < 3; ++k) {
           const Place& p = step.args[k];
-          args[k] = p.kind == Place::uniform ? Arg{nullptr, p.value, true} : Arg{resolve(p, lo), 0.0f, false};
+          if (p.kind == Place::uniform) {
+            args[k] = Arg{nullptr, p.value, true};
+          } else if (p.kind == Place::input && sources[static_cast<std::size_t>(p.index)].repeat > 0) {
+            const Source& source = sources[static_cast<std::size_t>(p.index)];
+            args[k] = Arg{nullptr, source.data[lo / source.repeat], true};  // one value over the block
+          } else {
+            args[k] = Arg{resolve(p, lo), 0.0f, false};
+          }
         }
         run_step(step.opcode, args, resolve(step.destination, lo), len);
       }

@@ -14,6 +14,10 @@
 // block reads it contiguously from strip + lo % N; for longer ones the blocks follow the rows of
 // the shortest such input (each row split into near-equal blocks), so no block crosses a row end
 // and each reads input + lo % N directly.
+//
+// Row-broadcast inputs (a keepdims reduction [B, T, 1] against [B, T, C], as layer norm's backward
+// pass has them) hold one value per run of C elements: blocks also follow those runs, and within a
+// block such an input is a single value, read once like a scalar.
 #pragma once
 
 #include <cstdint>

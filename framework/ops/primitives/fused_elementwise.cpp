@@ -43,7 +43,9 @@ class FusedElementwise final : public PrimitiveOf<FusedElementwise, OpId::fused_
                                                             "; inputs must be float32 or bfloat16 (cast it with "
                                                             "ops::cast first)"));
       }
-      if (widest == nullptr || in[i].shape.rank() > widest->shape.rank()) {
+      // The output takes the largest input's shape (a row-broadcast input has the full rank too).
+      if (widest == nullptr || in[i].shape.rank() > widest->shape.rank() ||
+          (in[i].shape.rank() == widest->shape.rank() && in[i].shape.numel() > widest->shape.numel())) {
         widest = &in[i];
         widest_index = i;
       }
@@ -64,7 +66,8 @@ class FusedElementwise final : public PrimitiveOf<FusedElementwise, OpId::fused_
       throw ShapeError(op_message("fused_elementwise",
                                   input_name(i) + " is " + s.to_string() + " but " + against +
                                       ": each input must have the output's shape, a suffix of it (repeated over "
-                                      "the leading axes), or be a rank-0 scalar (broadcast it with "
+                                      "the leading axes), its leading axes then 1s (repeated over the trailing "
+                                      "axes, at least 16 elements), or be a rank-0 scalar (broadcast it with "
                                       "ops::broadcast_to first)"));
     }
     // Computed in float32; stored as bfloat16 only when every non-scalar input is.
@@ -124,14 +127,26 @@ const ElementwiseProgram* fused_program_of(const Primitive& primitive) {
   return fused != nullptr ? &fused->program() : nullptr;
 }
 
-bool fused_input_fits(const Shape& input, const Shape& output) {
-  if (input.rank() > output.rank()) return false;
+std::optional<std::int64_t> fused_input_repeat(const Shape& input, const Shape& output) {
+  if (input.rank() > output.rank()) return std::nullopt;
   const int offset = output.rank() - input.rank();
-  for (int d = 0; d < input.rank(); ++d) {
-    if (input[d] != output[d + offset]) return false;
+  bool suffix = true;
+  for (int d = 0; d < input.rank() && suffix; ++d) suffix = input[d] == output[d + offset];
+  if (suffix) return 0;
+  if (input.rank() != output.rank()) return std::nullopt;
+  // Leading dimensions as the output's, then only 1s: each element repeats over the trailing axes.
+  int leading = 0;
+  while (leading < input.rank() && input[leading] == output[leading]) ++leading;
+  std::int64_t repeat = 1;
+  for (int d = leading; d < input.rank(); ++d) {
+    if (input[d] != 1) return std::nullopt;
+    repeat *= output[d];
   }
-  return true;
+  if (repeat < kFusedMinRepeat) return std::nullopt;
+  return repeat;
 }
+
+bool fused_input_fits(const Shape& input, const Shape& output) { return fused_input_repeat(input, output).has_value(); }
 
 }  // namespace detail
 }  // namespace kestrel

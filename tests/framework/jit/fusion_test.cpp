@@ -158,6 +158,30 @@ TEST(ElementwiseFusion, SuffixAndScalarOperandsAreReadWithoutBroadcasting) {
   expect_close(before, g, {x, plane, s});
 }
 
+TEST(ElementwiseFusion, RowStatisticsFuseWithTheRowsTheyScale) {
+  // Layer norm written with ops: the keepdims statistics [B, T, 1] are read by the fused kernel
+  // one value per row, so centring, scaling, gamma and beta become one pass.
+  Tensor x = random::normal({8, 4, 32}, random::Key(21)), gamma = random::normal({32}, random::Key(22));
+  Tensor beta = random::normal({32}, random::Key(23));
+  Graph g = trace_graph([](const std::vector<Tensor>& in) {
+    const ops::ReduceOptions rows{.axes = {-1}, .keepdims = true};
+    Tensor centered = in[0] - ops::mean(in[0], rows);
+    Tensor rstd = ops::rsqrt(ops::mean(ops::square(centered), rows) + 1e-5);
+    return std::vector<Tensor>{centered * rstd * in[1] + in[2]};
+  }, {x, gamma, beta});
+  const Graph before = g;
+  EXPECT_TRUE(run_pass(ElementwiseFusion(), g));
+  // Scaling, gamma and beta are one kernel reading the [8, 4, 1] rstd in place (the centred x has
+  // two readers, so it is computed once and stays a value of its own).
+  const Node& scale = *fused_nodes(g).back();
+  EXPECT_EQ(scale.spec.shape, Shape({8, 4, 32})) << g.to_string();
+  ASSERT_EQ(scale.inputs.size(), 4u) << g.to_string();
+  EXPECT_EQ(g.node(scale.inputs[1]).spec.shape, Shape({8, 4, 1}));
+  EXPECT_EQ(count_ops(g, OpId::broadcast_to), 0);
+  EXPECT_EQ(g.num_ops(), 7) << g.to_string();  // 2 sums, the mean's scale, centring, its square, 2 fused
+  expect_close(before, g, {x, gamma, beta});
+}
+
 TEST(ElementwiseFusion, ComparisonsAndWhereFuseWithTheirBoolInside) {
   Tensor x = random::normal({64, 9}, random::Key(8)), g_in = random::normal({64, 9}, random::Key(9));
   // relu's gradient: where(x > 0, g, 0); and not_equal and casts to and from bool.
