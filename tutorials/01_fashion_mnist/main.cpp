@@ -67,8 +67,7 @@ int main(int argc, char** argv) {
   CLI::App cli("Kestrel tutorial 01: a Sequential MLP learns Fashion-MNIST; its weights are saved, reloaded into "
                "a fresh model and checked",
                "fashion_mnist");
-  cli.add_option("--batch-size", batch_size, "samples per training step")->check(CLI::Range(1, 60000))->capture_default_str();
-  cli.add_option("--learning-rate", learning_rate, "Adam's learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  tutorials::add_step_flags(cli, batch_size, learning_rate);
   tutorials::FashionMnistFlags data_flags;
   tutorials::add_fashion_mnist_flags(cli, data_flags);
   tutorials::add_training_flags(cli, flags);

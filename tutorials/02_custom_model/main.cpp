@@ -111,8 +111,7 @@ int main(int argc, char** argv) {
   cli.add_option("--patience", patience, "EarlyStopping: epochs without a better val_accuracy before stopping")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
-  cli.add_option("--batch-size", batch_size, "samples per training step")->check(CLI::Range(1, 60000))->capture_default_str();
-  cli.add_option("--learning-rate", learning_rate, "Adam's learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  tutorials::add_step_flags(cli, batch_size, learning_rate);
   cli.add_option("--dropout", dropout_rate, "the dropout rate before the last layer")
       ->check(CLI::Range(0.0, 0.95))
       ->capture_default_str();

@@ -1,4 +1,5 @@
-// The flags every training tutorial takes: --epochs, --output-dir, --json-out, --seed, --verbose.
+// The flags every training tutorial takes: --epochs, --output-dir, --json-out, --seed, --verbose;
+// and --batch-size and --learning-rate for those that train with Adam on batches of images.
 //
 //   tutorials::TrainingFlags flags{.epochs = 5, .output_dir = "runs/01_fashion_mnist"};
 //   tutorials::add_training_flags(cli, flags);   // the values given are the defaults --help shows
@@ -25,5 +26,9 @@ struct TrainingFlags {
 
 /// Registers the flags on cli, bound to flags' fields.
 void add_training_flags(CLI::App& cli, TrainingFlags& flags);
+
+/// Registers --batch-size and --learning-rate (Adam's), bound to the variables; their values are
+/// the defaults --help shows.
+void add_step_flags(CLI::App& cli, std::int64_t& batch_size, double& learning_rate);
 
 }  // namespace kestrel::tutorials
