@@ -23,11 +23,17 @@ bool is_donated(const std::vector<bool>& donated, std::size_t input_index) {
 
 }  // namespace
 
-Executor::Executor(Graph graph) : graph_(std::move(graph)), plan_(plan_memory(graph_)) {
+Executor::Executor(Graph graph, std::shared_ptr<Arena> arena)
+    : graph_(std::move(graph)), plan_(plan_memory(graph_)),
+      arena_(arena ? std::move(arena) : std::make_shared<Arena>()) {
   const auto n = static_cast<std::size_t>(graph_.size());
   data_.assign(n, nullptr);
   owned_.resize(n);
-  if (plan_.arena_bytes > 0) arena_ = Buffer::allocate(static_cast<std::size_t>(plan_.arena_bytes));
+  {
+    // The memory is taken now, at compile time, not by the first run.
+    std::lock_guard<std::mutex> lock(arena_->mutex());
+    bind_arena();
+  }
   std::size_t most_inputs = 0;
   for (ValueId id = 0; id < graph_.size(); ++id) {
     const Node& node = graph_.node(id);
@@ -38,7 +44,6 @@ Executor::Executor(Graph graph) : graph_(std::move(graph)), plan_(plan_memory(gr
       data_[static_cast<std::size_t>(id)] = const_cast<void*>(node.constant.raw_data());
       constant_buffers_.push_back(node.constant.raw_data());
     }
-    if (v.storage == Storage::arena) data_[static_cast<std::size_t>(id)] = arena_at(v.offset);
     if (v.storage == Storage::output) output_roots_.push_back(id);
   }
   std::sort(constant_buffers_.begin(), constant_buffers_.end());
@@ -65,8 +70,16 @@ Executor::Executor(Graph graph) : graph_(std::move(graph)), plan_(plan_memory(gr
   }
 }
 
-std::byte* Executor::arena_at(std::int64_t offset) const {
-  return arena_ ? static_cast<std::byte*>(arena_->data()) + offset : nullptr;
+std::byte* Executor::arena_at(std::int64_t offset) const { return arena_base_ ? arena_base_ + offset : nullptr; }
+
+void Executor::bind_arena() const {
+  std::byte* base = arena_->reserve(plan_.arena_bytes);
+  if (base == arena_base_) return;
+  arena_base_ = base;  // a larger program grew the shared block: the values move with it
+  for (ValueId id = 0; id < graph_.size(); ++id) {
+    const ValuePlan& v = plan_.values[static_cast<std::size_t>(id)];
+    if (v.storage == Storage::arena) data_[static_cast<std::size_t>(id)] = arena_at(v.offset);
+  }
 }
 
 void Executor::check_inputs(const std::vector<Tensor>& inputs) const {
@@ -119,6 +132,8 @@ void Executor::check_donation(const std::vector<Tensor>& inputs, const std::vect
 std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::vector<bool>& donated) const {
   check_inputs(inputs);
   std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> arena_lock(arena_->mutex());
+  bind_arena();
   check_donation(inputs, donated);
   const std::vector<ValueId>& graph_inputs = graph_.inputs();
   // Whether the run returns or a kernel throws, the executor must not keep this run's outputs (nor

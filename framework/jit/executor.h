@@ -1,7 +1,7 @@
 // Executor: runs a Graph on concrete tensors, one kernel call per op in graph order, with every
 // intermediate in one arena laid out by the memory plan.
 //
-//   jit::Executor exec(std::move(graph));           // plans memory, allocates the arena once
+//   jit::Executor exec(std::move(graph));           // plans memory, takes its arena once
 //   std::vector<Tensor> outputs = exec.run({x});    // inputs in graph-input order, specs checked
 //   exec.memory_plan().to_string();                 // "arena 1.50 MiB for 41 intermediates (...)"
 //
@@ -18,8 +18,12 @@
 // buffer: the buffer holds the new value (or, if a kernel threw, part of it). An undonated input is
 // only read. Where each aliased output is written is in memory_plan().aliases.
 //
-// Threads: one Executor runs one call at a time — concurrent run() calls wait for each other, since
-// they would share the arena. Replicas that run side by side each need their own Executor.
+// Intermediates live in an Arena (arena.h), the program's own or one shared with the other
+// programs of a function (ProgramCache shares one), sized for the largest.
+//
+// Threads: one Executor runs one call at a time — concurrent run() calls wait for each other, as do
+// runs of executors sharing an arena. Replicas that run side by side each need their own Executor
+// and arena.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/jit/arena.h"
 #include "framework/jit/graph.h"
 #include "framework/jit/memory_plan.h"
 
@@ -35,7 +40,9 @@ namespace kestrel::jit {
 
 class Executor {
  public:
-  explicit Executor(Graph graph);
+  /// Plans the graph's memory; `arena` is shared with other programs that never run at the same
+  /// time (null: an arena of its own).
+  explicit Executor(Graph graph, std::shared_ptr<Arena> arena = nullptr);
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
@@ -62,10 +69,12 @@ class Executor {
   void write_aliases(const std::vector<bool>& donated) const;
   std::vector<Tensor> collect_outputs(const std::vector<Tensor>& inputs, const std::vector<bool>& donated) const;
   std::byte* arena_at(std::int64_t offset) const;
+  /// Points the arena values at the arena's block, grown to this plan first (arena mutex held).
+  void bind_arena() const;
 
   Graph graph_;
   MemoryPlan plan_;
-  std::shared_ptr<Buffer> arena_;
+  std::shared_ptr<Arena> arena_;
   std::vector<ValueId> output_roots_;  // values that get a fresh buffer each run (unless donated into)
   std::vector<std::int64_t> input_position_;      // per value: its place in graph inputs, or -1
   std::vector<std::int64_t> alias_of_output_;     // per output: its plan_.aliases entry, or -1
@@ -75,6 +84,7 @@ class Executor {
 
   // Per-run state, sized once here so that a run only fills it in; guarded by mutex_.
   mutable std::mutex mutex_;
+  mutable std::byte* arena_base_ = nullptr; // the arena block the values are bound to
   mutable std::vector<void*> data_;        // per value: where its data is this run
   mutable std::vector<Tensor> owned_;      // per value: the output buffers made this run, and copies
                                            // of donated inputs' old values that plain outputs return

@@ -10,7 +10,8 @@
 
 namespace kestrel::jit {
 
-ProgramCache::ProgramCache(std::string function_name) : function_name_(std::move(function_name)) {}
+ProgramCache::ProgramCache(std::string function_name)
+    : function_name_(std::move(function_name)), arena_(std::make_shared<Arena>()) {}
 
 const Executor& ProgramCache::get(const std::string& signature, const std::function<Graph()>& trace) {
   auto found = programs_.find(signature);
@@ -28,7 +29,7 @@ const Executor& ProgramCache::compile(const std::string& signature, const std::f
   if (dump_dir) dump_graph(graph, *dump_dir, function_name_, number, "traced");
   default_pipeline().run(graph);
   if (dump_dir) dump_graph(graph, *dump_dir, function_name_, number, "optimized");
-  auto executor = std::make_unique<Executor>(std::move(graph));
+  auto executor = std::make_unique<Executor>(std::move(graph), arena_);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::string cached;

@@ -8,7 +8,8 @@
 // A compile traces (the callback), runs the pass pipeline, plans memory and logs at info level
 // why it compiled: the new signature and the ones already cached. KESTREL_DUMP_DIR dumps the
 // graph before and after the passes. When 5 of the last 10 calls compiled, shapes are changing
-// step to step, and a warning names the fix (pad batches to a multiple).
+// step to step, and a warning names the fix (pad batches to a multiple). The programs share one
+// arena, as large as the largest plan, so many shapes cost many programs but one block of memory.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,8 @@ class ProgramCache {
 
   std::int64_t compile_count() const { return compile_count_; }
   double compile_seconds() const { return compile_seconds_; }
+  /// Bytes of the arena the programs share (the largest plan so far).
+  std::int64_t arena_bytes() const { return arena_->capacity(); }
   /// The graph compiled for a signature, or null.
   const Graph* graph(const std::string& signature) const;
   const std::string& function_name() const { return function_name_; }
@@ -44,6 +47,7 @@ class ProgramCache {
   void note_call(bool compiled);
 
   std::string function_name_;
+  std::shared_ptr<Arena> arena_;  // one block for every program: they never run at the same time
   std::map<std::string, std::unique_ptr<Executor>> programs_;
   std::int64_t compile_count_ = 0;
   double compile_seconds_ = 0.0;

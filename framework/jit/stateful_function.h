@@ -49,6 +49,8 @@ class StatefulFunction {
   const std::string& name() const { return programs_.function_name(); }
   /// The program compiled for a signature, or null (signatures as the compile log prints them).
   const Graph* graph(const std::string& signature) const { return programs_.graph(signature); }
+  /// Bytes of the arena this function's programs share (the largest plan so far).
+  std::int64_t arena_bytes() const { return programs_.arena_bytes(); }
   /// The planned peak bytes of intermediates of the most recently run program (0 before a run).
   std::int64_t planned_bytes() const { return last_planned_bytes_; }
 

@@ -67,6 +67,9 @@ struct PredictOptions {
 struct JitStats {
   std::int64_t compiles = 0;
   double compile_seconds = 0.0;
+  /// Memory the compiled steps hold for their intermediates: one arena per step function, as
+  /// large as its largest program (in History: at the end of the fit).
+  std::int64_t arena_bytes = 0;
 };
 
 /// What fit returns: per-epoch logs, as keras.callbacks.History.

@@ -171,6 +171,7 @@ JitStats JitSteps::stats() const {
     if (!step->function) continue;
     out.compiles += step->function->compile_count();
     out.compile_seconds += step->function->compile_seconds();
+    out.arena_bytes += step->function->arena_bytes();
   }
   return out;
 }

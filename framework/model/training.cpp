@@ -296,7 +296,8 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
   callbacks.on_train_end(logs);
   const JitStats jit_after = jit_stats();
   history.jit = {.compiles = jit_after.compiles - jit_before.compiles,
-                 .compile_seconds = jit_after.compile_seconds - jit_before.compile_seconds};
+                 .compile_seconds = jit_after.compile_seconds - jit_before.compile_seconds,
+                 .arena_bytes = jit_after.arena_bytes};
   return history;
 }
 

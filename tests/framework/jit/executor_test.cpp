@@ -45,6 +45,29 @@ TEST(ArenaExecutor, MlpTrainStepMatchesEagerBitForBit) {
   expect_matches_eager(exec, mlp_train_step, mlp_inputs(64, widths, 2));  // the arena's old data is no input
 }
 
+TEST(ArenaExecutor, ProgramsShareOneArenaSizedForTheLargest) {
+  // Two shapes of one function, as a recompile makes: one block of memory, grown for the larger
+  // plan, and each program still right when they take turns.
+  const std::vector<std::int64_t> widths{784, 512, 256, 10};
+  std::vector<Tensor> small = mlp_inputs(16, widths, 1), large = mlp_inputs(128, widths, 2);
+  auto arena = std::make_shared<Arena>();
+  Executor first(trace_graph(mlp_train_step, small), arena);
+  EXPECT_EQ(arena->capacity(), first.planned_bytes());
+  Executor second(trace_graph(mlp_train_step, large), arena);
+  ASSERT_GT(second.planned_bytes(), first.planned_bytes());
+  EXPECT_EQ(arena->capacity(), second.planned_bytes());
+  for (int turn = 0; turn < 2; ++turn) {
+    expect_matches_eager(first, mlp_train_step, small);
+    expect_matches_eager(second, mlp_train_step, large);
+  }
+  const std::int64_t before = allocations();
+  first.run(small, std::vector<bool>(small.size(), false));
+  second.run(large, std::vector<bool>(large.size(), false));
+  // Only the outputs: neither run grows or rebuilds the arena.
+  EXPECT_EQ(allocations() - before,
+            static_cast<std::int64_t>(first.graph().outputs().size() + second.graph().outputs().size()));
+}
+
 TEST(ArenaExecutor, InPlaceChainMatchesEager) {
   Fn chain = [](const std::vector<Tensor>& in) {
     Tensor y = ops::exp(ops::tanh(ops::sigmoid(ops::negative(ops::abs(in[0])))));

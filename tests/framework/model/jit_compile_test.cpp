@@ -152,6 +152,8 @@ TEST(JitCompile, CompilesOncePerInputShape) {
                          random::randint({8}, random::Key(1), 0, 4));
   }
   EXPECT_EQ(model.jit_stats().compiles, 3);
+  // Three programs, one arena: as large as the longest sequence's plan.
+  EXPECT_GT(model.jit_stats().arena_bytes, 0);
   const std::string text = log.text();
   EXPECT_TRUE(contains(text, "compiled 'train_step' #2")) << text;
   EXPECT_TRUE(contains(text, "x: int64[8,32]")) << text;
