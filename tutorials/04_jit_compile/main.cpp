@@ -408,8 +408,8 @@ void print_padding_table(const std::vector<PaddingRun>& runs) {
                 run.jit.compile_seconds, run.epoch_seconds, 100.0 * run.padding.efficiency(), run.loss);
   }
   std::printf("   (a short last batch is a batch shape of its own, but compiled it is padded to the full batch\n"
-              "   size, so it compiles only when its length is new. Every compiled program stays cached, with the\n"
-              "   memory its 'memory plan' log line reports, for as long as the model lives.)\n");
+              "   size, so it compiles only when its length is new. Every compiled program stays cached for as\n"
+              "   long as the model lives; their intermediates share one arena, as large as the largest plan.)\n");
 }
 
 void show_recompiles_with_and_without_padding(const TextData& data, std::int64_t batch_size, std::int64_t max_length,
