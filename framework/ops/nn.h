@@ -32,6 +32,11 @@ struct LayerNormOptions {
 };
 /// (x - mean) / sqrt(var + eps) * gamma + beta over the last axis; gamma and beta are [D].
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, const LayerNormOptions& options = {});
+/// layer_norm's gradient with respect to x, given dy = d(loss)/d(output) shaped like x: one pass
+/// over each row (layer_norm's backward pass uses it). Not differentiable: a gradient of a
+/// gradient through layer_norm throws.
+Tensor layer_norm_backprop(const Tensor& x, const Tensor& gamma, const Tensor& dy,
+                           const LayerNormOptions& options = {});
 
 /// Zeroes each element with probability rate and scales the rest by 1 / (1 - rate). The mask is
 /// a pure function of the key (an int64 scalar from random::key_tensor) and the element index.

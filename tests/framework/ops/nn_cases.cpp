@@ -1,5 +1,6 @@
 // Op table cases for the neural-network ops: softmax, log_softmax, sparse softmax cross-entropy,
-// layer_norm, dropout and random_fold_in. References are naive loops in double precision.
+// layer_norm, layer_norm_backprop, dropout and random_fold_in. References are naive loops in
+// double precision.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -61,6 +62,32 @@ Tensor reference_layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& 
     for (std::size_t i = 0; i < d; ++i) var += std::pow(v[row * d + i] - mean, 2) / static_cast<double>(d);
     for (std::size_t i = 0; i < d; ++i) {
       out[row * d + i] = (v[row * d + i] - mean) / std::sqrt(var + epsilon) * g[i] + b[i];
+    }
+  }
+  return float_tensor(out, x.shape());
+}
+
+// dx = rstd * (dy*gamma - mean(dy*gamma) - xhat * mean(dy*gamma*xhat)), row by row.
+Tensor reference_layer_norm_backprop(const Tensor& x, const Tensor& gamma, const Tensor& dy, double epsilon) {
+  std::vector<double> v = x.to_vector<double>();
+  std::vector<double> g = gamma.to_vector<double>();
+  std::vector<double> dout = dy.to_vector<double>();
+  const std::size_t d = g.size();
+  std::vector<double> out(v.size());
+  for (std::size_t row = 0; row < v.size() / d; ++row) {
+    double mean = 0, var = 0;
+    for (std::size_t i = 0; i < d; ++i) mean += v[row * d + i] / static_cast<double>(d);
+    for (std::size_t i = 0; i < d; ++i) var += std::pow(v[row * d + i] - mean, 2) / static_cast<double>(d);
+    const double rstd = 1.0 / std::sqrt(var + epsilon);
+    double mean_gg = 0, mean_gg_xhat = 0;
+    for (std::size_t i = 0; i < d; ++i) {
+      const double gg = dout[row * d + i] * g[i];
+      mean_gg += gg / static_cast<double>(d);
+      mean_gg_xhat += gg * (v[row * d + i] - mean) * rstd / static_cast<double>(d);
+    }
+    for (std::size_t i = 0; i < d; ++i) {
+      const double xhat = (v[row * d + i] - mean) * rstd;
+      out[row * d + i] = rstd * (dout[row * d + i] * g[i] - mean_gg - xhat * mean_gg_xhat);
     }
   }
   return float_tensor(out, x.shape());
@@ -144,6 +171,18 @@ std::vector<OpCase> nn_cases() {
       },
       [](const Inputs& in) { return ops::layer_norm(in[0], in[1], in[2]); },
       [](const Inputs& in) { return reference_layer_norm(in[0], in[1], in[2], 1e-3); }));
+
+  // Values in [4, 6]: rows whose mean is far from zero, so the result depends on centering first.
+  OpCase backprop = nn_case(
+      OpId::layer_norm_backprop, "layer_norm_backprop_rank3",
+      [] {
+        return Inputs{uniform_tensor({2, 3, 5}, 15, 4, 6), uniform_tensor({5}, 16, -1.5, 1.5),
+                      uniform_tensor({2, 3, 5}, 17, -1, 1)};
+      },
+      [](const Inputs& in) { return ops::layer_norm_backprop(in[0], in[1], in[2], {.epsilon = 1e-5}); },
+      [](const Inputs& in) { return reference_layer_norm_backprop(in[0], in[1], in[2], 1e-5); });
+  backprop.no_gradient_because = "not differentiable: Kestrel differentiates layer_norm once only";
+  cases.push_back(std::move(backprop));
 
   cases.push_back(nn_case(
       OpId::dropout, "dropout_rate_half",
