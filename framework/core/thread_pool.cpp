@@ -11,7 +11,15 @@
 namespace kestrel {
 namespace {
 thread_local bool t_inside_pool_work = false;
+thread_local int t_serial_kernel_scopes = 0;  // SerialKernelsScopes alive on this thread
+
+// parallel_for runs fn(0, n) on the calling thread instead of splitting it.
+bool must_run_inline() { return t_inside_pool_work || t_serial_kernel_scopes > 0; }
 }  // namespace
+
+SerialKernelsScope::SerialKernelsScope() { ++t_serial_kernel_scopes; }
+SerialKernelsScope::~SerialKernelsScope() { --t_serial_kernel_scopes; }
+bool kernels_run_serially() { return t_serial_kernel_scopes > 0; }
 
 struct ThreadPool::Job {
   const std::function<void(std::int64_t, std::int64_t)>* fn;
@@ -74,7 +82,7 @@ void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain,
                               const std::function<void(std::int64_t, std::int64_t)>& fn) {
   if (n <= 0) return;
   int chunks = static_cast<int>(std::min<std::int64_t>(size(), std::max<std::int64_t>(1, n / std::max<std::int64_t>(grain, 1))));
-  if (chunks <= 1 || t_inside_pool_work) {
+  if (chunks <= 1 || must_run_inline()) {
     fn(0, n);
     return;
   }
@@ -136,7 +144,7 @@ void set_num_threads(int threads) {
 int num_threads() { return global_pool()->size(); }
 
 void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn) {
-  if (t_inside_pool_work) {
+  if (must_run_inline()) {
     if (n > 0) fn(0, n);
     return;
   }

@@ -5,6 +5,8 @@
 //
 // The calling thread takes a share of the work, so a pool of size 1 runs everything inline.
 // A parallel_for issued from inside a worker runs inline too, so nesting cannot deadlock.
+//
+//   SerialKernelsScope serial;   // on a replica's thread: parallel_for here runs inline
 #pragma once
 
 #include <condition_variable>
@@ -28,6 +30,7 @@ class ThreadPool {
 
   /// Splits [0, n) into at most size() contiguous chunks of at least `grain` items and runs
   /// fn(begin, end) on each; returns when all are done. The first exception is rethrown.
+  /// Runs fn(0, n) inline when called from a pool worker or under a SerialKernelsScope.
   void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn);
 
  private:
@@ -48,7 +51,25 @@ class ThreadPool {
 void set_num_threads(int threads);
 /// Size of the process-wide pool.
 int num_threads();
-/// parallel_for on the process-wide pool, or inline when called from a pool worker.
+/// parallel_for on the process-wide pool, or inline (fn(0, n), one call) when called from a pool
+/// worker or under a SerialKernelsScope.
 void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn);
+
+/// While it lives, every parallel_for called on the constructing thread runs inline: the whole
+/// range in one call on that thread. Replica threads hold one when there are at least as many
+/// replicas as cores, so that the replicas, not the kernels inside them, fill the cores instead
+/// of queueing for the one intra-op pool. Thread-local (other threads are unaffected); scopes
+/// nest, and parallel_for splits work again once the outermost one ends. Destroy it on the
+/// thread that made it.
+class SerialKernelsScope {
+ public:
+  SerialKernelsScope();
+  ~SerialKernelsScope();
+  SerialKernelsScope(const SerialKernelsScope&) = delete;
+  SerialKernelsScope& operator=(const SerialKernelsScope&) = delete;
+};
+
+/// True while a SerialKernelsScope lives on this thread.
+bool kernels_run_serially();
 
 }  // namespace kestrel

@@ -1,5 +1,7 @@
 #include "framework/core/variable.h"
 
+#include <unordered_set>
+
 #include "framework/core/error.h"
 
 namespace kestrel {
@@ -8,10 +10,13 @@ struct VariableImpl {
   std::string name;
   Tensor value;
   bool trainable;
+  const void* owner;
 };
 }  // namespace detail
 
 namespace {
+thread_local const void* current_owner = nullptr;
+
 // The stored value is a fresh leaf sharing the data: history from the op that computed it is
 // dropped, so the variable never keeps a whole step's graph alive. While a jit trace runs, the
 // value is symbolic (a graph value, no data), and the leaf stands for the same graph value:
@@ -36,8 +41,22 @@ Variable::Variable(std::string name, const Tensor& initial_value, bool trainable
     throw ValueError("Variable '" + name + "': the initial value is an undefined tensor");
   }
   impl_ = std::make_shared<detail::VariableImpl>(
-      detail::VariableImpl{std::move(name), as_leaf(initial_value, trainable), trainable});
+      detail::VariableImpl{std::move(name), as_leaf(initial_value, trainable), trainable, current_owner});
 }
+
+const void* Variable::owner() const { return impl_->owner; }
+
+std::vector<Variable> unique_variables(const std::vector<Variable>& variables) {
+  std::vector<Variable> out;
+  std::unordered_set<const void*> seen;
+  for (const Variable& v : variables) {
+    if (seen.insert(v.id()).second) out.push_back(v);
+  }
+  return out;
+}
+
+VariableOwnerScope::VariableOwnerScope(const void* owner) : previous_(current_owner) { current_owner = owner; }
+VariableOwnerScope::~VariableOwnerScope() { current_owner = previous_; }
 
 const std::string& Variable::name() const { return impl_->name; }
 const Tensor& Variable::value() const { return impl_->value; }

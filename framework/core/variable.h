@@ -5,11 +5,13 @@
 //   w.assign(ops::subtract(w.value(), step)); // same shape and dtype, or ShapeError/TypeError
 //
 // Variables are handles: copies share one slot, so a weight used by two layers (tied input and
-// output embeddings) is one variable, and is_same() tells.
+// output embeddings) is one variable, and is_same() tells. A variable remembers the distribution
+// strategy it was created under (owner()), as Keras's do.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "framework/core/tensor.h"
 
@@ -40,9 +42,28 @@ class Variable {
   /// True when both handles are the same variable.
   bool is_same(const Variable& other) const { return impl_ == other.impl_; }
   const void* id() const { return impl_.get(); }
+  /// What the variable was created under: the distribution strategy whose scope was active
+  /// (VariableOwnerScope), or null. framework/distribute gives it its type.
+  const void* owner() const;
 
  private:
   std::shared_ptr<detail::VariableImpl> impl_;
+};
+
+/// Each variable once, in first-seen order: a tied weight listed by two layers is one variable.
+std::vector<Variable> unique_variables(const std::vector<Variable>& variables);
+
+/// Variables created on this thread during the scope's lifetime get `owner` (Variable::owner).
+/// Scopes nest; the outer owner returns when one ends. A distribution strategy's scope holds one.
+class VariableOwnerScope {
+ public:
+  explicit VariableOwnerScope(const void* owner);
+  ~VariableOwnerScope();
+  VariableOwnerScope(const VariableOwnerScope&) = delete;
+  VariableOwnerScope& operator=(const VariableOwnerScope&) = delete;
+
+ private:
+  const void* previous_;
 };
 
 }  // namespace kestrel

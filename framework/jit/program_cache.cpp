@@ -10,16 +10,30 @@
 
 namespace kestrel::jit {
 
-ProgramCache::ProgramCache(std::string function_name)
-    : function_name_(std::move(function_name)), arena_(std::make_shared<Arena>()) {}
+ProgramCache::ProgramCache(std::string function_name) : function_name_(std::move(function_name)) {}
 
-const Executor& ProgramCache::get(const std::string& signature, const std::function<Graph()>& trace) {
-  auto found = programs_.find(signature);
-  note_call(found == programs_.end());
-  return found != programs_.end() ? *found->second : compile(signature, trace);
+const std::shared_ptr<Arena>& ProgramCache::arena(int instance) {
+  while (static_cast<int>(arenas_.size()) <= instance) arenas_.push_back(std::make_shared<Arena>());
+  return arenas_[static_cast<std::size_t>(instance)];
 }
 
-const Executor& ProgramCache::compile(const std::string& signature, const std::function<Graph()>& trace) {
+std::int64_t ProgramCache::arena_bytes() const {
+  std::int64_t total = 0;
+  for (const auto& arena : arenas_) total += arena->capacity();
+  return total;
+}
+
+const Executor& ProgramCache::get(const std::string& signature, const std::function<Graph()>& trace, int instance) {
+  auto found = programs_.find(signature);
+  if (instance == 0) note_call(found == programs_.end());
+  Instances& instances = found != programs_.end() ? found->second : compile(signature, trace);
+  if (static_cast<int>(instances.size()) <= instance) instances.resize(static_cast<std::size_t>(instance) + 1);
+  std::unique_ptr<Executor>& executor = instances[static_cast<std::size_t>(instance)];
+  if (!executor) executor = std::make_unique<Executor>(instances[0]->graph(), arena(instance));
+  return *executor;
+}
+
+ProgramCache::Instances& ProgramCache::compile(const std::string& signature, const std::function<Graph()>& trace) {
   const auto start = std::chrono::steady_clock::now();
   const std::int64_t number = compile_count_ + 1;
   Graph graph = trace();
@@ -29,7 +43,7 @@ const Executor& ProgramCache::compile(const std::string& signature, const std::f
   if (dump_dir) dump_graph(graph, *dump_dir, function_name_, number, "traced");
   default_pipeline().run(graph);
   if (dump_dir) dump_graph(graph, *dump_dir, function_name_, number, "optimized");
-  auto executor = std::make_unique<Executor>(std::move(graph), arena_);
+  auto executor = std::make_unique<Executor>(std::move(graph), arena(0));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::string cached;
@@ -40,7 +54,9 @@ const Executor& ProgramCache::compile(const std::string& signature, const std::f
   log->info("compiled '{}' #{} in {:.1f} ms, {} -> {} ops, for {} (new); cached: {}", function_name_, number,
             seconds * 1e3, traced_ops, executor->graph().num_ops(), signature, cached.empty() ? "none" : cached);
   log->info("memory plan for '{}': {}", function_name_, executor->memory_plan().to_string());
-  return *programs_.emplace(signature, std::move(executor)).first->second;
+  Instances instances;
+  instances.push_back(std::move(executor));
+  return programs_.emplace(signature, std::move(instances)).first->second;
 }
 
 void ProgramCache::note_call(bool compiled) {
@@ -62,7 +78,7 @@ void ProgramCache::note_call(bool compiled) {
 
 const Graph* ProgramCache::graph(const std::string& signature) const {
   auto found = programs_.find(signature);
-  return found == programs_.end() ? nullptr : &found->second->graph();
+  return found == programs_.end() ? nullptr : &found->second.front()->graph();
 }
 
 }  // namespace kestrel::jit

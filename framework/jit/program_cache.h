@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "framework/jit/executor.h"
 
@@ -28,12 +29,14 @@ class ProgramCache {
   explicit ProgramCache(std::string function_name);
 
   /// The program for this signature; on a miss, trace() builds its graph and it is compiled.
-  const Executor& get(const std::string& signature, const std::function<Graph()>& trace);
+  /// `instance` > 0 asks for another executor of the same program, with an arena of its own, for
+  /// replicas that run it side by side (made from the compiled graph: no compile, no count).
+  const Executor& get(const std::string& signature, const std::function<Graph()>& trace, int instance = 0);
 
   std::int64_t compile_count() const { return compile_count_; }
   double compile_seconds() const { return compile_seconds_; }
-  /// Bytes of the arena the programs share (the largest plan so far).
-  std::int64_t arena_bytes() const { return arena_->capacity(); }
+  /// Bytes of the arenas the programs share (the largest plan so far, once per instance).
+  std::int64_t arena_bytes() const;
   /// The graph compiled for a signature, or null.
   const Graph* graph(const std::string& signature) const;
   const std::string& function_name() const { return function_name_; }
@@ -43,12 +46,15 @@ class ProgramCache {
   static constexpr int kStormCompiles = 5;
 
  private:
-  const Executor& compile(const std::string& signature, const std::function<Graph()>& trace);
+  using Instances = std::vector<std::unique_ptr<Executor>>;  // [0]: the compiled program
+  Instances& compile(const std::string& signature, const std::function<Graph()>& trace);
+  const std::shared_ptr<Arena>& arena(int instance);
   void note_call(bool compiled);
 
   std::string function_name_;
-  std::shared_ptr<Arena> arena_;  // one block for every program: they never run at the same time
-  std::map<std::string, std::unique_ptr<Executor>> programs_;
+  // One block per instance for every program: one instance's programs never run at the same time.
+  std::vector<std::shared_ptr<Arena>> arenas_;
+  std::map<std::string, Instances> programs_;
   std::int64_t compile_count_ = 0;
   double compile_seconds_ = 0.0;
   std::deque<bool> recent_;  // whether each of the last calls compiled, newest last

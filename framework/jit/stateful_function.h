@@ -26,15 +26,13 @@
 
 #include "framework/core/variable.h"
 #include "framework/jit/program_cache.h"
+#include "framework/jit/state_trace.h"
 
 namespace kestrel::jit {
 
-/// A compiled function's arguments, by name: the names, specs and order (by name) make its signature.
-using Args = std::map<std::string, Tensor>;
-
 class StatefulFunction {
  public:
-  using Fn = std::function<std::vector<Tensor>(const Args& args)>;
+  using Fn = StateFn;
 
   /// `state`: the variables the function may read and assign.
   StatefulFunction(std::vector<Variable> state, Fn fn, std::string name);

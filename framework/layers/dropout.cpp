@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "framework/core/error.h"
+#include "framework/distribute/replica_context.h"
 #include "framework/layers/training_step.h"
 #include "framework/ops/nn.h"
 
@@ -25,7 +26,13 @@ Tensor Dropout::call(const Tensor& x, bool training) {
   // Folded with ops, not on the host: under jit_compile the step is traced, and each replay of
   // the compiled step folds in its own step count.
   const Tensor call_index = Tensor::scalar(static_cast<double>(next_call_index(this)), DType::int64);
-  const Tensor key = random::fold_in(random::fold_in(random::key_tensor(base_key_), training_step()), call_index);
+  Tensor key = random::fold_in(random::fold_in(random::key_tensor(base_key_), training_step()), call_index);
+  // Replicas see different samples and draw their own masks, as on separate devices.
+  if (const distribute::ReplicaContext* replica = distribute::replica_context(); replica && replica->num_replicas > 1) {
+    const Tensor id = replica->id.defined() ? replica->id
+                                             : Tensor::scalar(static_cast<double>(replica->replica_id), DType::int64);
+    key = random::fold_in(key, id);
+  }
   return ops::dropout(x, rate_, key);
 }
 

@@ -3,10 +3,10 @@
 #include <cctype>
 #include <map>
 #include <mutex>
-#include <unordered_set>
 
 #include "framework/core/error.h"
 #include "framework/core/random.h"
+#include "framework/distribute/replica_context.h"
 #include "framework/jit/trace.h"
 
 namespace kestrel {
@@ -83,6 +83,10 @@ Tensor Layer::operator()(const Tensor& x, bool training) {
   return y;
 }
 
+void Layer::record_output_shape(const Shape& shape) {
+  if (distribute::records_shared_state()) last_output_shape_ = shape;
+}
+
 Tensor Layer::call(const Tensor& x, bool training) {
   throw ValueError("layer '" + name_ + "' (" + class_name_ +
                    ") does not take a single tensor; call it with its own arguments");
@@ -133,18 +137,7 @@ void Layer::collect(std::vector<Variable>& out, bool trainable_part) const {
   for (const Layer* child : children_) child->collect(out, trainable_part);
 }
 
-namespace {
 // A variable shared by two layers (tied weights) is listed once, where it first appears.
-std::vector<Variable> unique_variables(const std::vector<Variable>& all) {
-  std::vector<Variable> out;
-  std::unordered_set<const void*> seen;
-  for (const Variable& v : all) {
-    if (seen.insert(v.id()).second) out.push_back(v);
-  }
-  return out;
-}
-}  // namespace
-
 std::vector<Variable> Layer::trainable_weights() const {
   std::vector<Variable> all;
   collect(all, true);

@@ -102,7 +102,9 @@ class Layer {
     adopt(std::move(child));
     return ref;
   }
-  void record_output_shape(const Shape& shape) { last_output_shape_ = shape; }
+  /// Remembers the shape of the latest output (summary() shows it). Replicas share the layer, so
+  /// only replica 0 (or a thread outside any replica) writes it.
+  void record_output_shape(const Shape& shape);
   void mark_built() { built_ = true; }
 
  private:

@@ -10,14 +10,6 @@ std::string key_list(const std::map<std::string, Tensor>& named) {
   for (const auto& [key, value] : named) out += (out.empty() ? "" : ", ") + key;
   return out;
 }
-
-Tensor leading_rows(const Tensor& t, std::int64_t begin, std::int64_t end) {
-  std::vector<std::int64_t> start(static_cast<std::size_t>(t.rank()), 0);
-  std::vector<std::int64_t> size(static_cast<std::size_t>(t.rank()), -1);
-  start[0] = begin;
-  size[0] = end - begin;
-  return ops::slice(t, start, size);
-}
 }  // namespace
 
 Inputs::Inputs(Tensor tensor) : tensor_(std::move(tensor)) {}
@@ -66,9 +58,9 @@ std::int64_t Inputs::batch_size() const {
 }
 
 Inputs Inputs::rows(std::int64_t begin, std::int64_t end) const {
-  if (!is_named()) return Inputs(leading_rows(tensor_, begin, end));
+  if (!is_named()) return Inputs(ops::slice_rows(tensor_, begin, end));
   std::map<std::string, Tensor> out;
-  for (const auto& [key, value] : named_) out.emplace(key, leading_rows(value, begin, end));
+  for (const auto& [key, value] : named_) out.emplace(key, ops::slice_rows(value, begin, end));
   return Inputs(std::move(out));
 }
 

@@ -1,56 +1,14 @@
 #include "framework/model/jit_steps.h"
 
-#include <unordered_set>
 
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
 #include "framework/model/model.h"
+#include "framework/model/batch_args.h"
 #include "framework/model/partial_batch.h"
 
 namespace kestrel::detail {
 namespace {
-
-constexpr const char* kNamedInputPrefix = "x.";
-
-jit::Args args_of(const Batch& batch) {
-  jit::Args args;
-  if (batch.x.is_named()) {
-    for (const auto& [name, t] : batch.x.named()) args.emplace(kNamedInputPrefix + name, t);
-  } else {
-    args.emplace("x", batch.x.tensor());
-  }
-  if (batch.y.defined()) args.emplace("y", batch.y);
-  if (batch.sample_weight.defined()) args.emplace("sample_weight", batch.sample_weight);
-  args.emplace("row_mask", batch.row_mask);
-  return args;
-}
-
-Batch batch_of(const jit::Args& args) {
-  Batch batch;
-  std::map<std::string, Tensor> named;
-  for (const auto& [name, t] : args) {
-    if (name == "x") {
-      batch.x = Inputs(t);
-    } else if (name.starts_with(kNamedInputPrefix)) {
-      named.emplace(name.substr(std::string(kNamedInputPrefix).size()), t);
-    } else if (name == "y") {
-      batch.y = t;
-    } else if (name == "sample_weight") {
-      batch.sample_weight = t;
-    } else if (name == "row_mask") {
-      batch.row_mask = t;
-    }
-  }
-  if (!named.empty()) batch.x = Inputs(std::move(named));
-  return batch;
-}
-
-// Each variable once, in first-seen order: a tied weight is one input of the program.
-void append_unique(std::vector<Variable>& out, std::unordered_set<const void*>& seen, const std::vector<Variable>& vs) {
-  for (const Variable& v : vs) {
-    if (seen.insert(v.id()).second) out.push_back(v);
-  }
-}
 
 std::vector<Variable> metric_state(const std::vector<std::shared_ptr<metrics::Metric>>& metrics) {
   std::vector<Variable> out;
@@ -80,28 +38,21 @@ void JitSteps::build_model(const Batch& batch) {
   model_(batch.x, /*training=*/false);
 }
 
-std::vector<Variable> JitSteps::weight_state() const {
-  std::vector<Variable> state;
-  std::unordered_set<const void*> seen;
-  append_unique(state, seen, model_.weights());
-  return state;
-}
+std::vector<Variable> JitSteps::weight_state() const { return unique_variables(model_.weights()); }
 
 std::vector<Variable> JitSteps::test_state() const {
-  std::vector<Variable> state = weight_state();
-  std::unordered_set<const void*> seen;
-  for (const Variable& v : state) seen.insert(v.id());
-  append_unique(state, seen, metric_state(model_.metrics_));
-  append_unique(state, seen, model_.loss_tracker_->variables());
-  return state;
+  std::vector<Variable> state = model_.weights();
+  for (const std::vector<Variable>& more : {metric_state(model_.metrics_), model_.loss_tracker_->variables()}) {
+    state.insert(state.end(), more.begin(), more.end());
+  }
+  return unique_variables(state);
 }
 
 std::vector<Variable> JitSteps::train_state() const {
   std::vector<Variable> state = test_state();
-  std::unordered_set<const void*> seen;
-  for (const Variable& v : state) seen.insert(v.id());
-  append_unique(state, seen, model_.optimizer_->variables());
-  return state;
+  const std::vector<Variable> optimizer = model_.optimizer_->variables();
+  state.insert(state.end(), optimizer.begin(), optimizer.end());
+  return unique_variables(state);
 }
 
 std::vector<Tensor> JitSteps::run(Step& step, const Batch& batch) {

@@ -4,8 +4,10 @@
 
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
+#include "framework/distribute/replica_context.h"
 #include "framework/jit/trace.h"
 #include "framework/model/jit_steps.h"
+#include "framework/model/replica_steps.h"
 #include "framework/ops/elementwise.h"
 #include "framework/saving/weights_file.h"
 
@@ -18,7 +20,7 @@ Tensor Model::operator()(const Inputs& inputs, bool training) {
   if (!inputs.defined()) throw ValueError("model '" + this->name() + "' was called on empty inputs");
   jit::LayerScope scope(name(), class_name());
   Tensor y = call(inputs, training);
-  mark_built();
+  if (distribute::records_shared_state()) mark_built();  // replicas share the model: replica 0 writes
   if (y.defined()) record_output_shape(y.shape());
   return y;
 }
@@ -35,13 +37,24 @@ void Model::compile(CompileOptions options) {
     throw ValueError("model '" + name() + "': steps_per_execution must be >= 1, got " +
                      std::to_string(options.steps_per_execution));
   }
+  // The strategy whose scope compile runs in, else the one the model was built under (Keras's
+  // model.distribute_strategy): the metrics made here belong to it too.
+  const std::vector<Variable> model_weights = weights();
+  distribution_ = distribute::current();
+  if (distribution_ == nullptr && !model_weights.empty()) distribution_ = distribute::distribution_of(model_weights[0]);
+  std::optional<distribute::DistributionScope> scope;
+  if (distribution_ != nullptr) scope.emplace(*distribution_);
   optimizer_ = options.optimizer.shared();
   loss_ = options.loss ? options.loss.shared() : nullptr;
   resolve_metrics(options.metrics, options.weighted_metrics);
   loss_tracker_ = std::make_shared<metrics::Mean>(metrics::MeanOptions{.name = "loss"});
+  distribute::require_created_in(distribution_, distributed_variables(), "model '" + name() + "'");
   // Programs compiled before hold the old optimizer's and metrics' variables: start afresh.
   jit_ = options.jit_compile ? std::make_unique<detail::JitSteps>(*this) : nullptr;
   compile_options_ = std::move(options);
+  replicas_ = distribution_ != nullptr && distribution_->num_replicas_in_sync() > 1
+                  ? std::make_unique<detail::ReplicaSteps>(*this, *distribution_, jit_enabled())
+                  : nullptr;
 }
 
 void Model::resolve_metrics(const std::vector<MetricArg>& plain, const std::vector<MetricArg>& weighted) {
@@ -51,6 +64,29 @@ void Model::resolve_metrics(const std::vector<MetricArg>& plain, const std::vect
   for (const MetricArg& m : plain) metrics_.push_back(resolve(m));
   weighted_from_ = metrics_.size();
   for (const MetricArg& m : weighted) metrics_.push_back(resolve(m));
+}
+
+std::vector<Variable> Model::distributed_variables() const {
+  std::vector<Variable> out = weights();
+  if (optimizer_) {
+    std::vector<Variable> slots = optimizer_->variables();
+    out.insert(out.end(), slots.begin(), slots.end());
+  }
+  for (const auto& m : metrics_) {
+    std::vector<Variable> state = m->variables();
+    out.insert(out.end(), state.begin(), state.end());
+  }
+  return out;
+}
+
+void Model::enter_distribution(std::optional<distribute::DistributionScope>& scope, const char* method) const {
+  const distribute::Distribution* current = distribute::current();
+  // Inside another strategy's scope the model's variables are foreign to it: Keras's error.
+  if (current != nullptr && current != distribution_) {
+    distribute::require_created_in(current, distributed_variables(),
+                                   "model '" + name() + "' (" + method + ")");
+  }
+  if (distribution_ != nullptr) scope.emplace(*distribution_);
 }
 
 void Model::require_compiled(const char* method) const {

@@ -24,10 +24,12 @@
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "framework/data/dataset.h"
+#include "framework/distribute/distribution.h"
 #include "framework/layers/layer.h"
 #include "framework/metrics/mean.h"
 #include "framework/model/batch.h"
@@ -40,6 +42,8 @@ namespace kestrel {
 namespace detail {
 class BatchSource;
 class JitSteps;
+class ReplicaSteps;
+struct ReplicaResult;
 }  // namespace detail
 
 struct LoadWeightsOptions {
@@ -104,6 +108,10 @@ class Model : public Layer {
   /// Compiles so far (zero unless compile() set jit_compile).
   JitStats jit_stats() const;
 
+  /// The distribution strategy the model was compiled under (Keras's distribute_strategy), or
+  /// null for the default strategy. fit, evaluate and predict run in its scope.
+  const distribute::Distribution* distribution() const { return distribution_; }
+
   optimizers::Optimizer* optimizer() const { return optimizer_.get(); }
   losses::Loss* loss() const { return loss_.get(); }
   /// The compiled metrics, then the weighted metrics.
@@ -120,15 +128,26 @@ class Model : public Layer {
   virtual void test_step(const Batch& batch);
   /// One prediction step: the outputs for a batch of inputs.
   virtual Tensor predict_step(const Inputs& x);
-  /// The batch's loss (override to add auxiliary losses); also updates the loss tracker. Rows
-  /// that pad a partial batch (Batch::row_mask) are left out, so the value is the real rows' loss.
+  /// The batch's loss (override to add auxiliary losses). Rows that pad a partial batch
+  /// (Batch::row_mask) are left out, so the value is the real rows' loss.
   virtual Tensor compute_loss(const Batch& batch, const Tensor& y_pred);
+  /// Adds a batch's loss to the loss tracker (the epoch's "loss"), weighed by its real rows.
+  void track_loss(const Batch& batch, const Tensor& loss);
   /// Updates the compiled metrics with this batch's predictions (padding rows left out).
   void update_metrics(const Batch& batch, const Tensor& y_pred);
+  /// The forward and backward pass of train_step: predictions, loss, and the gradients of
+  /// loss * loss_scale (a float32 scalar; undefined: 1) for trainable_weights(). Replicas run it
+  /// on their shards, each scaled by its share of the global batch, and their gradients are summed.
+  detail::ReplicaResult forward_backward(const Batch& batch, const Tensor& loss_scale);
 
  private:
   friend class detail::JitSteps;
+  friend class detail::ReplicaSteps;
   void require_compiled(const char* method) const;
+  /// Checks that the model's variables belong to the strategy it runs under (the one current on
+  /// this thread, else its own) and enters that strategy's scope for the call.
+  void enter_distribution(std::optional<distribute::DistributionScope>& scope, const char* method) const;
+  std::vector<Variable> distributed_variables() const;
   bool jit_enabled() const { return compile_options_.jit_compile && !compile_options_.run_eagerly; }
   /// What the progress line appends under jit_compile (the compiles so far), else null.
   std::function<std::string()> jit_note() const;
@@ -151,6 +170,8 @@ class Model : public Layer {
   // It is a metric, so its state is variables that a compiled step updates like any other.
   std::shared_ptr<metrics::Mean> loss_tracker_;
   std::unique_ptr<detail::JitSteps> jit_;  // the compiled steps, when compile() set jit_compile
+  std::unique_ptr<detail::ReplicaSteps> replicas_;  // the steps split over replicas, under a strategy of several
+  const distribute::Distribution* distribution_ = nullptr;
 };
 
 }  // namespace kestrel

@@ -52,13 +52,7 @@ Batch pad_rows(const Batch& batch, std::int64_t rows) {
   return out;
 }
 
-Tensor first_rows(const Tensor& output, std::int64_t rows) {
-  if (output.shape()[0] == rows) return output;
-  std::vector<std::int64_t> begin(static_cast<std::size_t>(output.rank()), 0);
-  std::vector<std::int64_t> size(static_cast<std::size_t>(output.rank()), -1);
-  size[0] = rows;
-  return ops::slice(output, begin, size);
-}
+Tensor first_rows(const Tensor& output, std::int64_t rows) { return ops::slice_rows(output, 0, rows); }
 
 Tensor weight_of_real_rows(const Tensor& sample_weight, const Tensor& row_mask) {
   if (!row_mask.defined()) return sample_weight;

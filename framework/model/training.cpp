@@ -16,6 +16,7 @@
 #include "framework/model/jit_steps.h"
 #include "framework/model/model.h"
 #include "framework/model/partial_batch.h"
+#include "framework/model/replica_steps.h"
 #include "framework/model/progress_bar.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
@@ -102,12 +103,14 @@ Tensor Model::compute_loss(const Batch& batch, const Tensor& y_pred) {
   if (!loss_) {
     throw ValueError("model '" + name() + "' was compiled without a loss; pass .loss to compile() or override compute_loss()");
   }
-  Tensor loss = detail::loss_of_real_rows(*loss_, batch, y_pred);
+  return detail::loss_of_real_rows(*loss_, batch, y_pred);
+}
+
+void Model::track_loss(const Batch& batch, const Tensor& loss) {
   // The epoch's loss is a mean over samples: each batch weighs as many as its real rows.
   const Tensor rows = batch.row_mask.defined() ? ops::sum(batch.row_mask)
                                                : Tensor::scalar(static_cast<double>(batch.x.batch_size()));
   loss_tracker_->add_values(loss, rows);
-  return loss;
 }
 
 void Model::update_metrics(const Batch& batch, const Tensor& y_pred) {
@@ -119,37 +122,43 @@ void Model::update_metrics(const Batch& batch, const Tensor& y_pred) {
   }
 }
 
-void Model::train_step(const Batch& batch) {
+detail::ReplicaResult Model::forward_backward(const Batch& batch, const Tensor& loss_scale) {
   // Random layers key their draws on the step count (traced, in a compiled step), so a resumed
   // run repeats an uninterrupted one.
   layers::TrainingStepScope step(optimizer_->iterations_variable().value());
-  Tensor y_pred;
-  std::vector<Variable> variables;
-  std::vector<Tensor> gradients;
-  {
-    GradientTape tape;
-    y_pred = (*this)(batch.x, /*training=*/true);
-    variables = trainable_weights();
-    Tensor loss = compute_loss(batch, y_pred);
-    std::vector<Tensor> sources;
-    for (const Variable& v : variables) sources.push_back(v.value());
-    gradients = tape.gradient(loss, sources);
-  }
-  optimizer_->apply(gradients, variables);
-  update_metrics(batch, y_pred);
+  detail::ReplicaResult result;
+  GradientTape tape;
+  result.y_pred = (*this)(batch.x, /*training=*/true);
+  result.loss = compute_loss(batch, result.y_pred);
+  std::vector<Tensor> sources;
+  for (const Variable& v : trainable_weights()) sources.push_back(v.value());
+  // A replica's share of the global batch's loss: the gradients of all replicas then add up to
+  // the global batch's gradient (Keras scales by the replicas in sync the same way).
+  result.gradients = tape.gradient(loss_scale.defined() ? result.loss * loss_scale : result.loss, sources);
+  return result;
+}
+
+void Model::train_step(const Batch& batch) {
+  const detail::ReplicaResult result = forward_backward(batch, Tensor());
+  optimizer_->apply(result.gradients, trainable_weights());
+  autodiff::NoGradScope no_grad;
+  track_loss(batch, result.loss);
+  update_metrics(batch, result.y_pred);
 }
 
 void Model::test_step(const Batch& batch) {
   autodiff::NoGradScope no_grad;
   Tensor y_pred = (*this)(batch.x, /*training=*/false);
-  compute_loss(batch, y_pred);
+  track_loss(batch, compute_loss(batch, y_pred));
   update_metrics(batch, y_pred);
 }
 
 Tensor Model::predict_step(const Inputs& x) { return (*this)(x, /*training=*/false); }
 
 void Model::run_train_step(const Batch& batch) {
-  if (jit_enabled()) {
+  if (replicas_) {
+    replicas_->train(batch);
+  } else if (jit_enabled()) {
     jit_->train(batch);
   } else {
     train_step(batch);
@@ -157,7 +166,9 @@ void Model::run_train_step(const Batch& batch) {
 }
 
 void Model::run_test_step(const Batch& batch) {
-  if (jit_enabled()) {
+  if (replicas_) {
+    replicas_->test(batch);
+  } else if (jit_enabled()) {
     jit_->test(batch);
   } else {
     test_step(batch);
@@ -166,10 +177,20 @@ void Model::run_test_step(const Batch& batch) {
 
 Tensor Model::run_predict_step(const Batch& batch) {
   autodiff::NoGradScope no_grad;
+  if (replicas_) return replicas_->predict(batch);
   return jit_enabled() ? jit_->predict(batch) : predict_step(batch.x);
 }
 
-JitStats Model::jit_stats() const { return jit_ ? jit_->stats() : JitStats{}; }
+JitStats Model::jit_stats() const {
+  JitStats stats = jit_ ? jit_->stats() : JitStats{};
+  if (replicas_) {
+    const JitStats replicated = replicas_->stats();
+    stats.compiles += replicated.compiles;
+    stats.compile_seconds += replicated.compile_seconds;
+    stats.arena_bytes += replicated.arena_bytes;
+  }
+  return stats;
+}
 
 namespace {
 
@@ -230,6 +251,8 @@ History Model::fit(const data::Dataset& dataset, FitOptions options) {
 }
 
 History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* validation, const FitOptions& options) {
+  std::optional<distribute::DistributionScope> scope;
+  enter_distribution(scope, "fit");
   if (options.epochs < 0 || options.initial_epoch < 0) {
     throw ValueError("fit: epochs and initial_epoch must be >= 0");
   }
@@ -243,6 +266,7 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
   History history;
   stop_training = false;
   if (jit_) jit_->start_run();
+  if (replicas_) replicas_->start_run();
 
   callbacks.on_train_begin({});
   Logs logs;
@@ -326,10 +350,13 @@ Logs Model::evaluate(const data::Dataset& dataset, EvaluateOptions options) {
 }
 
 Logs Model::evaluate_batches(detail::BatchSource& data, std::vector<Handle<Callback>> user_callbacks, int verbose) {
+  std::optional<distribute::DistributionScope> scope;
+  enter_distribution(scope, "evaluate");
   detail::CallbackList callbacks(
       with_progress_bar(user_callbacks, verbose, 1, std::max<std::int64_t>(data.steps(), 0), jit_note()), this);
   reset_metrics();
   if (jit_) jit_->start_run();
+  if (replicas_) replicas_->start_run();
   data.start_epoch(0);
   callbacks.on_test_begin({});
   Logs logs;
@@ -358,10 +385,13 @@ Tensor Model::predict(const data::Dataset& dataset, PredictOptions options) {
 }
 
 Tensor Model::predict_batches(detail::BatchSource& data, const PredictOptions& options) {
+  std::optional<distribute::DistributionScope> scope;
+  enter_distribution(scope, "predict");
   detail::CallbackList callbacks(
       with_progress_bar(options.callbacks, options.verbose, 1, std::max<std::int64_t>(data.steps(), 0), jit_note()),
       this);
   if (jit_) jit_->start_run();
+  if (replicas_) replicas_->start_run();
   data.start_epoch(0);
   callbacks.on_predict_begin({});
   std::vector<Tensor> outputs;
@@ -380,6 +410,8 @@ Tensor Model::predict_batches(detail::BatchSource& data, const PredictOptions& o
 }
 
 Logs Model::train_on_batch(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
+  std::optional<distribute::DistributionScope> scope;
+  enter_distribution(scope, "train_on_batch");
   require_compiled("train_on_batch");
   reset_metrics();
   run_train_step({.x = x, .y = y, .sample_weight = sample_weight});
@@ -387,6 +419,8 @@ Logs Model::train_on_batch(const Inputs& x, const Tensor& y, const Tensor& sampl
 }
 
 Logs Model::test_on_batch(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
+  std::optional<distribute::DistributionScope> scope;
+  enter_distribution(scope, "test_on_batch");
   require_compiled("test_on_batch");
   reset_metrics();
   run_test_step({.x = x, .y = y, .sample_weight = sample_weight});

@@ -30,6 +30,8 @@ Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 
 /// The block starting at begin with the given size per axis (size -1: to the end), as tf.slice.
 Tensor slice(const Tensor& x, const std::vector<std::int64_t>& begin, const std::vector<std::int64_t>& size);
+/// Rows [begin, end) along the first axis (a batch's samples); an undefined x stays undefined.
+Tensor slice_rows(const Tensor& x, std::int64_t begin, std::int64_t end);
 
 /// Joins tensors of equal dtype along axis; all other dims must match.
 Tensor concat(const std::vector<Tensor>& xs, int axis = 0);

@@ -142,4 +142,14 @@ Tensor slice(const Tensor& x, const std::vector<std::int64_t>& begin, const std:
   return detail::apply_new<Slice>({x}, begin, std::move(resolved));
 }
 
+Tensor slice_rows(const Tensor& x, std::int64_t begin, std::int64_t end) {
+  if (!x.defined()) return x;
+  if (x.rank() == 0) throw ShapeError(op_message("slice", "x is a scalar; slice_rows needs a first axis to slice"));
+  std::vector<std::int64_t> start(static_cast<std::size_t>(x.rank()), 0);
+  std::vector<std::int64_t> size(static_cast<std::size_t>(x.rank()), -1);
+  start[0] = begin;
+  size[0] = end - begin;
+  return slice(x, start, size);
+}
+
 }  // namespace kestrel::ops

@@ -1,4 +1,5 @@
-// ThreadPool and the process-wide parallel_for: coverage, exceptions, nesting, resizing, stress.
+// ThreadPool and the process-wide parallel_for: coverage, exceptions, nesting, resizing, stress,
+// and SerialKernelsScope.
 #include "framework/core/thread_pool.h"
 
 #include <gtest/gtest.h>
@@ -348,6 +349,101 @@ TEST(GlobalParallelFor, ResizingWhileOtherThreadsSubmitWork) {
   stop = true;
   submitter.join();
   EXPECT_EQ(total.load(), calls.load() * expected_per_call);
+}
+
+// The number of chunks parallel_for splits [0, n) into on this thread.
+int count_chunks(std::int64_t n) {
+  std::atomic<int> chunks{0};
+  parallel_for(n, 1, [&](std::int64_t, std::int64_t) { chunks.fetch_add(1); });
+  return chunks.load();
+}
+
+TEST(SerialKernelsScope, ParallelForRunsTheWholeRangeInlineOnTheCallingThread) {
+  ThreadCountGuard guard;
+  set_num_threads(4);
+  SerialKernelsScope serial;
+  EXPECT_TRUE(kernels_run_serially());
+  std::thread::id caller = std::this_thread::get_id();
+  int calls = 0;
+  parallel_for(1000, 1, [&](std::int64_t begin, std::int64_t end) {
+    EXPECT_EQ(std::this_thread::get_id(), caller);
+    EXPECT_EQ(begin, 0);
+    EXPECT_EQ(end, 1000);
+    ++calls;
+  });
+  EXPECT_EQ(calls, 1);
+  parallel_for(0, 1, [&](std::int64_t, std::int64_t) { ++calls; });
+  EXPECT_EQ(calls, 1) << "an empty range runs nothing, serial or not";
+}
+
+TEST(SerialKernelsScope, AlsoAppliesToAnExplicitPool) {
+  ThreadPool pool(4);
+  SerialKernelsScope serial;
+  int calls = 0;
+  pool.parallel_for(1000, 1, [&](std::int64_t begin, std::int64_t end) {
+    EXPECT_EQ(begin, 0);
+    EXPECT_EQ(end, 1000);
+    ++calls;
+  });
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(SerialKernelsScope, ScopesNestAndSplittingResumesAfterTheOutermostEnds) {
+  ThreadCountGuard guard;
+  set_num_threads(4);
+  EXPECT_FALSE(kernels_run_serially());
+  EXPECT_EQ(count_chunks(4), 4);
+  {
+    SerialKernelsScope outer;
+    {
+      SerialKernelsScope inner;
+      EXPECT_EQ(count_chunks(4), 1);
+    }
+    EXPECT_TRUE(kernels_run_serially()) << "the outer scope still lives";
+    EXPECT_EQ(count_chunks(4), 1);
+  }
+  EXPECT_FALSE(kernels_run_serially());
+  EXPECT_EQ(count_chunks(4), 4);
+}
+
+TEST(SerialKernelsScope, OnlyTheThreadThatHoldsItRunsSerially) {
+  ThreadCountGuard guard;
+  set_num_threads(4);
+  SerialKernelsScope serial;
+  int other_thread_chunks = 0;
+  bool other_thread_serial = true;
+  std::thread other([&] {
+    other_thread_serial = kernels_run_serially();
+    other_thread_chunks = count_chunks(4);
+  });
+  other.join();
+  EXPECT_FALSE(other_thread_serial);
+  EXPECT_EQ(other_thread_chunks, 4);
+  EXPECT_EQ(count_chunks(4), 1);
+}
+
+TEST(SerialKernelsScope, ManySerialThreadsAtOnceEachRunInline) {
+  // What replica threads do: each holds a scope and calls kernels concurrently.
+  ThreadCountGuard guard;
+  set_num_threads(2);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> replicas;
+  for (int r = 0; r < 4; ++r) {
+    replicas.emplace_back([&] {
+      SerialKernelsScope serial;
+      for (int call = 0; call < 200; ++call) {
+        std::thread::id self = std::this_thread::get_id();
+        int calls = 0;
+        parallel_for(100, 1, [&](std::int64_t begin, std::int64_t end) {
+          if (begin != 0 || end != 100 || std::this_thread::get_id() != self) wrong.fetch_add(1);
+          ++calls;
+        });
+        if (calls != 1) wrong.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : replicas) t.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+// ReplicaContext: which replica this thread is running as, while a strategy runs its replicas
+// (tf.distribute.get_replica_context()). Layers read it: dropout draws each replica's own masks,
+// and only replica 0 records what every replica would (a layer's output shape).
+//
+//   distribution.for_each_replica([&](int replica) {
+//     distribute::ReplicaScope as_replica(replica, distribution.num_replicas_in_sync());
+//     ...   // distribute::replica_context()->replica_id == replica
+//   });
+#pragma once
+
+#include "framework/core/tensor.h"
+
+namespace kestrel::distribute {
+
+struct ReplicaContext {
+  int replica_id = 0;
+  int num_replicas = 1;
+  /// The replica id as an int64 scalar tensor when it is a traced value (one compiled program runs
+  /// as every replica); undefined when replica_id says it.
+  Tensor id;
+};
+
+/// The replica this thread runs as, or null outside a replica (the cross-replica context).
+const ReplicaContext* replica_context();
+
+/// True unless this thread runs a replica other than replica 0: the one thread that may write
+/// what replicas share (a layer's recorded output shape).
+inline bool records_shared_state() {
+  const ReplicaContext* context = replica_context();
+  return context == nullptr || context->replica_id == 0;
+}
+
+/// Makes this thread run as `replica_id` of `num_replicas` for the scope's lifetime.
+class ReplicaScope {
+ public:
+  ReplicaScope(int replica_id, int num_replicas);
+  /// While tracing the program every replica runs: the id is the program's argument. The tracing
+  /// thread counts as replica 0 for what replicas share.
+  ReplicaScope(Tensor id, int num_replicas);
+  ~ReplicaScope();
+  ReplicaScope(const ReplicaScope&) = delete;
+  ReplicaScope& operator=(const ReplicaScope&) = delete;
+
+ private:
+  const ReplicaContext* previous_;
+  ReplicaContext context_;
+};
+
+}  // namespace kestrel::distribute

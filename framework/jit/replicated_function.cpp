@@ -1,0 +1,49 @@
+#include "framework/jit/replicated_function.h"
+
+#include "framework/core/error.h"
+
+namespace kestrel::jit {
+
+ReplicatedFunction::ReplicatedFunction(std::vector<Variable> state, StateFn fn, std::string name)
+    : state_(std::move(state)), fn_(std::move(fn)), programs_(std::move(name)) {
+  if (!fn_) throw ValueError("jit::ReplicatedFunction '" + programs_.function_name() + "': the function is empty");
+}
+
+Graph ReplicatedFunction::trace(const Args& args) const {
+  StateTrace traced = trace_with_state(state_, args, fn_);
+  if (!traced.updated.empty()) {
+    throw JitError("jit::ReplicatedFunction '" + name() + "' assigns variable '" + state_[traced.updated[0]].name() +
+                   "', which every replica shares; return the new value and assign it once, after the replicas ran");
+  }
+  return std::move(traced.graph);
+}
+
+std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vector<Args>& per_replica,
+                                                                const ForEachReplica& for_each,
+                                                                const std::string& key) {
+  if (per_replica.empty()) throw ValueError("jit::ReplicatedFunction '" + name() + "': no replica arguments");
+  const std::string signature = signature_of_args(name(), per_replica[0], key);
+  // Compiled (once) and instantiated here, on the calling thread; the replicas only run.
+  std::vector<const Executor*> programs;
+  for (std::size_t r = 0; r < per_replica.size(); ++r) {
+    if (r > 0 && signature_of_args(name(), per_replica[r], key) != signature) {
+      throw ShapeError("jit::ReplicatedFunction '" + name() + "': replica " + std::to_string(r) + " has arguments " +
+                       signature_of_args(name(), per_replica[r], key) + " but replica 0 has " + signature +
+                       "; every replica runs one program, so their shards must have one shape");
+    }
+    programs.push_back(&programs_.get(signature, [&] { return trace(per_replica[0]); }, static_cast<int>(r)));
+  }
+  planned_bytes_ = programs[0]->planned_bytes();
+  std::vector<std::vector<Tensor>> outputs(per_replica.size());
+  for_each([&](int replica) {
+    const auto r = static_cast<std::size_t>(replica);
+    std::vector<Tensor> inputs;
+    inputs.reserve(state_.size() + per_replica[r].size());
+    for (const Variable& v : state_) inputs.push_back(v.value());
+    for (const auto& entry : per_replica[r]) inputs.push_back(entry.second);
+    outputs[r] = programs[r]->run(inputs);
+  });
+  return outputs;
+}
+
+}  // namespace kestrel::jit

@@ -1,0 +1,207 @@
+#include "framework/model/replica_steps.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "framework/autodiff/recording.h"
+#include "framework/core/error.h"
+#include "framework/distribute/replica_context.h"
+#include "framework/model/batch_args.h"
+#include "framework/model/model.h"
+#include "framework/model/partial_batch.h"
+#include "framework/ops/reduce.h"
+#include "framework/ops/shape_ops.h"
+
+namespace kestrel::detail {
+namespace {
+
+struct Split {
+  Batch global;               // padded to the global batch size
+  std::vector<Batch> shards;  // one per replica
+  std::vector<double> real_rows;
+  double total_real_rows = 0.0;
+};
+
+Split split(const Batch& padded, int replicas) {
+  Split out;
+  out.global = padded;
+  const std::int64_t shard = rows_of(padded) / replicas;
+  std::vector<float> mask;
+  if (padded.row_mask.defined()) mask = padded.row_mask.to_vector<float>();
+  for (int r = 0; r < replicas; ++r) {
+    const std::int64_t begin = r * shard, end = begin + shard;
+    out.shards.push_back({.x = padded.x.rows(begin, end),
+                          .y = ops::slice_rows(padded.y, begin, end),
+                          .sample_weight = ops::slice_rows(padded.sample_weight, begin, end),
+                          .row_mask = ops::slice_rows(padded.row_mask, begin, end)});
+    double real = static_cast<double>(shard);
+    if (!mask.empty()) real = std::accumulate(mask.begin() + begin, mask.begin() + end, 0.0);
+    out.real_rows.push_back(real);
+    out.total_real_rows += real;
+  }
+  return out;
+}
+
+}  // namespace
+
+ReplicaSteps::ReplicaSteps(Model& model, const distribute::Distribution& distribution, bool jit)
+    : model_(model), distribution_(distribution), jit_(jit) {}
+
+ReplicaSteps::~ReplicaSteps() = default;
+
+JitStats ReplicaSteps::stats() const {
+  JitStats out;
+  for (const auto* function : {&train_, &test_, &predict_}) {
+    if (!*function) continue;
+    out.compiles += (*function)->compile_count();
+    out.compile_seconds += (*function)->compile_seconds();
+    out.arena_bytes += (*function)->arena_bytes();
+  }
+  return out;
+}
+
+void ReplicaSteps::for_each_replica(const std::function<void(int replica)>& fn) const {
+  const int replicas = distribution_.num_replicas_in_sync();
+  distribution_.for_each_replica([&](int r) {
+    distribute::ReplicaScope as_replica(r, replicas);
+    fn(r);
+  });
+}
+
+std::vector<std::vector<Tensor>> ReplicaSteps::run_replicas(
+    std::unique_ptr<jit::ReplicatedFunction>& function, const char* name, const std::vector<jit::Args>& shards,
+    const std::function<std::vector<Tensor>(const jit::Args&)>& body) {
+  std::vector<std::vector<Tensor>> outputs(shards.size());
+  if (!jit_) {
+    for_each_replica([&](int r) { outputs[static_cast<std::size_t>(r)] = body(shards[static_cast<std::size_t>(r)]); });
+    return outputs;
+  }
+  const int replicas = distribution_.num_replicas_in_sync();
+  if (!function) {
+    std::vector<Variable> state = model_.weights();
+    if (model_.optimizer_) state.push_back(model_.optimizer_->iterations_variable());  // dropout keys on the step
+    state = unique_variables(state);
+    // The body may leave outputs undefined (a weight no gradient reached); the program returns the
+    // defined ones, and `defined` says where they go.
+    auto defined = std::make_shared<std::vector<bool>>();
+    function = std::make_unique<jit::ReplicatedFunction>(
+        std::move(state),
+        [body, defined, replicas](const jit::Args& args) {
+          distribute::ReplicaScope as_traced_replica(args.at("replica_id"), replicas);
+          std::vector<Tensor> all = body(args), present;
+          defined->clear();
+          for (const Tensor& t : all) {
+            defined->push_back(t.defined());
+            if (t.defined()) present.push_back(t);
+          }
+          return present;
+        },
+        name);
+    defined_[name] = defined;
+  }
+  std::vector<jit::Args> with_ids = shards;
+  for (std::size_t r = 0; r < with_ids.size(); ++r) {
+    with_ids[r].emplace("replica_id", Tensor::scalar(static_cast<double>(r), DType::int64));
+  }
+  std::vector<std::vector<Tensor>> present =
+      (*function)(with_ids, [&](const std::function<void(int)>& fn) { for_each_replica(fn); });
+  const std::vector<bool>& defined = *defined_.at(name);
+  for (std::size_t r = 0; r < present.size(); ++r) {
+    std::size_t next = 0;
+    for (const bool is_defined : defined) outputs[r].push_back(is_defined ? present[r][next++] : Tensor());
+  }
+  return outputs;
+}
+
+void ReplicaSteps::build_model(const Batch& shard) {
+  // Layers create their weights on first use, which replicas running side by side must not do.
+  if (model_.built()) return;
+  autodiff::NoGradScope no_grad;
+  model_(shard.x, /*training=*/false);
+}
+
+Batch ReplicaSteps::padded_to_global(const Batch& batch, const char* method) {
+  const int replicas = distribution_.num_replicas_in_sync();
+  const std::int64_t rows = rows_of(batch);
+  if (rows_ == 0) rows_ = rows;
+  // A larger batch is a new global size (and, compiled, a new shape); a smaller one is padded.
+  const std::int64_t global = std::max(rows, rows_);
+  if (global % replicas != 0) {
+    throw ValueError(std::string(method) + ": a global batch of " + std::to_string(global) + " rows does not divide by the " +
+                     std::to_string(replicas) + " replicas of " + distribution_.name() +
+                     "; use a global batch size that is a multiple of " + std::to_string(replicas) + " (e.g. " +
+                     std::to_string(replicas * std::max<std::int64_t>(1, global / replicas)) + ")");
+  }
+  // Always with a row mask (of ones when nothing is padding), so compiled, every batch has one signature.
+  return pad_rows(batch, global);
+}
+
+std::vector<jit::Args> ReplicaSteps::shard_args(const std::vector<Batch>& shards) {
+  std::vector<jit::Args> out;
+  for (const Batch& shard : shards) out.push_back(args_of(shard));
+  return out;
+}
+
+void ReplicaSteps::train(const Batch& batch) {
+  const Split parts = split(padded_to_global(batch, "fit"), distribution_.num_replicas_in_sync());
+  build_model(parts.shards[0]);
+  model_.optimizer_->build(model_.trainable_weights());  // slots before any replica reads state
+  std::vector<jit::Args> shards = shard_args(parts.shards);
+  for (std::size_t r = 0; r < shards.size(); ++r) {
+    // Each replica's share of the global loss, by its real rows: without padding, 1 / replicas.
+    const double share = parts.total_real_rows > 0 ? parts.real_rows[r] / parts.total_real_rows : 0.0;
+    shards[r].emplace("loss_scale", Tensor::scalar(share));
+  }
+  // Per replica: y_pred, loss, then a gradient per trainable weight.
+  std::vector<std::vector<Tensor>> results = run_replicas(train_, "replica_train_step", shards, [this](const jit::Args& args) {
+    ReplicaResult result = model_.forward_backward(batch_of(args), args.at("loss_scale"));
+    std::vector<Tensor> out{result.y_pred, result.loss};
+    out.insert(out.end(), result.gradients.begin(), result.gradients.end());
+    return out;
+  });
+  std::vector<std::vector<Tensor>> gradients;
+  std::vector<Tensor> predictions;
+  for (std::vector<Tensor>& result : results) {
+    predictions.push_back(result[0]);
+    gradients.emplace_back(result.begin() + 2, result.end());
+  }
+  model_.optimizer_->apply(distribution_.all_reduce_sum(gradients), model_.trainable_weights());
+  autodiff::NoGradScope no_grad;
+  for (std::size_t r = 0; r < results.size(); ++r) model_.track_loss(parts.shards[r], results[r][1]);
+  model_.update_metrics(parts.global, ops::concat(predictions, 0));
+}
+
+void ReplicaSteps::test(const Batch& batch) {
+  const Split parts = split(padded_to_global(batch, "evaluate"), distribution_.num_replicas_in_sync());
+  build_model(parts.shards[0]);
+  std::vector<std::vector<Tensor>> results =
+      run_replicas(test_, "replica_test_step", shard_args(parts.shards), [this](const jit::Args& args) {
+        autodiff::NoGradScope no_grad;
+        const Batch shard = batch_of(args);
+        Tensor y_pred = model_(shard.x, /*training=*/false);
+        return std::vector<Tensor>{y_pred, model_.compute_loss(shard, y_pred)};
+      });
+  autodiff::NoGradScope no_grad;
+  std::vector<Tensor> predictions;
+  for (std::size_t r = 0; r < results.size(); ++r) {
+    model_.track_loss(parts.shards[r], results[r][1]);
+    predictions.push_back(results[r][0]);
+  }
+  model_.update_metrics(parts.global, ops::concat(predictions, 0));
+}
+
+Tensor ReplicaSteps::predict(const Batch& batch) {
+  const Split parts = split(padded_to_global(batch, "predict"), distribution_.num_replicas_in_sync());
+  build_model(parts.shards[0]);
+  std::vector<std::vector<Tensor>> results =
+      run_replicas(predict_, "replica_predict_step", shard_args(parts.shards), [this](const jit::Args& args) {
+        autodiff::NoGradScope no_grad;
+        return std::vector<Tensor>{model_.predict_step(batch_of(args).x)};
+      });
+  std::vector<Tensor> predictions;
+  for (const std::vector<Tensor>& result : results) predictions.push_back(result[0]);
+  return first_rows(ops::concat(predictions, 0), rows_of(batch));
+}
+
+}  // namespace kestrel::detail

@@ -1,0 +1,34 @@
+// all_reduce_sum: one list of tensors per replica in, their element-wise sums out, the same bits on
+// every run.
+//
+//   // grads[r][k]: replica r's gradient for variable k
+//   std::vector<Tensor> summed = distribute::all_reduce_sum(grads);   // summed[k] = sum over r
+//
+// Every element is summed in replica order, (((t0 + t1) + t2) + ...), whatever the number of
+// threads or their timing, so a multi-replica step is bitwise reproducible.
+#pragma once
+
+#include <vector>
+
+#include "framework/core/tensor.h"
+
+namespace kestrel::distribute {
+
+/// For every position k, a new tensor holding the element-wise sum of per_replica[r][k] over
+/// the replicas r = 0, 1, 2, ... in that order. Per dtype:
+///   float32:        summed in float32, in replica order;
+///   bfloat16:       summed in float32 in replica order and rounded to bfloat16 once, at the end
+///                   (rounding after every add would lose the small gradients of later replicas);
+///   int32, int64:   summed exactly, wrapping modulo 2^32 or 2^64 on overflow;
+///   bool:           rejected (TypeError): cast to int32 to count.
+/// A position undefined in every replica (a variable no gradient reached) gives an undefined
+/// tensor. Errors name what is wrong: no replicas or a different tensor count (ValueError), a
+/// position defined in some replicas only (ValueError), a different shape (ShapeError) or dtype
+/// (TypeError) than replica 0's, a symbolic tensor made while tracing (JitError).
+///
+/// One pass over memory: each output element is read from every replica once and written once,
+/// in chunks spread over the intra-op pool (parallel_for; inline under a SerialKernelsScope). It
+/// allocates nothing but the outputs: the returned vector and one buffer per defined position.
+std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica);
+
+}  // namespace kestrel::distribute

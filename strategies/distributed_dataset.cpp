@@ -1,0 +1,120 @@
+#include "strategies/distributed_dataset.h"
+
+#include <string>
+#include <variant>
+
+#include "framework/core/error.h"
+#include "framework/ops/shape_ops.h"
+
+namespace kestrel::distribute {
+namespace {
+
+std::int64_t rows_of(const data::Value& value) {
+  if (const auto* t = std::get_if<Tensor>(&value)) return t->rank() == 0 ? -1 : t->shape()[0];
+  const auto& s = std::get<data::Strings>(value);
+  return s.shape().rank() == 0 ? -1 : s.shape()[0];
+}
+
+// The rows every value of a global batch shares; a scalar or a disagreement cannot be split.
+std::int64_t batch_rows(const data::Element& element) {
+  std::int64_t rows = -1;
+  for (const auto& [key, value] : element.values()) {
+    const std::int64_t r = rows_of(value);
+    if (r < 0) {
+      throw ValueError("experimental_distribute_dataset: '" + key +
+                       "' is a scalar, so the batch cannot be split over the replicas; batch the dataset first");
+    }
+    if (rows >= 0 && r != rows) {
+      throw ShapeError("experimental_distribute_dataset: the values of a batch have " + std::to_string(rows) +
+                       " and " + std::to_string(r) + " rows ('" + key + "'); every value needs the same first dimension");
+    }
+    rows = r;
+  }
+  return rows;
+}
+
+class SplitIterator final : public DistributedDataset::Iterator {
+ public:
+  SplitIterator(std::unique_ptr<data::Iterator> source, int replicas) : source_(std::move(source)), replicas_(replicas) {}
+
+  std::optional<PerReplica<data::Element>> next() override {
+    std::optional<data::Element> batch = source_->next();
+    if (!batch) return std::nullopt;
+    const std::int64_t rows = batch_rows(*batch);
+    if (rows % replicas_ != 0) {
+      throw ValueError("experimental_distribute_dataset: a global batch of " + std::to_string(rows) +
+                       " rows does not divide by " + std::to_string(replicas_) +
+                       " replicas; batch by a multiple of " + std::to_string(replicas_) +
+                       " and drop the remainder (batch(n, {.drop_remainder = true})), or let fit pad the last "
+                       "batch");
+    }
+    const std::int64_t shard = rows / replicas_;
+    PerReplica<data::Element> out;
+    out.values.reserve(static_cast<std::size_t>(replicas_));
+    for (int r = 0; r < replicas_; ++r) out.values.push_back(element_rows(*batch, r * shard, (r + 1) * shard));
+    return out;
+  }
+
+ private:
+  std::unique_ptr<data::Iterator> source_;
+  int replicas_;
+};
+
+class InterleaveIterator final : public DistributedDataset::Iterator {
+ public:
+  InterleaveIterator(std::unique_ptr<data::Iterator> source, int replicas)
+      : source_(std::move(source)), replicas_(replicas) {}
+
+  std::optional<PerReplica<data::Element>> next() override {
+    PerReplica<data::Element> out;
+    for (int r = 0; r < replicas_; ++r) {
+      std::optional<data::Element> element = source_->next();
+      if (!element) return std::nullopt;  // a partial step would leave replicas without data
+      out.values.push_back(std::move(*element));
+    }
+    return out;
+  }
+
+ private:
+  std::unique_ptr<data::Iterator> source_;
+  int replicas_;
+};
+
+}  // namespace
+
+data::Element element_rows(const data::Element& element, std::int64_t begin, std::int64_t end) {
+  data::Element out;
+  for (const auto& [key, value] : element.values()) {
+    if (const auto* t = std::get_if<Tensor>(&value)) {
+      out.set(key, ops::slice_rows(*t, begin, end));
+      continue;
+    }
+    const auto& s = std::get<data::Strings>(value);
+    const std::int64_t per_row = s.shape()[0] == 0 ? 0 : s.size() / s.shape()[0];
+    std::vector<std::int64_t> dims = {end - begin};
+    for (int d = 1; d < s.shape().rank(); ++d) dims.push_back(s.shape()[d]);
+    std::vector<std::string> values(s.values().begin() + begin * per_row, s.values().begin() + end * per_row);
+    out.set(key, data::Strings(std::move(values), Shape(dims)));
+  }
+  return out;
+}
+
+DistributedDataset::DistributedDataset(data::Dataset source, int replicas, Mode mode)
+    : source_(std::move(source)), replicas_(replicas), mode_(mode) {
+  if (replicas < 1) throw ValueError("DistributedDataset: replicas must be >= 1, got " + std::to_string(replicas));
+}
+
+DistributedDataset DistributedDataset::split_batches(data::Dataset global_batches, int replicas) {
+  return DistributedDataset(std::move(global_batches), replicas, Mode::split);
+}
+
+DistributedDataset DistributedDataset::interleave_replicas(data::Dataset replica_batches, int replicas) {
+  return DistributedDataset(std::move(replica_batches), replicas, Mode::interleave);
+}
+
+std::unique_ptr<DistributedDataset::Iterator> DistributedDataset::make_iterator() const {
+  if (mode_ == Mode::split) return std::make_unique<SplitIterator>(source_.make_iterator(), replicas_);
+  return std::make_unique<InterleaveIterator>(source_.make_iterator(), replicas_);
+}
+
+}  // namespace kestrel::distribute

@@ -1,0 +1,52 @@
+// DistributedDataset: a dataset whose every step is one element per replica — what
+// Strategy::experimental_distribute_dataset and distribute_datasets_from_function return.
+//
+//   auto distributed = strategy.experimental_distribute_dataset(train.batch(64, {.drop_remainder = true}));
+//   auto it = distributed.make_iterator();
+//   while (std::optional<distribute::PerReplica<data::Element>> step = it->next()) {
+//     (*step)[3];   // replica 3's shard: rows 24..31 of the global batch of 64, on 8 replicas
+//   }
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "framework/data/dataset.h"
+#include "strategies/per_replica.h"
+
+namespace kestrel::distribute {
+
+class DistributedDataset {
+ public:
+  /// One pass: each next() is one step, one element per replica, or nullopt at the end.
+  class Iterator {
+   public:
+    virtual ~Iterator() = default;
+    virtual std::optional<PerReplica<data::Element>> next() = 0;
+  };
+
+  /// Each element of `global_batches` is a global batch, split along its first axis into
+  /// `replicas` equal shards. A batch whose rows do not divide is a ValueError naming the fix.
+  static DistributedDataset split_batches(data::Dataset global_batches, int replicas);
+  /// Each element of `replica_batches` is already one replica's batch: a step takes `replicas`
+  /// consecutive elements. A pass whose element count does not divide ends at the last whole step.
+  static DistributedDataset interleave_replicas(data::Dataset replica_batches, int replicas);
+
+  std::unique_ptr<Iterator> make_iterator() const;
+  int num_replicas() const { return replicas_; }
+  /// The dataset it reads from.
+  const data::Dataset& source() const { return source_; }
+
+ private:
+  enum class Mode { split, interleave };
+  DistributedDataset(data::Dataset source, int replicas, Mode mode);
+
+  data::Dataset source_;
+  int replicas_;
+  Mode mode_;
+};
+
+/// The element's rows [begin, end) of every value (tensors and string arrays alike).
+data::Element element_rows(const data::Element& element, std::int64_t begin, std::int64_t end);
+
+}  // namespace kestrel::distribute

@@ -1,0 +1,82 @@
+// Strategy: the base of Kestrel's distribution strategies (tf.distribute.Strategy): a scope that
+// owns the variables created in it, replicas that run a function in sync, and the ways their
+// values combine.
+//
+//   distribute::TPUStrategy strategy(distribute::TPUClusterResolver::local());   // 8 simulated cores
+//   {
+//     auto scope = strategy.scope();          // model, optimizer and metrics belong to the strategy
+//     MyModel model;
+//     model.compile({..., .jit_compile = true});
+//     model.fit(train, {.epochs = 3});        // each global batch is split over the 8 replicas
+//   }
+//   auto per_replica = strategy.run([&](int replica) { return ops::sum(shards[replica]); });
+//   Tensor total = strategy.reduce(distribute::ReduceOp::SUM, per_replica);
+//
+// Replicas are simulated: one process, one copy of each parameter in host memory, a worker pool
+// running the replicas (threads = cores), and reductions that add the replicas in a fixed order,
+// so every run gives the same bits.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "framework/data/dataset.h"
+#include "framework/distribute/distribution.h"
+#include "strategies/distributed_dataset.h"
+#include "strategies/input_context.h"
+#include "strategies/per_replica.h"
+
+namespace kestrel::distribute {
+
+class ReplicaPool;
+
+class Strategy : public Distribution {
+ public:
+  ~Strategy() override;
+  Strategy(const Strategy&) = delete;
+  Strategy& operator=(const Strategy&) = delete;
+
+  /// Makes this strategy current on this thread until the returned scope ends: variables created
+  /// meanwhile (layer weights, optimizer slots, metric state) belong to it.
+  [[nodiscard]] DistributionScope scope() const { return DistributionScope(*this); }
+
+  std::string name() const override { return name_; }
+  int num_replicas_in_sync() const override { return replicas_; }
+  std::optional<std::int64_t> memory_per_replica() const override { return memory_per_replica_; }
+
+  /// Runs fn on every replica (its id as the argument) and returns the results in replica order.
+  PerReplica<Tensor> run(const std::function<Tensor(int replica)>& fn) const;
+  /// Combines the replicas' values: SUM or MEAN across replicas; with an axis, that axis is reduced
+  /// too (MEAN then averages over every replica's elements along it, as a global batch would).
+  Tensor reduce(ReduceOp op, const PerReplica<Tensor>& value, std::optional<int> axis = std::nullopt) const;
+  /// The replicas' values concatenated along axis, in replica order.
+  Tensor gather(const PerReplica<Tensor>& value, int axis) const;
+
+  /// A dataset of global batches, each split into one shard per replica.
+  DistributedDataset experimental_distribute_dataset(const data::Dataset& dataset) const;
+  /// A dataset made by fn for this machine's input pipeline, already batched per replica; each
+  /// step gives every replica its own next batch.
+  DistributedDataset distribute_datasets_from_function(
+      const std::function<data::Dataset(const InputContext&)>& fn) const;
+
+  void for_each_replica(const std::function<void(int replica)>& fn) const override;
+  std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) const override;
+
+ protected:
+  /// `replicas` >= 1; memory_per_replica: the simulated device memory, or nullopt for none.
+  Strategy(std::string name, int replicas, std::optional<std::int64_t> memory_per_replica);
+
+ private:
+  void check_replicas(const char* method, int count) const;
+
+  std::string name_;
+  int replicas_;
+  std::optional<std::int64_t> memory_per_replica_;
+  std::unique_ptr<ReplicaPool> pool_;
+};
+
+}  // namespace kestrel::distribute
