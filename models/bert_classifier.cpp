@@ -1,56 +1,24 @@
 #include "models/bert_classifier.h"
 
-#include <set>
-#include <sstream>
 #include <utility>
 
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
 #include "framework/ops/ops.h"
+#include "models/token_inputs.h"
+#include "models/transformer_sizes.h"
 
 namespace kestrel::models {
 namespace {
 
-const std::set<std::string>& known_inputs() {
-  static const std::set<std::string> names{"input_ids", "attention_mask", "token_type_ids"};
-  return names;
-}
-
-std::string number(double value) {
-  std::ostringstream out;
-  out << value;
-  return out.str();
-}
-
-void require_positive(const std::string& prefix, const char* field, std::int64_t value) {
-  if (value <= 0) {
-    throw ValueError(prefix + field + " is " + std::to_string(value) + "; it must be positive");
-  }
-}
-
 BertOptions validated(const std::string& prefix, BertOptions o) {
-  require_positive(prefix, "vocab_size", o.vocab_size);
-  require_positive(prefix, "hidden_size", o.hidden_size);
-  require_positive(prefix, "num_heads", o.num_heads);
-  require_positive(prefix, "intermediate_size", o.intermediate_size);
-  require_positive(prefix, "max_length", o.max_length);
-  require_positive(prefix, "num_classes", o.num_classes);
-  if (o.num_layers < 0) {
-    throw ValueError(prefix + "num_layers is " + std::to_string(o.num_layers) + "; it must be >= 0");
+  check_transformer_sizes(prefix, sizes_of(o));
+  if (o.num_classes <= 0) {
+    throw ValueError(prefix + "num_classes is " + std::to_string(o.num_classes) + "; it must be positive");
   }
   if (o.type_vocab_size < 0) {
     throw ValueError(prefix + "type_vocab_size is " + std::to_string(o.type_vocab_size) +
                      "; use 0 (no segments) or the number of segments (2 for BERT)");
-  }
-  if (o.hidden_size % o.num_heads != 0) {
-    throw ValueError(prefix + "hidden_size " + std::to_string(o.hidden_size) + " does not split into " +
-                     std::to_string(o.num_heads) + " heads; choose num_heads dividing hidden_size");
-  }
-  if (!(o.dropout >= 0.0 && o.dropout < 1.0)) {
-    throw ValueError(prefix + "dropout is " + number(o.dropout) + "; it must be in [0, 1)");
-  }
-  if (!(o.initializer_stddev > 0.0)) {
-    throw ValueError(prefix + "initializer_stddev is " + number(o.initializer_stddev) + "; it must be positive");
   }
   return o;
 }
@@ -93,46 +61,9 @@ BertClassifier::BertClassifier(BertOptions options)
 }
 
 BertClassifier::Unpacked BertClassifier::unpack(const Inputs& inputs) const {
-  Unpacked in;
-  if (!inputs.is_named()) {
-    in.input_ids = inputs.tensor();
-  } else {
-    for (const auto& [key, tensor] : inputs.named()) {
-      if (known_inputs().count(key) == 0) {
-        // A misspelt "attention_mask" would otherwise be ignored and padding silently attended to.
-        throw ValueError(error_prefix() + "unknown input '" + key +
-                         "'; the model takes input_ids, attention_mask and token_type_ids: drop or rename it");
-      }
-    }
-    in.input_ids = inputs["input_ids"];
-    const auto& named = inputs.named();
-    if (auto it = named.find("attention_mask"); it != named.end()) in.attention_mask = it->second;
-    if (auto it = named.find("token_type_ids"); it != named.end()) in.token_type_ids = it->second;
-  }
-
-  const Tensor& ids = in.input_ids;
-  if (!is_integer(ids.dtype())) {
-    throw TypeError(error_prefix() + "input_ids are " + ids.spec().to_string() +
-                    "; pass integer token ids (int32 or int64), as the tokenizer makes them");
-  }
-  if (ids.rank() != 2 || ids.shape()[1] == 0) {
-    throw ShapeError(error_prefix() + "input_ids are " + ids.shape().to_string() +
-                     "; pass [batch, length] token ids with length >= 1 (batch a single sequence as [1, length])");
-  }
-  const std::int64_t length = ids.shape()[1];
-  if (length > options_.max_length) {
-    throw ShapeError(error_prefix() + "input_ids have length " + std::to_string(length) + " but max_length is " +
-                     std::to_string(options_.max_length) + "; truncate with the tokenizer's max_length (" +
-                     std::to_string(options_.max_length) + ") or build the model with a larger max_length");
-  }
-  auto same_shape = [&](const Tensor& t, const char* what) {
-    if (t.defined() && t.shape() != ids.shape()) {
-      throw ShapeError(error_prefix() + what + " is " + t.shape().to_string() + " but input_ids are " +
-                       ids.shape().to_string() + "; pass one entry per token, padded as the ids are");
-    }
-  };
-  same_shape(in.attention_mask, "attention_mask");
-  same_shape(in.token_type_ids, "token_type_ids");
+  const TokenInputs read =
+      read_token_inputs(inputs, {"attention_mask", "token_type_ids"}, options_.max_length, error_prefix());
+  const Unpacked in{read.input_ids, read.get("attention_mask"), read.get("token_type_ids")};
   if (in.token_type_ids.defined() && token_type_embedding_ == nullptr) {
     throw ValueError(error_prefix() + "got token_type_ids but type_vocab_size is 0, so the model has no segment "
                      "embeddings; build it with BertOptions{.type_vocab_size = 2} or leave token_type_ids out");

@@ -2,10 +2,14 @@
 //
 //   layers::TransformerEncoder block({.intermediate_dim = 512, .num_heads = 2, .dropout = 0.1});
 //   Tensor h = block(x, {.attention_mask = padding_mask, .training = true});   // [B,T,D] -> [B,T,D]
+//   layers::TransformerEncoder gpt_block({.intermediate_dim = 1024, .num_heads = 4, .normalize_first = true});
+//   Tensor y = gpt_block(x, {.use_causal_mask = true});                        // a GPT-2 decoder block
 //
 // Post-LN by default (BERT): x = LN(x + Dropout(SelfAttention(x))); x = LN(x + Dropout(FFN(x))),
 // with FFN = Dense(D)(Dense(intermediate_dim, activation)). With normalize_first, each LN moves
 // in front of its sublayer (pre-LN, GPT-2). The attention has num_heads heads of D / num_heads.
+// With use_causal_mask, position t attends only to positions s <= t, which makes the block a
+// decoder-only (GPT) block: keras_hub's TransformerDecoder without cross-attention.
 // Sublayers are created by the first call, once D is known, with keras_hub's names:
 // "self_attention_layer", "self_attention_layer_norm", "self_attention_dropout",
 // "feedforward_layer_norm", "feedforward_intermediate_dense", "feedforward_output_dense",
@@ -42,6 +46,8 @@ struct TransformerEncoderCallOptions {
   /// [B, S] (padding mask) or [B, T, S]; nonzero = attend.
   Tensor attention_mask;
   bool training = false;
+  /// Position t attends only to positions s <= t (combined with attention_mask when both are set).
+  bool use_causal_mask = false;
 };
 
 class TransformerEncoder : public Layer {
@@ -60,7 +66,7 @@ class TransformerEncoder : public Layer {
   MultiHeadAttention* self_attention() const { return attention_; }
 
  private:
-  Tensor forward(const Tensor& x, const Tensor& attention_mask, bool training);
+  Tensor forward(const Tensor& x, const TransformerEncoderCallOptions& options);
 
   TransformerEncoderOptions options_;
   std::int64_t hidden_dim_ = 0;

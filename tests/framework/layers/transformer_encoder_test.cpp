@@ -93,6 +93,64 @@ TEST(TransformerEncoder, DropoutOnlyWhileTrainingAndPreLayerNorm) {
   EXPECT_EQ(pre(x).shape(), Shape({1, 4, 8}));
 }
 
+// Positions [begin, end) of x (axis 1) replaced by other's.
+Tensor replace_tail(const Tensor& x, const Tensor& other, std::int64_t begin) {
+  const std::int64_t t = x.shape()[1];
+  return ops::concat({ops::slice(x, {0, 0, 0}, {-1, begin, -1}), ops::slice(other, {0, begin, 0}, {-1, t - begin, -1})},
+                     1);
+}
+
+double largest_difference(const Tensor& a, const Tensor& b) { return ops::max(ops::abs(a - b)).item(); }
+
+TEST(TransformerEncoder, CausalMaskHidesLaterPositions) {
+  layers::TransformerEncoder block({.intermediate_dim = 16, .num_heads = 2, .normalize_first = true});
+  Tensor x = random::normal({2, 6, 8}, random::Key(6));
+  Tensor changed = replace_tail(x, random::normal({2, 6, 8}, random::Key(7)), 4);
+  auto first_four = [](const Tensor& y) { return ops::slice(y, {0, 0, 0}, {-1, 4, -1}); };
+  Tensor y = block(x, {.use_causal_mask = true});
+  Tensor y2 = block(changed, {.use_causal_mask = true});
+  // Positions 0..3 see only positions 0..3, which did not change.
+  EXPECT_LT(largest_difference(first_four(y), first_four(y2)), 1e-6);
+  // Without the mask they see the change, so the check above is not vacuous.
+  EXPECT_GT(largest_difference(first_four(block(x)), first_four(block(changed))), 1e-3);
+
+  // Combined with a padding mask: padding keys stay hidden from every position.
+  Tensor padding = Tensor::from_vector<std::int32_t>({1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 0}, {2, 6});
+  Tensor both = block(x, {.attention_mask = padding, .use_causal_mask = true});
+  EXPECT_LT(largest_difference(first_four(both), first_four(y)), 1e-6);
+}
+
+TEST(TransformerEncoder, PreLayerNormIsTheGpt2Block) {
+  layers::TransformerEncoder block(
+      {.intermediate_dim = 16, .num_heads = 2, .activation = "gelu", .normalize_first = true});
+  Tensor x = random::normal({2, 5, 8}, random::Key(8), 1.0, 3.0);
+  Tensor y = block(x, {.use_causal_mask = true});
+  // x + Attention(LN1(x)), then h + FFN(LN2(h)), built from the block's own sublayers.
+  auto& attention = *block.self_attention();
+  auto& norm1 = dynamic_cast<layers::LayerNormalization&>(*block.layers()[1]);
+  auto& norm2 = dynamic_cast<layers::LayerNormalization&>(*block.layers()[3]);
+  auto& intermediate = dynamic_cast<layers::Dense&>(*block.layers()[4]);
+  auto& output = dynamic_cast<layers::Dense&>(*block.layers()[5]);
+  Tensor normed = norm1(x);
+  Tensor h = x + attention(normed, normed, {.use_causal_mask = true});
+  Tensor expected = h + output(intermediate(norm2(h)));
+  EXPECT_LT(largest_difference(y, expected), 1e-5);
+  // The residual stream is not normalized: the output keeps the input's scale.
+  EXPECT_GT(ops::mean(ops::abs(y)).item(), 1.5);
+}
+
+TEST(TransformerEncoder, CausalGradients) {
+  layers::TransformerEncoder block(
+      {.intermediate_dim = 6, .num_heads = 2, .activation = "gelu", .normalize_first = true});
+  Tensor x = random::normal({1, 3, 4}, random::Key(9));
+  auto f = [&](const std::vector<Tensor>& a) { return block(a[0], {.use_causal_mask = true}); };
+  f({x});
+  GradcheckResult r = gradcheck(f, {x});
+  EXPECT_TRUE(r.ok) << r.report;
+  GradcheckResult w = testing::weight_gradcheck([&] { return f({x}); }, block.weights());
+  EXPECT_TRUE(w.ok) << w.report;
+}
+
 TEST(TransformerEncoder, ErrorsNameTheLayerAndTheFix) {
   clear_session();
   std::string m = error_message<ValueError>([] { layers::TransformerEncoder({.num_heads = 2}); });
