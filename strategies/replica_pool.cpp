@@ -103,6 +103,9 @@ void ReplicaPool::worker_loop() {
     LowestReplicaError failed = job->run_share();
     std::lock_guard<std::mutex> lock(mutex_);
     job->error.merge(failed);
+    // Drop this thread's hold on the exception before run() can return: the last holder destroys
+    // it, and that must not race with the caller reading the exception it catches.
+    failed.error = nullptr;
     if (--job->workers_inside == 0) done_.notify_all();
   }
 }
