@@ -1,6 +1,7 @@
 #include "strategies/tpu_strategy.h"
 
 #include "framework/core/error.h"
+#include "framework/jit/memory_plan.h"
 #include "framework/logging/logging.h"
 
 namespace kestrel::distribute {
@@ -20,8 +21,8 @@ TPUStrategy::TPUStrategy(const TPUClusterResolver& resolver)
     : Strategy("TPUStrategy", resolver.options().num_cores, resolver.options().memory_per_core) {
   const TPUClusterOptions& o = resolver.options();
   auto log = logging::get("kestrel.distribute");
-  log->info("Found TPU system: {} cores ({}), {:.2f} GiB of memory per core", o.num_cores, resolver.master(),
-            static_cast<double>(o.memory_per_core) / static_cast<double>(std::int64_t{1} << 30));
+  log->info("Found TPU system: {} cores ({}), {} of memory per core", o.num_cores, resolver.master(),
+            jit::format_bytes(o.memory_per_core));
   log->info("TPU topology: 1 worker (host), {} cores, {} replicas in sync, one program per step run on each core",
             o.num_cores, o.num_cores);
 }

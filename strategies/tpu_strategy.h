@@ -2,7 +2,7 @@
 // replicating a model as tf.distribute.TPUStrategy does on a TPU v3-8.
 //
 //   distribute::TPUStrategy strategy(distribute::TPUClusterResolver::local());
-//   // [kestrel.distribute] Found TPU system: 8 cores (local, simulated), 16.00 GiB of memory per core
+//   // [kestrel.distribute] Found TPU system: 8 cores (local (simulated)), 16.00 GiB of memory per core
 //   auto scope = strategy.scope();
 //
 // A compiled step whose planned memory per replica exceeds a core's memory fails at compile time

@@ -58,6 +58,13 @@ class JitError : public Error {
   using Error::Error;
 };
 
+/// A compiled program needs more memory than its (simulated) device has, as XLA's
+/// RESOURCE_EXHAUSTED on a TPU core; the message gives the figures and what to shrink.
+class ResourceExhaustedError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// Builds "[op] message", the prefix every op error carries.
 std::string op_message(std::string_view op, std::string_view message);
 

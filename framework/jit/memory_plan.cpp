@@ -17,14 +17,6 @@ std::int64_t raw_bytes(const TensorSpec& spec) {
   return spec.shape.numel() * static_cast<std::int64_t>(size_of(spec.dtype));
 }
 
-std::string format_bytes(std::int64_t bytes) {
-  const double b = static_cast<double>(bytes);
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  if (bytes < (std::int64_t{1} << 20)) return fmt::format("{:.1f} KiB", b / 1024.0);
-  if (bytes < (std::int64_t{1} << 30)) return fmt::format("{:.2f} MiB", b / (1024.0 * 1024.0));
-  return fmt::format("{:.2f} GiB", b / (1024.0 * 1024.0 * 1024.0));
-}
-
 // Float32 scratch for a widened node: a copy of each bfloat16 operand, then the output if it is bfloat16.
 std::int64_t widening_bytes(const Graph& graph, const Node& node) {
   std::int64_t bytes = 0;
@@ -354,6 +346,14 @@ void ArenaAllocator::insert_free(std::int64_t offset, std::int64_t bytes) {
 void ArenaAllocator::erase_free(std::map<std::int64_t, std::int64_t>::iterator block) {
   by_size_.erase({block->second, block->first});
   by_offset_.erase(block);
+}
+
+std::string format_bytes(std::int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  if (bytes < (std::int64_t{1} << 20)) return fmt::format("{:.1f} KiB", b / 1024.0);
+  if (bytes < (std::int64_t{1} << 30)) return fmt::format("{:.2f} MiB", b / (1024.0 * 1024.0));
+  return fmt::format("{:.2f} GiB", b / (1024.0 * 1024.0 * 1024.0));
 }
 
 }  // namespace kestrel::jit

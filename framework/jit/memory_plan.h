@@ -103,6 +103,8 @@ MemoryPlan plan_memory(const Graph& graph);
 
 /// `bytes` rounded up to Buffer::kAlignment: every arena block starts aligned, as a fresh Buffer would.
 std::int64_t aligned_bytes(std::int64_t bytes);
+/// Bytes as logs show them: "512 B", "1.5 KiB", "2.53 MiB", "16.00 GiB".
+std::string format_bytes(std::int64_t bytes);
 
 /// True when `node` runs a float32-only kernel on bfloat16 data, which needs float32 scratch copies.
 bool needs_widening(const Graph& graph, const Node& node);

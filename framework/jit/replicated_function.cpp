@@ -4,9 +4,23 @@
 
 namespace kestrel::jit {
 
-ReplicatedFunction::ReplicatedFunction(std::vector<Variable> state, StateFn fn, std::string name)
-    : state_(std::move(state)), fn_(std::move(fn)), programs_(std::move(name)) {
+ReplicatedFunction::ReplicatedFunction(std::vector<Variable> state, StateFn fn, std::string name, ReplicaDeviceMemory memory)
+    : state_(std::move(state)), fn_(std::move(fn)), memory_(std::move(memory)), programs_(std::move(name)) {
   if (!fn_) throw ValueError("jit::ReplicatedFunction '" + programs_.function_name() + "': the function is empty");
+}
+
+// A replica's device holds the program's inputs (the weights and its shard), its intermediates
+// and outputs (the gradients), and what stays between steps (the optimizer's state).
+void ReplicatedFunction::check_fits(const Executor& program, const std::string& signature) const {
+  if (memory_.limit <= 0) return;
+  const MemoryPlan& plan = program.memory_plan();
+  const std::int64_t needed = plan.pinned_bytes + plan.arena_bytes + plan.output_bytes + memory_.resident_bytes;
+  if (needed <= memory_.limit) return;
+  throw ResourceExhaustedError(
+      "ResourceExhausted: '" + name() + "' for " + signature + " needs " + format_bytes(needed) + " per replica (weights and inputs " +
+      format_bytes(plan.pinned_bytes) + ", intermediates " + format_bytes(plan.arena_bytes) + ", outputs " + format_bytes(plan.output_bytes) +
+      ", optimizer state " + format_bytes(memory_.resident_bytes) + ") but " + memory_.device + " has " + format_bytes(memory_.limit) +
+      "; use a smaller global batch (it is split over the replicas), shorter sequences or a smaller model");
 }
 
 Graph ReplicatedFunction::trace(const Args& args) const {
@@ -31,7 +45,9 @@ std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vecto
                        signature_of_args(name(), per_replica[r], key) + " but replica 0 has " + signature +
                        "; every replica runs one program, so their shards must have one shape");
     }
+    const std::int64_t compiles_before = programs_.compile_count();
     programs.push_back(&programs_.get(signature, [&] { return trace(per_replica[0]); }, static_cast<int>(r)));
+    if (programs_.compile_count() != compiles_before) check_fits(*programs.back(), signature);
   }
   planned_bytes_ = programs[0]->planned_bytes();
   std::vector<std::vector<Tensor>> outputs(per_replica.size());

@@ -20,13 +20,22 @@
 
 namespace kestrel::jit {
 
+/// What each replica's device holds besides the program, and how much memory it has.
+struct ReplicaDeviceMemory {
+  std::int64_t limit = 0;           ///< bytes per replica (0: unlimited)
+  std::int64_t resident_bytes = 0;  ///< held by every replica between steps (optimizer state)
+  std::string device = "device";    ///< named in the error ("a TPUStrategy replica")
+};
+
 class ReplicatedFunction {
  public:
   /// Runs its argument once for every replica (possibly in parallel) and returns when all ran.
   using ForEachReplica = std::function<void(const std::function<void(int replica)>&)>;
 
   /// `state`: the variables the function reads; it may not assign them (replicas share them).
-  ReplicatedFunction(std::vector<Variable> state, StateFn fn, std::string name);
+  /// With a memory limit, a program that would not fit one replica's device fails as it compiles,
+  /// with ResourceExhaustedError giving the figures.
+  ReplicatedFunction(std::vector<Variable> state, StateFn fn, std::string name, ReplicaDeviceMemory memory = {});
 
   /// Runs the program on each replica's arguments (one signature for all), compiling it first on
   /// a new signature, and returns each replica's outputs in replica order.
@@ -43,9 +52,11 @@ class ReplicatedFunction {
 
  private:
   Graph trace(const Args& args) const;
+  void check_fits(const Executor& program, const std::string& signature) const;
 
   std::vector<Variable> state_;
   StateFn fn_;
+  ReplicaDeviceMemory memory_;
   ProgramCache programs_;
   std::int64_t planned_bytes_ = 0;
 };

@@ -85,6 +85,14 @@ std::vector<std::vector<Tensor>> ReplicaSteps::run_replicas(
     // The body may leave outputs undefined (a weight no gradient reached); the program returns the
     // defined ones, and `defined` says where they go.
     auto defined = std::make_shared<std::vector<bool>>();
+    // A replica's device keeps the optimizer's state too (its slots; the update runs once here).
+    jit::ReplicaDeviceMemory memory{.limit = distribution_.memory_per_replica().value_or(0),
+                                                 .device = "a " + distribution_.name() + " replica"};
+    if (model_.optimizer_) {
+      for (const Variable& v : model_.optimizer_->variables()) {
+        memory.resident_bytes += static_cast<std::int64_t>(v.value().nbytes());
+      }
+    }
     function = std::make_unique<jit::ReplicatedFunction>(
         std::move(state),
         [body, defined, replicas](const jit::Args& args) {
@@ -97,7 +105,7 @@ std::vector<std::vector<Tensor>> ReplicaSteps::run_replicas(
           }
           return present;
         },
-        name);
+        name, std::move(memory));
     defined_[name] = defined;
   }
   std::vector<jit::Args> with_ids = shards;

@@ -116,5 +116,19 @@ TEST(Replicas, CompiledReplicasCompileOncePerShape) {
   EXPECT_EQ(model.jit_stats().compiles, 1);  // 16, 16, and 8 padded to 16: one program on 8 replicas
 }
 
+TEST(Replicas, AProgramLargerThanACoreFailsAtCompileWithTheFigures) {
+  clear_session();
+  TPUStrategy tpu(TPUClusterResolver::local({.num_cores = 8, .memory_per_core = 256 << 10}));  // 256 KiB cores
+  auto scope = tpu.scope();
+  Sequential model({layers::Dense(256, {.activation = "relu"}), layers::Dense(3)});
+  model.compile({.optimizer = "adam", .loss = "mse", .jit_compile = true});
+  const std::string m = error_message<ResourceExhaustedError>(
+      [&] { model.fit(Tensor::zeros({64, 128}), Tensor::zeros({64, 3}), {.batch_size = 64, .verbose = 0}); });
+  EXPECT_TRUE(contains(m, "ResourceExhausted: 'replica_train_step'")) << m;
+  EXPECT_TRUE(contains(m, "per replica (weights and inputs")) << m;
+  EXPECT_TRUE(contains(m, "a TPUStrategy replica has 256.0 KiB")) << m;
+  EXPECT_TRUE(contains(m, "smaller global batch")) << m;
+}
+
 }  // namespace
 }  // namespace kestrel::distribute
