@@ -122,7 +122,10 @@ class Model : public Layer {
  protected:
   /// One training step on a batch (Keras's train_step): forward, loss, gradients, optimizer
   /// update, loss tracker and metrics. It reads nothing on the host, so under jit_compile it is
-  /// traced and compiled as it is; fit reads the logs from the metrics afterwards.
+  /// traced and compiled as it is; fit reads the logs from the metrics afterwards. Under a
+  /// strategy of several replicas the step is split where replicas meet (forward and backward per
+  /// replica, one update), so an override of train_step does not apply there: customize
+  /// compute_loss instead.
   virtual void train_step(const Batch& batch);
   /// One evaluation step: forward, loss tracker and metrics.
   virtual void test_step(const Batch& batch);
