@@ -49,12 +49,12 @@ void Model::compile(CompileOptions options) {
   resolve_metrics(options.metrics, options.weighted_metrics);
   loss_tracker_ = std::make_shared<metrics::Mean>(metrics::MeanOptions{.name = "loss"});
   distribute::require_created_in(distribution_, distributed_variables(), "model '" + name() + "'");
-  // Programs compiled before hold the old optimizer's and metrics' variables: start afresh.
-  jit_ = options.jit_compile ? std::make_unique<detail::JitSteps>(*this) : nullptr;
   compile_options_ = std::move(options);
-  replicas_ = distribution_ != nullptr && distribution_->num_replicas_in_sync() > 1
-                  ? std::make_unique<detail::ReplicaSteps>(*this, *distribution_, jit_enabled())
-                  : nullptr;
+  // Programs compiled before hold the old optimizer's and metrics' variables: start afresh. With
+  // several replicas, ReplicaSteps runs the steps (and compiles the replicas' program) itself.
+  const bool replicated = distribution_ != nullptr && distribution_->num_replicas_in_sync() > 1;
+  replicas_ = replicated ? std::make_unique<detail::ReplicaSteps>(*this, *distribution_, jit_enabled()) : nullptr;
+  jit_ = !replicated && compile_options_.jit_compile ? std::make_unique<detail::JitSteps>(*this) : nullptr;
 }
 
 void Model::resolve_metrics(const std::vector<MetricArg>& plain, const std::vector<MetricArg>& weighted) {
