@@ -44,6 +44,12 @@ GPT::GPT(GPTOptions options) : Model(options.name, "GPT"), options_(validated(er
   }
   final_norm_ = &add<layers::LayerNormalization>(
       layers::LayerNormalizationOptions{.epsilon = o.layer_norm_epsilon, .name = "final_layer_norm"});
+  // Zeros, not random draws: tie_weights() replaces the kernel with the token embedding anyway.
+  lm_head_ = &add<LMHead>(o.vocab_size, LMHeadOptions{.kernel_initializer = "zeros", .name = "lm_head"});
+}
+
+void GPT::tie_weights() {
+  if (token_embedding_->built() && lm_head_->built()) lm_head_->kernel().tie_to(token_embedding_->embeddings());
 }
 
 GPT::Unpacked GPT::unpack(const Inputs& inputs) const {
@@ -73,18 +79,15 @@ Tensor GPT::sequence_output(const Inputs& inputs, bool training) {
   return (*final_norm_)(h, training);
 }
 
-Tensor GPT::tied_logits(const Tensor& h) const {
-  // One [rows, hidden] x [hidden, vocab] product: the embedding's gradient is a single matmul
-  // rather than a batched one summed over the batch.
-  const Variable& table = output_embeddings();
-  const std::int64_t hidden = h.shape()[-1];
-  std::vector<std::int64_t> out_shape = h.shape().to_vector();
-  out_shape.back() = options_.vocab_size;
-  Tensor flat = ops::reshape(h, {h.numel() / hidden, hidden});
-  return ops::reshape(ops::matmul(flat, table.value(), {.transpose_b = true}), out_shape);
+Tensor GPT::logits(const Tensor& h) {
+  if (!lm_head_->built()) {
+    lm_head_->maybe_build(h.shape());
+    tie_weights();  // before the first logits, which must already come from the token embedding
+  }
+  return (*lm_head_)(h);
 }
 
-Tensor GPT::call(const Inputs& inputs, bool training) { return tied_logits(sequence_output(inputs, training)); }
+Tensor GPT::call(const Inputs& inputs, bool training) { return logits(sequence_output(inputs, training)); }
 
 void GPT::build(const Shape& input_shape) {
   if (built()) return;

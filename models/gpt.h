@@ -20,12 +20,14 @@
 //   h = transformer_layer_i(h, attention_mask, causal)     for i in [0, num_layers)
 //       (each: h + Attention(LN(h)), then h + FFN(LN(h)), as layers::TransformerEncoder with
 //        normalize_first and use_causal_mask)
-//   logits = final_layer_norm(h) · token_embedding.embeddingsᵀ
-// Those are the layers' names, in summary() and in weight files. The output projection is the
-// token embedding's own Variable (tied, no bias): weights() lists it once, the optimizer keeps one
-// set of slots for it, and a weight file holds it once, so the tie survives save and load by
-// construction. The defaults are the bench's GPT-tiny (5,289,472 parameters; the bench sets
-// dropout = 0), with GPT-2's tanh-approximated GELU.
+//   logits = lm_head(final_layer_norm(h))                   = h · token_embedding.embeddingsᵀ
+// Those are the layers' names, in summary() and in weight files. The output projection lm_head
+// (models/lm_head.h) is tied to the input embedding, as GPT-2's is: tie_weights() makes its kernel
+// the token embedding's Variable (Variable::tie_to) once both are built, so two layers hold one
+// variable. weights() lists it once, the optimizer keeps one set of slots for it, a weight file
+// holds it once (under token_embedding), and a strategy placing the model checks the tie holds
+// (layers/weight_ties.h). The defaults are the bench's GPT-tiny (5,289,472 parameters; the bench
+// sets dropout = 0), with GPT-2's tanh-approximated GELU.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +40,7 @@
 #include "framework/layers/layer_normalization.h"
 #include "framework/layers/transformer_encoder.h"
 #include "framework/model/model.h"
+#include "models/lm_head.h"
 #include "models/position_embedding.h"
 
 namespace kestrel::models {
@@ -77,6 +80,8 @@ class GPT : public Model {
   Tensor sequence_output(const Inputs& inputs, bool training = false);
   /// Builds the weights by running once on zero ids of input_shape [batch, length].
   void build(const Shape& input_shape) override;
+  /// Ties lm_head's kernel to the token embedding (once both are built; idempotent).
+  void tie_weights() override;
 
   /// Continues each row of prompt_ids [B, P] (int32/int64, 1 <= P <= max_length, no padding: one
   /// length per call) and returns [B, P + n] in the prompt's dtype, n = min(max_new_tokens,
@@ -89,8 +94,9 @@ class GPT : public Model {
   PositionEmbedding& position_embedding() const { return *position_embedding_; }
   const std::vector<layers::TransformerEncoder*>& transformer_layers() const { return transformer_layers_; }
   layers::LayerNormalization& final_layer_norm() const { return *final_norm_; }
-  /// The output projection [vocab_size, hidden_size]: the token embedding's Variable itself.
-  const Variable& output_embeddings() const { return token_embedding_->embeddings(); }
+  LMHead& lm_head() const { return *lm_head_; }
+  /// The output projection [vocab_size, hidden_size]: lm_head's kernel, tied to the token embedding.
+  const Variable& output_embeddings() const { return lm_head_->kernel(); }
 
  private:
   struct Unpacked {
@@ -102,8 +108,8 @@ class GPT : public Model {
   /// Checks the prompt and the options given to generate().
   void check_generate(const Tensor& prompt_ids, const GenerateOptions& options) const;
   Tensor embed(const Tensor& input_ids, bool training);
-  /// h [..., hidden_size] -> [..., vocab_size] through the tied embedding.
-  Tensor tied_logits(const Tensor& h) const;
+  /// h [..., hidden_size] -> [..., vocab_size] through lm_head, tied before its first use.
+  Tensor logits(const Tensor& h);
 
   GPTOptions options_;
   layers::Embedding* token_embedding_ = nullptr;
@@ -111,6 +117,7 @@ class GPT : public Model {
   layers::Dropout* embeddings_dropout_ = nullptr;
   std::vector<layers::TransformerEncoder*> transformer_layers_;
   layers::LayerNormalization* final_norm_ = nullptr;
+  LMHead* lm_head_ = nullptr;
 };
 
 }  // namespace kestrel::models

@@ -96,12 +96,12 @@ Tensor GPT::generate(const Tensor& prompt_ids, GenerateOptions options) {
     Tensor hidden = sequence_output(Inputs{{"input_ids", Tensor::from_vector<std::int64_t>(ids, {batch, length})}});
     // Only the last position predicts the next token: project it alone, not all `length`.
     Tensor last = ops::slice(hidden, {0, length - 1, 0}, {batch, 1, options_.hidden_size});
-    const std::vector<float> logits = tied_logits(ops::reshape(last, {batch, options_.hidden_size})).to_vector<float>();
+    const std::vector<float> next_logits = logits(ops::reshape(last, {batch, options_.hidden_size})).to_vector<float>();
 
     std::vector<std::int64_t> grown;
     grown.reserve(static_cast<std::size_t>(batch * (length + 1)));
     for (std::int64_t b = 0; b < batch; ++b) {
-      const float* row = logits.data() + b * vocab;
+      const float* row = next_logits.data() + b * vocab;
       const std::int64_t next = options.top_k == 0
                                     ? greedy_pick(row, vocab)
                                     : top_k_pick(row, vocab, options.top_k, options.temperature, rng);

@@ -11,11 +11,19 @@ struct VariableImpl {
   Tensor value;
   bool trainable;
   const void* owner;
+  std::shared_ptr<VariableImpl> tied_to;  // set by tie_to: the slot this variable reads and writes
 };
 }  // namespace detail
 
 namespace {
 thread_local const void* current_owner = nullptr;
+
+// The slot a variable stands for: its own, or, once tied, the end of its chain of ties.
+const std::shared_ptr<detail::VariableImpl>& slot_of(const std::shared_ptr<detail::VariableImpl>& impl) {
+  const std::shared_ptr<detail::VariableImpl>* at = &impl;
+  while ((*at)->tied_to) at = &(*at)->tied_to;
+  return *at;
+}
 
 // The stored value is a fresh leaf sharing the data: history from the op that computed it is
 // dropped, so the variable never keeps a whole step's graph alive. While a jit trace runs, the
@@ -41,10 +49,25 @@ Variable::Variable(std::string name, const Tensor& initial_value, bool trainable
     throw ValueError("Variable '" + name + "': the initial value is an undefined tensor");
   }
   impl_ = std::make_shared<detail::VariableImpl>(
-      detail::VariableImpl{std::move(name), as_leaf(initial_value, trainable), trainable, current_owner});
+      detail::VariableImpl{std::move(name), as_leaf(initial_value, trainable), trainable, current_owner, nullptr});
 }
 
-const void* Variable::owner() const { return impl_->owner; }
+const void* Variable::owner() const { return slot_of(impl_)->owner; }
+const void* Variable::id() const { return impl_ ? slot_of(impl_).get() : nullptr; }
+bool Variable::is_tied() const { return impl_ && impl_->tied_to != nullptr; }
+
+void Variable::tie_to(const Variable& source) const {
+  if (!defined() || !source.defined()) throw ValueError("Variable::tie_to: both variables must be defined");
+  const std::shared_ptr<detail::VariableImpl>& target = slot_of(source.impl_);
+  if (target == slot_of(impl_)) return;  // already one variable
+  const Tensor& mine = value();
+  const std::string what = "cannot tie variable '" + name() + "' (" + mine.spec().to_string() + ") to '" +
+                           source.name() + "' (" + target->value.spec().to_string() + "): ";
+  if (mine.shape() != target->value.shape()) throw ShapeError(what + "the shapes differ");
+  if (mine.dtype() != target->value.dtype()) throw TypeError(what + "the dtypes differ");
+  // Re-pointing this handle's own slot (not the end of its chain) keeps every earlier tie to it.
+  impl_->tied_to = target;
+}
 
 std::vector<Variable> unique_variables(const std::vector<Variable>& variables) {
   std::vector<Variable> out;
@@ -59,16 +82,18 @@ VariableOwnerScope::VariableOwnerScope(const void* owner) : previous_(current_ow
 VariableOwnerScope::~VariableOwnerScope() { current_owner = previous_; }
 
 const std::string& Variable::name() const { return impl_->name; }
-const Tensor& Variable::value() const { return impl_->value; }
-bool Variable::trainable() const { return impl_->trainable; }
+const Tensor& Variable::value() const { return slot_of(impl_)->value; }
+bool Variable::trainable() const { return slot_of(impl_)->trainable; }
 
 void Variable::set_trainable(bool trainable) const {
-  impl_->trainable = trainable;
-  impl_->value.set_requires_grad(trainable && is_floating(impl_->value.dtype()));
+  detail::VariableImpl& slot = *slot_of(impl_);
+  slot.trainable = trainable;
+  slot.value.set_requires_grad(trainable && is_floating(slot.value.dtype()));
 }
 
 void Variable::assign(const Tensor& value) const {
-  const Tensor& current = impl_->value;
+  detail::VariableImpl& slot = *slot_of(impl_);
+  const Tensor& current = slot.value;
   if (!value.defined()) throw ValueError("Variable '" + impl_->name + "': cannot assign an undefined tensor");
   if (value.shape() != current.shape()) {
     throw ShapeError("Variable '" + impl_->name + "' is " + current.spec().to_string() +
@@ -78,7 +103,7 @@ void Variable::assign(const Tensor& value) const {
     throw TypeError("Variable '" + impl_->name + "' is " + current.spec().to_string() + "; cannot assign a " +
                     value.spec().to_string() + " value (cast it with ops::cast)");
   }
-  impl_->value = as_leaf(value, impl_->trainable);
+  slot.value = as_leaf(value, slot.trainable);
 }
 
 }  // namespace kestrel

@@ -5,8 +5,9 @@
 //   w.assign(ops::subtract(w.value(), step)); // same shape and dtype, or ShapeError/TypeError
 //
 // Variables are handles: copies share one slot, so a weight used by two layers (tied input and
-// output embeddings) is one variable, and is_same() tells. A variable remembers the distribution
-// strategy it was created under (owner()), as Keras's do.
+// output embeddings) is one variable, and is_same() tells. A weight a layer created on its own can
+// be tied to another after the fact (tie_to): every handle of it then reads and writes the other's
+// slot. A variable remembers the distribution strategy it was created under (owner()), as Keras's do.
 #pragma once
 
 #include <memory>
@@ -39,9 +40,17 @@ class Variable {
   const Shape& shape() const { return value().shape(); }
   DType dtype() const { return value().dtype(); }
 
-  /// True when both handles are the same variable.
-  bool is_same(const Variable& other) const { return impl_ == other.impl_; }
-  const void* id() const { return impl_.get(); }
+  /// Makes this variable `source`, as Hugging Face's tie_weights does: from now on every handle
+  /// of it (in every layer that holds one) reads, writes and trains source's slot, and its own
+  /// value is dropped. It keeps its name. Tie before the optimizer makes its slots, so the pair
+  /// gets one set. The shapes and dtypes must match (ShapeError / TypeError naming both).
+  void tie_to(const Variable& source) const;
+  /// True when both handles are the same variable (tied ones included).
+  bool is_same(const Variable& other) const { return id() == other.id(); }
+  /// The identity of the slot the variable reads and writes: tied variables share it.
+  const void* id() const;
+  /// True when tie_to made this variable another's.
+  bool is_tied() const;
   /// What the variable was created under: the distribution strategy whose scope was active
   /// (VariableOwnerScope), or null. framework/distribute gives it its type.
   const void* owner() const;
@@ -50,7 +59,7 @@ class Variable {
   std::shared_ptr<detail::VariableImpl> impl_;
 };
 
-/// Each variable once, in first-seen order: a tied weight listed by two layers is one variable.
+/// Each variable once (by id()), in first-seen order: a tied weight listed by two layers is one variable.
 std::vector<Variable> unique_variables(const std::vector<Variable>& variables);
 
 /// Variables created on this thread during the scope's lifetime get `owner` (Variable::owner).

@@ -124,6 +124,16 @@ void Layer::track_weight(const Variable& variable) {
   weights_.push_back(variable);
 }
 
+void Layer::replace_weight(const Variable& weight, const Variable& replacement) {
+  for (Variable& slot : weights_) {
+    if (slot.is_same(weight)) {
+      slot = replacement;
+      return;
+    }
+  }
+  throw ValueError(error_prefix() + "replace_weight: '" + weight.name() + "' is not one of this layer's weights");
+}
+
 void Layer::adopt(std::unique_ptr<Layer> child) {
   child->parent_ = this;
   children_.push_back(child.get());

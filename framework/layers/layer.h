@@ -94,6 +94,10 @@ class Layer {
                       WeightOptions options = {});
   /// Adds an existing variable to this layer's weights (a weight tied to another layer's).
   void track_weight(const Variable& variable);
+  /// Puts `replacement` in the slot that holds `weight`, for layers that re-create a weight
+  /// (resizing a vocabulary, say). A tie the old variable had does not carry over: the model's
+  /// tie_weights() makes it again, and a strategy placing the model checks (layers/weight_ties.h).
+  void replace_weight(const Variable& weight, const Variable& replacement);
   /// Creates a child layer owned by this one.
   template <class T, class... Args>
   T& add(Args&&... args) {

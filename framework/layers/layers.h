@@ -19,3 +19,4 @@
 #include "framework/layers/pooling.h"
 #include "framework/layers/training_step.h"
 #include "framework/layers/transformer_encoder.h"
+#include "framework/layers/weight_ties.h"

@@ -34,6 +34,10 @@ class Loss {
   /// Elements that count (1) and do not (0), shaped like call()'s result; undefined when all count.
   /// SparseCategoricalCrossentropy's ignore_class uses it; masked elements leave the mean's count.
   virtual Tensor mask(const Tensor& y_true, const Tensor& y_pred) const { return Tensor(); }
+  /// The same mask when the labels alone decide it, shaped like y_true (a trailing axis of 1
+  /// kept); undefined when every element counts. Replicas weigh their shares of a global batch's
+  /// mean loss by it before any prediction exists (see framework/model/replica_steps.h).
+  virtual Tensor label_mask(const Tensor& y_true) const { return Tensor(); }
 
   /// call(), times sample_weight (broadcast to the per-sample losses) and the mask, then reduced.
   Tensor operator()(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight = Tensor()) const;

@@ -114,4 +114,10 @@ Tensor SparseCategoricalCrossentropy::mask(const Tensor& y_true, const Tensor& y
   return ops::cast(ops::not_equal(labels, ignored_label(*options_.ignore_class)), DType::float32);
 }
 
+Tensor SparseCategoricalCrossentropy::label_mask(const Tensor& y_true) const {
+  if (!options_.ignore_class || !y_true.defined()) return Tensor();
+  return ops::cast(ops::not_equal(y_true, ops::scalar_like(y_true, static_cast<double>(*options_.ignore_class))),
+                   DType::float32);
+}
+
 }  // namespace kestrel::losses

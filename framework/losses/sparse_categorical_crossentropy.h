@@ -36,6 +36,8 @@ class SparseCategoricalCrossentropy : public Loss {
   Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
   /// 0 where y_true is ignore_class, else 1; undefined without ignore_class.
   Tensor mask(const Tensor& y_true, const Tensor& y_pred) const override;
+  /// 0 where y_true is ignore_class, else 1 (float32, shaped like y_true); undefined without ignore_class.
+  Tensor label_mask(const Tensor& y_true) const override;
 
   const SparseCategoricalCrossentropyOptions& options() const { return options_; }
 

@@ -68,7 +68,8 @@ struct JitStats {
   std::int64_t compiles = 0;
   double compile_seconds = 0.0;
   /// Memory the compiled steps hold for their intermediates: one arena per step function, as
-  /// large as its largest program (in History: at the end of the fit).
+  /// large as its largest program (in History: at the end of the fit). Under a strategy each
+  /// replica has its own arenas, and this is all replicas' together.
   std::int64_t arena_bytes = 0;
 };
 

@@ -68,6 +68,12 @@ class Model : public Layer {
   /// Builds the weights by running the model once, in inference mode, on zeros of this shape.
   void build(const Shape& input_shape) override;
 
+  /// Ties weights that layers share (an output projection to the input embedding, say) with
+  /// Variable::tie_to, as Hugging Face's tie_weights does. Models that tie after their layers are
+  /// built override it; the default ties nothing. It runs after the first call builds the model
+  /// and when a distribution strategy places the model on its replicas, so it must be idempotent.
+  virtual void tie_weights() {}
+
   void compile(CompileOptions options);
   bool compiled() const { return optimizer_ != nullptr; }
   /// The options given to compile() (jit_compile and steps_per_execution are read by the jit).

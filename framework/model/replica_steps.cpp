@@ -7,6 +7,8 @@
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
 #include "framework/distribute/replica_context.h"
+#include "framework/logging/logging.h"
+#include "framework/losses/loss.h"
 #include "framework/model/batch_args.h"
 #include "framework/model/model.h"
 #include "framework/model/partial_batch.h"
@@ -19,34 +21,58 @@ namespace {
 struct Split {
   Batch global;               // padded to the global batch size
   std::vector<Batch> shards;  // one per replica
-  std::vector<double> real_rows;
-  double total_real_rows = 0.0;
+  // Each replica's share of the global batch's mean loss: the elements its mean divides by (real
+  // rows; the tokens that count, under a label mask such as ignore_class) over all replicas' ones.
+  // Scaling each replica's mean by it makes the replicas' sum the global batch's mean exactly,
+  // which a plain 1 / replicas does not when replicas count different numbers of elements.
+  std::vector<double> shares;
 };
 
-Split split(const Batch& padded, int replicas) {
+// How many elements of each row the loss's mean counts: 1 a row, or its label mask's sum.
+std::vector<double> counted_per_row(const Batch& padded, const losses::Loss* loss) {
+  const std::int64_t rows = rows_of(padded);
+  std::vector<double> counted(static_cast<std::size_t>(rows), 1.0);
+  const Tensor mask = loss != nullptr ? loss->label_mask(padded.y) : Tensor();
+  if (mask.defined()) {
+    const std::vector<float> per_row = ops::sum(ops::reshape(mask, {rows, -1}), {.axes = {1}}).to_vector<float>();
+    counted.assign(per_row.begin(), per_row.end());
+  }
+  if (padded.row_mask.defined()) {
+    const std::vector<float> real = padded.row_mask.to_vector<float>();
+    for (std::size_t i = 0; i < counted.size(); ++i) counted[i] *= real[i];
+  }
+  return counted;
+}
+
+Split split(const Batch& padded, int replicas, const losses::Loss* loss) {
   Split out;
   out.global = padded;
   const std::int64_t shard = rows_of(padded) / replicas;
-  std::vector<float> mask;
-  if (padded.row_mask.defined()) mask = padded.row_mask.to_vector<float>();
+  const std::vector<double> counted = counted_per_row(padded, loss);
+  const double total = std::accumulate(counted.begin(), counted.end(), 0.0);
   for (int r = 0; r < replicas; ++r) {
     const std::int64_t begin = r * shard, end = begin + shard;
     out.shards.push_back({.x = padded.x.rows(begin, end),
                           .y = ops::slice_rows(padded.y, begin, end),
                           .sample_weight = ops::slice_rows(padded.sample_weight, begin, end),
                           .row_mask = ops::slice_rows(padded.row_mask, begin, end)});
-    double real = static_cast<double>(shard);
-    if (!mask.empty()) real = std::accumulate(mask.begin() + begin, mask.begin() + end, 0.0);
-    out.real_rows.push_back(real);
-    out.total_real_rows += real;
+    const double mine = std::accumulate(counted.begin() + begin, counted.begin() + end, 0.0);
+    out.shares.push_back(total > 0 ? mine / total : 0.0);
   }
   return out;
+}
+
+// The global batch's loss from the replicas' own (each a mean over its shard): their shares' sum.
+Tensor global_loss(const Split& parts, const std::vector<std::vector<Tensor>>& results) {
+  double sum = 0.0;
+  for (std::size_t r = 0; r < results.size(); ++r) sum += parts.shares[r] * results[r][1].item();
+  return Tensor::scalar(sum);
 }
 
 }  // namespace
 
 ReplicaSteps::ReplicaSteps(Model& model, const distribute::Distribution& distribution, bool jit)
-    : model_(model), distribution_(distribution), jit_(jit) {}
+    : model_(model), distribution_(distribution), jit_(jit), ties_before_placement_(layers::find_weight_ties(model)) {}
 
 ReplicaSteps::~ReplicaSteps() = default;
 
@@ -122,11 +148,26 @@ std::vector<std::vector<Tensor>> ReplicaSteps::run_replicas(
   return outputs;
 }
 
-void ReplicaSteps::build_model(const Batch& shard) {
+void ReplicaSteps::place_model(const Batch& shard) {
+  if (placed_) return;
   // Layers create their weights on first use, which replicas running side by side must not do.
-  if (model_.built()) return;
-  autodiff::NoGradScope no_grad;
-  model_(shard.x, /*training=*/false);
+  if (!model_.built()) {
+    autodiff::NoGradScope no_grad;
+    model_(shard.x, /*training=*/false);
+  }
+  // From here on every replica reads these variables. A tie the model had when compiled, or
+  // makes once built, must hold now: untied, the two slots would train apart on every replica.
+  model_.tie_weights();
+  const std::string where = std::to_string(distribution_.num_replicas_in_sync()) + " replicas of " + distribution_.name();
+  auto log = logging::get("kestrel.distribute");
+  for (const std::string& retied : layers::restore_weight_ties(model_, ties_before_placement_, "placement on " + where)) {
+    log->warn("model '{}': a tied weight came apart before placement on {}; re-tied {}", model_.name(), where, retied);
+  }
+  std::string ties;
+  for (const layers::WeightTie& tie : layers::find_weight_ties(model_)) ties += "; tied: " + tie.to_string();
+  log->info("model '{}' placed on {}: one shared copy of its {} parameters{}", model_.name(), where,
+            model_.count_params(), ties);
+  placed_ = true;
 }
 
 Batch ReplicaSteps::padded_to_global(const Batch& batch, const char* method) {
@@ -152,15 +193,11 @@ std::vector<jit::Args> ReplicaSteps::shard_args(const std::vector<Batch>& shards
 }
 
 void ReplicaSteps::train(const Batch& batch) {
-  const Split parts = split(padded_to_global(batch, "fit"), distribution_.num_replicas_in_sync());
-  build_model(parts.shards[0]);
+  const Split parts = split(padded_to_global(batch, "fit"), distribution_.num_replicas_in_sync(), model_.loss_.get());
+  place_model(parts.shards[0]);
   model_.optimizer_->build(model_.trainable_weights());  // slots before any replica reads state
   std::vector<jit::Args> shards = shard_args(parts.shards);
-  for (std::size_t r = 0; r < shards.size(); ++r) {
-    // Each replica's share of the global loss, by its real rows: without padding, 1 / replicas.
-    const double share = parts.total_real_rows > 0 ? parts.real_rows[r] / parts.total_real_rows : 0.0;
-    shards[r].emplace("loss_scale", Tensor::scalar(share));
-  }
+  for (std::size_t r = 0; r < shards.size(); ++r) shards[r].emplace("loss_scale", Tensor::scalar(parts.shares[r]));
   // Per replica: y_pred, loss, then a gradient per trainable weight.
   std::vector<std::vector<Tensor>> results = run_replicas(train_, "replica_train_step", shards, [this](const jit::Args& args) {
     ReplicaResult result = model_.forward_backward(batch_of(args), args.at("loss_scale"));
@@ -176,13 +213,13 @@ void ReplicaSteps::train(const Batch& batch) {
   }
   model_.optimizer_->apply(distribution_.all_reduce_sum(gradients), model_.trainable_weights());
   autodiff::NoGradScope no_grad;
-  for (std::size_t r = 0; r < results.size(); ++r) model_.track_loss(parts.shards[r], results[r][1]);
+  model_.track_loss(parts.global, global_loss(parts, results));
   model_.update_metrics(parts.global, ops::concat(predictions, 0));
 }
 
 void ReplicaSteps::test(const Batch& batch) {
-  const Split parts = split(padded_to_global(batch, "evaluate"), distribution_.num_replicas_in_sync());
-  build_model(parts.shards[0]);
+  const Split parts = split(padded_to_global(batch, "evaluate"), distribution_.num_replicas_in_sync(), model_.loss_.get());
+  place_model(parts.shards[0]);
   std::vector<std::vector<Tensor>> results =
       run_replicas(test_, "replica_test_step", shard_args(parts.shards), [this](const jit::Args& args) {
         autodiff::NoGradScope no_grad;
@@ -192,16 +229,14 @@ void ReplicaSteps::test(const Batch& batch) {
       });
   autodiff::NoGradScope no_grad;
   std::vector<Tensor> predictions;
-  for (std::size_t r = 0; r < results.size(); ++r) {
-    model_.track_loss(parts.shards[r], results[r][1]);
-    predictions.push_back(results[r][0]);
-  }
+  for (const std::vector<Tensor>& result : results) predictions.push_back(result[0]);
+  model_.track_loss(parts.global, global_loss(parts, results));
   model_.update_metrics(parts.global, ops::concat(predictions, 0));
 }
 
 Tensor ReplicaSteps::predict(const Batch& batch) {
-  const Split parts = split(padded_to_global(batch, "predict"), distribution_.num_replicas_in_sync());
-  build_model(parts.shards[0]);
+  const Split parts = split(padded_to_global(batch, "predict"), distribution_.num_replicas_in_sync(), nullptr);
+  place_model(parts.shards[0]);
   std::vector<std::vector<Tensor>> results =
       run_replicas(predict_, "replica_predict_step", shard_args(parts.shards), [this](const jit::Args& args) {
         autodiff::NoGradScope no_grad;

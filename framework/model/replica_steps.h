@@ -4,8 +4,10 @@
 // Each global batch is cut into one shard per replica. The replicas run the forward and backward
 // pass side by side on the strategy's workers, reading the one shared copy of every weight; their
 // gradients, each of its replica's share of the global loss, are summed in replica order and the
-// optimizer updates the weights once. The loss tracker and metrics are updated once, from every
-// replica's results, so 8 replicas at a global batch B train and report like 1 at batch B.
+// optimizer updates the weights once. A replica's share is the part of the global mean's count
+// it holds: its real rows, or, under a label mask (ignore_class), its tokens that count. The loss
+// tracker and metrics are updated once, from every replica's results, so 8 replicas at a global
+// batch B train and report like 1 at batch B, padded language-model batches included.
 //
 // The first batch of a fit / evaluate / predict sets the global batch size; it must divide by the
 // replicas. A smaller last batch is padded to it and its padding masked (Batch::row_mask), so no
@@ -21,6 +23,7 @@
 
 #include "framework/distribute/distribution.h"
 #include "framework/jit/replicated_function.h"
+#include "framework/layers/weight_ties.h"
 #include "framework/model/batch.h"
 #include "framework/model/fit_options.h"
 
@@ -56,7 +59,9 @@ class ReplicaSteps {
   /// The batch padded to the global batch size (set by the run's first batch, checked to divide
   /// by the replicas); `method` names the caller in errors.
   Batch padded_to_global(const Batch& batch, const char* method);
-  void build_model(const Batch& shard);
+  /// Before the first step: builds the model (on a shard) and checks its weight ties, so the
+  /// replicas see one variable per tie (see layers/weight_ties.h).
+  void place_model(const Batch& shard);
   /// Runs fn as every replica (with its ReplicaScope) on the strategy's workers.
   void for_each_replica(const std::function<void(int replica)>& fn) const;
   /// Each replica's outputs of `function` on its shard, compiled or eager.
@@ -70,6 +75,8 @@ class ReplicaSteps {
   const distribute::Distribution& distribution_;
   bool jit_;
   std::int64_t rows_ = 0;
+  layers::WeightTies ties_before_placement_;  // the model's ties when compiled
+  bool placed_ = false;
   std::unique_ptr<jit::ReplicatedFunction> train_, test_, predict_;  // compiled, under jit_compile
   // Per compiled function: which of its body's outputs are defined (the program returns those).
   std::map<std::string, std::shared_ptr<std::vector<bool>>> defined_;

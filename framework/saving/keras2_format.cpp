@@ -7,6 +7,7 @@
 #include "framework/core/error.h"
 #include "framework/logging/logging.h"
 #include "framework/optimizers/optimizer.h"
+#include "framework/saving/weights_stored_once.h"
 
 namespace kestrel::saving::keras2 {
 namespace {
@@ -58,11 +59,19 @@ std::vector<FileLayer> file_layers_with_weights(const h5::Group& src) {
   return out;
 }
 
+/// What each of the model's layers holds in a file: its weights, less those tied to an earlier
+/// layer's (stored there, once).
+std::map<const Layer*, std::vector<Variable>> stored_weights(const Model& model) {
+  WeightsStoredOnce stored;
+  std::map<const Layer*, std::vector<Variable>> out;
+  for (const Layer* layer : model.layers()) out[layer] = stored.first_time(layer->weights());
+  return out;
+}
+
 /// Reads a layer's values; on a shape mismatch throws, or (skip) warns and leaves that weight out.
-void read_layer_values(const h5::Group& src, const FileLayer& file_layer, const Layer& layer, bool skip,
-                       Values& out) {
+void read_layer_values(const h5::Group& src, const FileLayer& file_layer, const Layer& layer,
+                       const std::vector<Variable>& weights, bool skip, Values& out) {
   const h5::Group group = src.open_group(file_layer.name);
-  const std::vector<Variable> weights = layer.weights();
   for (std::size_t i = 0; i < weights.size(); ++i) {
     const h5::Dataset dataset = group.open_dataset(file_layer.weight_names[i]);
     const Shape stored = dataset.shape();
@@ -78,17 +87,18 @@ void read_layer_values(const h5::Group& src, const FileLayer& file_layer, const 
   }
 }
 
-std::vector<std::string> weight_names_of(const Layer& layer) {
+std::vector<std::string> names_of(const std::vector<Variable>& weights) {
   std::vector<std::string> names;
-  for (const Variable& v : layer.weights()) names.push_back(v.name());
+  for (const Variable& v : weights) names.push_back(v.name());
   return names;
 }
 
 Values read_by_order(const h5::Group& src, const Model& model) {
   const std::vector<FileLayer> file_layers = file_layers_with_weights(src);
+  const std::map<const Layer*, std::vector<Variable>> stored = stored_weights(model);
   std::vector<const Layer*> layers;
   for (const Layer* layer : model.layers()) {
-    if (!layer->weights().empty()) layers.push_back(layer);
+    if (!stored.at(layer).empty()) layers.push_back(layer);
   }
   if (file_layers.size() != layers.size()) {
     std::vector<std::string> in_file;
@@ -102,15 +112,15 @@ Values read_by_order(const h5::Group& src, const Model& model) {
   }
   Values out;
   for (std::size_t k = 0; k < layers.size(); ++k) {
-    const std::size_t expected = layers[k]->weights().size();
-    if (file_layers[k].weight_names.size() != expected) {
+    const std::vector<Variable>& weights = stored.at(layers[k]);
+    if (file_layers[k].weight_names.size() != weights.size()) {
       throw ValueError(quoted(src.file_name()) + ": layer '" + layers[k]->name() + "' (matched in order with '" +
-                       file_layers[k].name + "' in the file) has " + std::to_string(expected) + " weights (" +
-                       joined(weight_names_of(*layers[k])) + "), the file has " +
+                       file_layers[k].name + "' in the file) has " + std::to_string(weights.size()) + " weights (" +
+                       joined(names_of(weights)) + "), the file has " +
                        std::to_string(file_layers[k].weight_names.size()) + " (" +
                        joined(file_layers[k].weight_names) + ")");
     }
-    read_layer_values(src, file_layers[k], *layers[k], /*skip=*/false, out);
+    read_layer_values(src, file_layers[k], *layers[k], weights, /*skip=*/false, out);
   }
   return out;
 }
@@ -118,22 +128,23 @@ Values read_by_order(const h5::Group& src, const Model& model) {
 Values read_by_name(const h5::Group& src, const Model& model, bool skip_mismatch) {
   std::map<std::string, std::vector<const Layer*>> by_name;
   for (const Layer* layer : model.layers()) by_name[layer->name()].push_back(layer);
+  const std::map<const Layer*, std::vector<Variable>> stored = stored_weights(model);
   Values out;
   for (const FileLayer& file_layer : file_layers_with_weights(src)) {
     auto found = by_name.find(file_layer.name);
     if (found == by_name.end()) continue;  // a layer the model does not have: nothing to load
     for (const Layer* layer : found->second) {
-      const std::size_t expected = layer->weights().size();
-      if (file_layer.weight_names.size() != expected) {
+      const std::vector<Variable>& weights = stored.at(layer);
+      if (file_layer.weight_names.size() != weights.size()) {
         std::string message = quoted(src.file_name()) + ": layer '" + layer->name() + "' has " +
-                              std::to_string(expected) + " weights (" + joined(weight_names_of(*layer)) +
+                              std::to_string(weights.size()) + " weights (" + joined(names_of(weights)) +
                               "), the file has " + std::to_string(file_layer.weight_names.size()) + " (" +
                               joined(file_layer.weight_names) + ")";
         if (!skip_mismatch) throw ValueError(message);
         logging::get("kestrel.saving")->warn("skipping a mismatched layer: {}", message);
         continue;
       }
-      read_layer_values(src, file_layer, *layer, skip_mismatch, out);
+      read_layer_values(src, file_layer, *layer, weights, skip_mismatch, out);
     }
   }
   return out;
@@ -202,7 +213,8 @@ void save(const h5::Group& root, const Model& model, const optimizers::Optimizer
   // Groups are created in name order, as Keras does, so no group name is created before its prefix.
   std::vector<const Layer*> sorted(model.layers().begin(), model.layers().end());
   std::sort(sorted.begin(), sorted.end(), [](const Layer* a, const Layer* b) { return a->name() < b->name(); });
-  for (const Layer* layer : sorted) write_weights(root.create_group(layer->name()), layer->weights());
+  const std::map<const Layer*, std::vector<Variable>> stored = stored_weights(model);
+  for (const Layer* layer : sorted) write_weights(root.create_group(layer->name()), stored.at(layer));
 
   if (optimizer != nullptr) write_weights(root.create_group("optimizer_weights"), optimizer->variables());
 }

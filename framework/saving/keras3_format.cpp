@@ -5,6 +5,7 @@
 #include "framework/core/error.h"
 #include "framework/logging/logging.h"
 #include "framework/optimizers/optimizer.h"
+#include "framework/saving/weights_stored_once.h"
 
 namespace kestrel::saving::keras3 {
 namespace {
@@ -24,8 +25,8 @@ void write_vars(const h5::Group& owner, const std::vector<Variable>& weights) {
   for (std::size_t i = 0; i < weights.size(); ++i) vars.write_dataset(std::to_string(i), weights[i].value());
 }
 
-void write_layer(const h5::Group& group, const Layer& layer) {
-  write_vars(group, layer.own_weights());
+void write_layer(const h5::Group& group, const Layer& layer, WeightsStoredOnce& stored) {
+  write_vars(group, stored.first_time(layer.own_weights()));
   if (layer.layers().empty()) return;
   const h5::Group children = group.create_group("layers");
   const std::vector<std::string> names = child_group_names(layer);
@@ -33,13 +34,14 @@ void write_layer(const h5::Group& group, const Layer& layer) {
     const Layer& child = *layer.layers()[i];
     const h5::Group child_group = children.create_group(names[i]);
     child_group.write_text("name", child.name());
-    write_layer(child_group, child);
+    write_layer(child_group, child, stored);
   }
 }
 
 /// Reads a layer's own values; returns false (a warning is logged) when skip_mismatch skipped them.
-bool read_own(const h5::Group& group, const Layer& layer, bool skip_mismatch, Values& out) {
-  const std::vector<Variable> own = layer.own_weights();
+bool read_own(const h5::Group& group, const Layer& layer, bool skip_mismatch, WeightsStoredOnce& stored_once,
+              Values& out) {
+  const std::vector<Variable> own = stored_once.first_time(layer.own_weights());
   const bool has_vars = group.exists("vars");
   const std::size_t stored = has_vars ? group.open_group("vars").size() : 0;
   auto mismatch = [&](const std::string& message) {
@@ -73,8 +75,9 @@ bool read_own(const h5::Group& group, const Layer& layer, bool skip_mismatch, Va
   return true;
 }
 
-void read_layer(const h5::Group& group, const Layer& layer, bool skip_mismatch, Values& out) {
-  read_own(group, layer, skip_mismatch, out);
+void read_layer(const h5::Group& group, const Layer& layer, bool skip_mismatch, WeightsStoredOnce& stored,
+                Values& out) {
+  read_own(group, layer, skip_mismatch, stored, out);
   const std::vector<std::string> names = child_group_names(layer);
   for (std::size_t i = 0; i < names.size(); ++i) {
     const Layer& child = *layer.layers()[i];
@@ -88,7 +91,7 @@ void read_layer(const h5::Group& group, const Layer& layer, bool skip_mismatch, 
       logging::get("kestrel.saving")->warn("skipping a missing layer: {}", message);
       continue;
     }
-    read_layer(group.open_group(path), child, skip_mismatch, out);
+    read_layer(group.open_group(path), child, skip_mismatch, stored, out);
   }
 }
 
@@ -107,7 +110,8 @@ std::vector<std::string> child_group_names(const Layer& layer) {
 }
 
 void save(const h5::Group& root, const Model& model, const optimizers::Optimizer* optimizer) {
-  write_layer(root, model);
+  WeightsStoredOnce stored;
+  write_layer(root, model, stored);
   if (optimizer != nullptr) write_vars(root.create_group("optimizer"), optimizer->variables());
 }
 
@@ -123,7 +127,8 @@ std::vector<std::pair<Variable, Tensor>> read_layers(const h5::Group& root, cons
                   ": not a Keras 3 weights file (no /layers or /vars group); Keras 2 files are named *.h5");
   }
   Values out;
-  read_layer(root, model, options.skip_mismatch, out);
+  WeightsStoredOnce stored;
+  read_layer(root, model, options.skip_mismatch, stored, out);
   return out;
 }
 

@@ -93,6 +93,9 @@ TEST(SparseCategoricalCrossentropy, IgnoreClassMasksAndChangesTheMeansDenominato
   const double a = logsumexp({1, 2, 3}) - 3, c = logsumexp({1, 1, 1}) - 1;
   expect_values(none(labels, logits), {a, 0.0, c});
   expect_values(none.mask(labels, logits), {1, 0, 1});
+  expect_values(none.label_mask(labels), {1, 0, 1});  // the same, from the labels alone
+  expect_values(none.label_mask(floats({2, -1, 0}, {3, 1})), {1, 0, 1});
+  EXPECT_FALSE(SparseCategoricalCrossentropy({.from_logits = true}).label_mask(labels).defined());
   // Two unmasked positions: (a + c) / 2 = 0.753109, not (a + c) / 3 = 0.502073.
   SparseCategoricalCrossentropy mean({.from_logits = true, .ignore_class = -1});
   EXPECT_NEAR(mean(labels, logits).item(), (a + c) / 2, kTol);
