@@ -34,3 +34,6 @@
 #include "framework/model/sequential.h"
 #include "framework/ops/ops.h"
 #include "framework/optimizers/optimizers.h"
+#include "strategies/mirrored_strategy.h"
+#include "strategies/strategy.h"
+#include "strategies/tpu_strategy.h"

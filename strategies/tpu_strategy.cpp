@@ -21,7 +21,7 @@ TPUStrategy::TPUStrategy(const TPUClusterResolver& resolver)
     : Strategy("TPUStrategy", resolver.options().num_cores, resolver.options().memory_per_core) {
   const TPUClusterOptions& o = resolver.options();
   auto log = logging::get("kestrel.distribute");
-  log->info("Found TPU system: {} cores ({}), {} of memory per core", o.num_cores, resolver.master(),
+  log->info("Found TPU system: {} cores ({}, simulated), {} of memory per core", o.num_cores, resolver.master(),
             jit::format_bytes(o.memory_per_core));
   log->info("TPU topology: 1 worker (host), {} cores, {} replicas in sync, one program per step run on each core",
             o.num_cores, o.num_cores);

@@ -2,7 +2,7 @@
 // replicating a model as tf.distribute.TPUStrategy does on a TPU v3-8.
 //
 //   distribute::TPUStrategy strategy(distribute::TPUClusterResolver::local());
-//   // [kestrel.distribute] Found TPU system: 8 cores (local (simulated)), 16.00 GiB of memory per core
+//   // [kestrel.distribute] Found TPU system: 8 cores (local, simulated), 16.00 GiB of memory per core
 //   auto scope = strategy.scope();
 //
 // A compiled step whose planned memory per replica exceeds a core's memory fails at compile time
@@ -29,8 +29,8 @@ class TPUClusterResolver {
   /// The local simulated TPU system.
   static TPUClusterResolver local(TPUClusterOptions options = {});
   const TPUClusterOptions& options() const { return options_; }
-  /// "local (simulated)"
-  std::string master() const { return "local (simulated)"; }
+  /// "local": the simulated system in this process
+  std::string master() const { return "local"; }
 
  private:
   explicit TPUClusterResolver(TPUClusterOptions options) : options_(options) {}

@@ -31,6 +31,7 @@
 #include "kestrel.h"
 #include "models/bert_classifier.h"
 #include "tutorials/common/test_metrics.h"
+#include "tutorials/common/schedules.h"
 #include "tutorials/common/training_flags.h"
 
 namespace {
@@ -80,12 +81,8 @@ void print_padding_table(const fortunes::Split& split, const text::WordPieceToke
 // AdamW with a linear warm-up over the first tenth of the steps, then a cosine decay to zero; the
 // loss takes logits. Written once so the reloaded model gets the same optimizer (and its state).
 void compile_model(models::BertClassifier& model, double learning_rate, std::int64_t total_steps) {
-  const std::int64_t warmup_steps = total_steps / 10;
-  optimizers::schedules::CosineDecay schedule({.initial_learning_rate = 0.0,
-                                               .decay_steps = std::max<std::int64_t>(1, total_steps - warmup_steps),
-                                               .warmup_target = learning_rate,
-                                               .warmup_steps = warmup_steps});
-  model.compile({.optimizer = optimizers::AdamW({.learning_rate = schedule, .weight_decay = 0.01}),
+  model.compile({.optimizer = optimizers::AdamW(
+                     {.learning_rate = tutorials::warmup_cosine(learning_rate, total_steps), .weight_decay = 0.01}),
                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
                  .metrics = {"accuracy"}});
 }

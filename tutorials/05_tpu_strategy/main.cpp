@@ -1,0 +1,305 @@
+// TPUStrategy: tutorial 03's language identification trained the way a TPU trains it — 8 cores
+// running one compiled program in sync, each on its share of every global batch. Kestrel simulates
+// the cores on the CPU, with the rules and the failures of the real thing.
+//
+//   ./build/tutorials/05_tpu_strategy/tpu_strategy
+//   ./build/tutorials/05_tpu_strategy/tpu_strategy --batch-size 128                      # 16 texts per core
+//   ./build/tutorials/05_tpu_strategy/tpu_strategy --epochs 1                            # a third of the time
+//   KESTREL_LOG_LEVEL=warn ./build/tutorials/05_tpu_strategy/tpu_strategy                # without the logs
+//
+// The data, the tokenizer and the model are tutorial 03's. What this program adds is the TPU
+// recipe, four rules, each explained where the code follows it:
+//
+//   rule 1  Make a TPUStrategy for the TPU system, then make the model (and with it its optimizer
+//           and metrics) and the input pipelines inside strategy.scope().
+//   rule 2  Compile with jit_compile.
+//   rule 3  Keep shapes static: pad every batch's length to a multiple of 32, and give training
+//           batches one global size, a multiple of the 8 cores.
+//   rule 4  Evaluate with the training's global batch size.
+//
+// It ends with the figures that say whether a TPU run is healthy — compiles, padding efficiency,
+// memory per replica — then saves the weights, reloads them into a fresh model made in the scope,
+// and checks that it scores exactly the same.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "framework/jit/memory_plan.h"
+#include "kestrel.h"
+#include "models/bert_classifier.h"
+#include "tutorials/05_tpu_strategy/tpu_report.h"
+#include "tutorials/common/schedules.h"
+#include "tutorials/common/training_flags.h"
+
+namespace {
+
+using namespace kestrel;  // NOLINT(google-build-using-namespace): a tutorial reads best as Keras reads
+namespace fortunes = datasets::fortunes;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The texts, shuffled when a seed is given, tokenized into what the model reads: input_ids and
+// attention_mask, as in tutorial 03.
+data::Dataset tokenized(const fortunes::Split& split, const text::WordPieceTokenizer& tokenizer,
+                        std::int64_t max_length, std::optional<std::uint64_t> shuffle_seed) {
+  data::Dataset ds = split.to_dataset();
+  if (shuffle_seed) ds = ds.shuffle(split.size(), *shuffle_seed);
+  return ds.map(tokenizer.map_fn(
+      {.truncation = text::Truncation::longest_first, .max_length = max_length, .return_token_type_ids = false}));
+}
+
+// The collator rounds each batch's length up to a multiple (rule 3): every new length is a new
+// program to compile, and with texts of every length a batch padded only to its longest text would
+// be a new length almost every step. With a multiple of 32 and at most 64 tokens there are at most
+// two lengths, so at most two programs per step function, for some padding.
+text::DataCollatorWithPadding collator(const text::WordPieceTokenizer& tokenizer, std::int64_t pad_to_multiple_of) {
+  return text::DataCollatorWithPadding(tokenizer, {.pad_to_multiple_of = pad_to_multiple_of});
+}
+
+// Training batches all have the global batch size (rule 3): drop_remainder leaves out the last
+// few texts of an epoch rather than make a short batch. The batch size is then part of the
+// pipeline's static shape, every step gives each core the same number of real texts, and as the
+// shuffle draws a new order every epoch, the texts left out are different ones each time.
+data::Dataset training_pipeline(const fortunes::Split& split, const text::WordPieceTokenizer& tokenizer,
+                                std::int64_t global_batch, std::int64_t max_length, std::int64_t pad_to_multiple_of,
+                                std::uint64_t seed) {
+  return tokenized(split, tokenizer, max_length, seed)
+      .collate(global_batch, collator(tokenizer, pad_to_multiple_of), {.drop_remainder = true})
+      .prefetch(2);
+}
+
+// Validation and test batches keep every text: a score must count each one. Their last batch is
+// short; fit and evaluate pad it to the global batch with rows masked out of the loss and the
+// metrics, so it runs the full batches' program — no new compile, each text counted once.
+// They use the training's global batch size (rule 4). A core's memory is planned per program as it
+// compiles, and at the training's batch the evaluation step (no backward pass, no gradients) needs
+// less than the training step that already fits: the two memory plans in the kestrel.jit log show
+// it. A larger evaluation batch is a new, larger plan on every core, first tried when training
+// reaches its first evaluation — where a run that has trained for hours can still stop with
+// ResourceExhausted.
+data::Dataset evaluation_pipeline(const fortunes::Split& split, const text::WordPieceTokenizer& tokenizer,
+                                  std::int64_t global_batch, std::int64_t max_length,
+                                  std::int64_t pad_to_multiple_of) {
+  return tokenized(split, tokenizer, max_length, std::nullopt)
+      .collate(global_batch, collator(tokenizer, pad_to_multiple_of))
+      .prefetch(2);
+}
+
+// Tutorial 03's BERT-tiny. The collator rounds lengths up to the multiple, so the position table
+// must reach max_length rounded up the same way.
+models::BertOptions classifier_options(std::int64_t vocab_size, std::int64_t num_classes, std::int64_t max_length,
+                                       std::int64_t pad_to_multiple_of) {
+  return {.vocab_size = vocab_size,
+          .max_length = (max_length + pad_to_multiple_of - 1) / pad_to_multiple_of * pad_to_multiple_of,
+          .num_classes = num_classes};
+}
+
+// AdamW with a warm-up over the first tenth of the steps, then a cosine decay to zero, as in
+// tutorial 03. jit_compile (rule 2): a TPU core runs nothing but compiled programs. Here it makes
+// every replica run one compiled program, whose memory plan is checked against a core's memory as
+// it compiles; without it the replicas run op by op, which is the way to debug a model, not to
+// train it on a TPU.
+void compile_model(models::BertClassifier& model, double learning_rate, std::int64_t total_steps) {
+  model.compile({.optimizer = optimizers::AdamW(
+                     {.learning_rate = tutorials::warmup_cosine(learning_rate, total_steps), .weight_decay = 0.01}),
+                 .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                 .metrics = {"accuracy"},
+                 .jit_compile = true});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::int64_t global_batch = 64;
+  std::int64_t max_length = 64;
+  std::int64_t pad_to_multiple_of = 32;
+  std::int64_t vocab_size = 8192;
+  std::int64_t max_per_language = 2000;
+  double learning_rate = 1e-3;
+  std::string vocab_file;
+  std::string fortunes_dir = fortunes::kDefaultDirectory;
+  tutorials::TrainingFlags flags{.epochs = 3, .output_dir = "runs/05_tpu_strategy"};
+  CLI::App cli("Kestrel tutorial 05: tutorial 03's language identification on a TPUStrategy of 8 simulated cores — "
+               "model and pipeline in strategy.scope(), jit_compile, static padded batches",
+               "tpu_strategy");
+  cli.add_option("--batch-size", global_batch, "texts per step over all cores (the global batch); a multiple of 8")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  cli.add_option("--max-length", max_length, "tokens kept per text (longer texts are truncated)")
+      ->check(CLI::Range(8, 512))
+      ->capture_default_str();
+  cli.add_option("--pad-to-multiple-of", pad_to_multiple_of, "round each batch's length up to a multiple of this")
+      ->check(CLI::Range(1, 512))
+      ->capture_default_str();
+  cli.add_option("--vocab", vocab_file, "a BERT vocab.txt to use instead of training one");
+  cli.add_option("--vocab-size", vocab_size, "size of the trained WordPiece vocabulary")
+      ->check(CLI::Range(200, 100000))
+      ->capture_default_str();
+  cli.add_option("--max-per-language", max_per_language, "texts per language, before the split (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cli.add_option("--learning-rate", learning_rate, "AdamW's peak learning rate")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cli.add_option("--fortunes-dir", fortunes_dir, "where the fortunes packages put their files")->capture_default_str();
+  tutorials::add_training_flags(cli, flags);
+  CLI11_PARSE(cli, argc, argv);
+  const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
+
+  try {
+    const auto start = std::chrono::steady_clock::now();
+    // The library's logs go to stderr and this program's story to stdout; line buffering keeps the
+    // two in order when both go to one file or pipe.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    random::set_global_seed(seed);
+    std::filesystem::create_directories(output_dir);
+    std::printf("Kestrel tutorial 05: language identification on a TPUStrategy\n\n");
+
+    // 1. The TPU system (rule 1): a local one of 8 simulated cores (a TPU v3-8), each with 16 GiB
+    //    of memory. The strategy logs what it found on "kestrel.distribute" (stderr).
+    distribute::TPUStrategy strategy(distribute::TPUClusterResolver::local());
+    const int replicas = strategy.num_replicas_in_sync();
+    const std::int64_t core_memory = strategy.memory_per_replica().value_or(0);
+    std::printf("tpu      %s: %d replicas in sync, %s of memory per core\n", strategy.name().c_str(), replicas,
+                jit::format_bytes(core_memory).c_str());
+    // Each global batch is cut into one equal shard per core, so its size must divide by the
+    // number of cores: the per-replica batch times the replicas.
+    if (global_batch % replicas != 0) {
+      throw ValueError("--batch-size " + std::to_string(global_batch) + " does not divide by the " +
+                       std::to_string(replicas) + " replicas; use a multiple of " + std::to_string(replicas) +
+                       " (the batch per replica times " + std::to_string(replicas) + ")");
+    }
+    std::printf("         global batch %lld = %lld texts per replica x %d replicas\n",
+                static_cast<long long>(global_batch), static_cast<long long>(global_batch / replicas), replicas);
+
+    // The texts and the WordPiece vocabulary, as in tutorial 03. They are plain host values (no
+    // variables), so where they are made does not matter.
+    fortunes::LanguageId data =
+        fortunes::load_language_id({.directory = fortunes_dir, .max_per_language = max_per_language, .seed = seed});
+    const auto num_classes = static_cast<std::int64_t>(data.languages.size());
+    std::string language_list;
+    for (const std::string& language : data.languages) language_list += (language_list.empty() ? "" : " ") + language;
+    std::printf("\ndata     %lld train, %lld validation, %lld test texts in %lld languages: %s\n",
+                static_cast<long long>(data.train.size()), static_cast<long long>(data.validation.size()),
+                static_cast<long long>(data.test.size()), static_cast<long long>(num_classes), language_list.c_str());
+    std::string vocab_path = vocab_file;
+    if (vocab_path.empty()) {
+      const auto vocab_start = std::chrono::steady_clock::now();
+      vocab_path = output_dir + "/vocab.txt";
+      const std::vector<std::string> vocab =
+          text::train_wordpiece_vocab(data.train.texts, {.vocab_size = vocab_size, .min_frequency = 2});
+      text::WordPieceTokenizer(vocab).save_vocabulary(vocab_path);
+      std::printf("vocab    trained on the training texts in %.1f s, saved to %s\n", seconds_since(vocab_start),
+                  vocab_path.c_str());
+    }
+    const text::WordPieceTokenizer tokenizer = text::WordPieceTokenizer::from_vocab_file(vocab_path);
+    std::printf("         %lld WordPiece tokens from %s\n", static_cast<long long>(tokenizer.vocab_size()),
+                vocab_path.c_str());
+
+    // 2. Everything that trains is made inside the scope (rule 1): the model's weights, and at
+    //    compile time the optimizer's state and the metrics' counters, all belong to the strategy,
+    //    which keeps one copy of each for all the replicas and sums the replicas' gradients into one
+    //    update. A model made outside and trained under the strategy fails with the name of its
+    //    first weight not created in the scope. The pipelines are made here too. These hold no
+    //    variables, so for them it changes nothing; a pipeline that did (a map looking ids up in a
+    //    table of weights) would need it, and making every pipeline in the scope never misses that one.
+    auto scope = strategy.scope();
+    data::Dataset train =
+        training_pipeline(data.train, tokenizer, global_batch, max_length, pad_to_multiple_of, seed);
+    data::Dataset validation =
+        evaluation_pipeline(data.validation, tokenizer, global_batch, max_length, pad_to_multiple_of);
+    data::Dataset test = evaluation_pipeline(data.test, tokenizer, global_batch, max_length, pad_to_multiple_of);
+
+    const models::BertOptions model_options =
+        classifier_options(tokenizer.vocab_size(), num_classes, max_length, pad_to_multiple_of);
+    models::BertClassifier model(model_options);
+    model.build({1, model_options.max_length});
+    const std::int64_t steps_per_epoch = data.train.size() / global_batch;  // drop_remainder: full batches only
+    if (steps_per_epoch == 0) {
+      throw ValueError("the " + std::to_string(data.train.size()) + " training texts do not fill one global batch of " +
+                       std::to_string(global_batch) + "; use a smaller --batch-size or a larger --max-per-language");
+    }
+    const std::int64_t total_steps = epochs * steps_per_epoch;
+    compile_model(model, learning_rate, total_steps);
+    std::printf("\nmodel    ");
+    model.summary();
+
+    // 3. Training. Each step cuts the global batch into 8 shards; the replicas run the forward and
+    //    backward pass side by side, and their gradients, summed in a fixed order, make one update.
+    //    The first batch of each new shape compiles (the kestrel.jit log on stderr says which).
+    std::printf("\ntrain    %d epoch(s) of %lld steps of %lld texts (%lld per replica), padded to a multiple of %lld, "
+                "AdamW peaking at %g\n",
+                epochs, static_cast<long long>(steps_per_epoch), static_cast<long long>(global_batch),
+                static_cast<long long>(global_batch / replicas), static_cast<long long>(pad_to_multiple_of),
+                learning_rate);
+    const auto fit_start = std::chrono::steady_clock::now();
+    const History history = model.fit(train, {.epochs = epochs,
+                                              .verbose = verbose,
+                                              .callbacks = {callbacks::CSVLogger(output_dir + "/training.csv"),
+                                                            callbacks::TensorBoard({.log_dir = output_dir + "/logs"})},
+                                              .validation_data = validation});
+    const double fit_seconds = seconds_since(fit_start);
+    std::printf("         trained in %.1f s (%.1f s per epoch); final val_accuracy %.4f\n", fit_seconds,
+                fit_seconds / static_cast<double>(history.epoch.size()), history.history.at("val_accuracy").back());
+
+    // 4. Test, at the same global batch: the programs validation compiled serve it as they are.
+    const Logs test_logs = model.evaluate(test, {.verbose = 0});
+    std::printf("\ntest     test loss %.4f, test accuracy %.4f on %lld texts\n", test_logs.at("loss"),
+                test_logs.at("accuracy"), static_cast<long long>(data.test.size()));
+
+    tutorials::tpu::RunReport report{.replicas = replicas,
+                                     .global_batch = global_batch,
+                                     .fit_seconds = fit_seconds,
+                                     .fit_jit = history.jit,
+                                     .jit = model.jit_stats(),
+                                     .padding = train.padding_stats(),
+                                     .memory = tutorials::tpu::memory_per_replica(model, replicas, core_memory),
+                                     .test_logs = test_logs};
+    tutorials::tpu::print_report(report);
+
+    // 5. Save, then reload into a fresh model made in the scope too (its weights must belong to the
+    //    strategy like the first one's), compiled the same way so the optimizer's saved state loads.
+    //    Its test accuracy must be the trained model's exactly: the replicas sum in a fixed order, so
+    //    the same weights give the same bits.
+    const std::string weights_path = output_dir + "/model.weights.h5";
+    model.save_weights(weights_path);
+    models::BertClassifier reloaded(model_options);
+    reloaded.build({1, model_options.max_length});
+    compile_model(reloaded, learning_rate, total_steps);
+    reloaded.load_weights(weights_path);
+    const Logs reloaded_logs = reloaded.evaluate(test, {.verbose = 0});
+    report.reloaded_accuracy = reloaded_logs.at("accuracy");
+    const bool same = report.reloaded_accuracy == test_logs.at("accuracy");
+    std::printf("\nsave     weights in %s; a fresh model made in the scope and loaded from them scores %.4f "
+                "on the test texts: %s\n",
+                weights_path.c_str(), report.reloaded_accuracy,
+                same ? "identical to the trained model" : "DIFFERENT from the trained model");
+
+    if (!json_out.empty()) {
+      tutorials::tpu::write_json(json_out, report);
+      std::printf("         summary written to %s\n", json_out.c_str());
+    }
+    std::printf("\ndone in %.1f s; logs in %s (tensorboard --logdir %s/logs)\n", seconds_since(start),
+                output_dir.c_str(), output_dir.c_str());
+    if (!same) {
+      std::fprintf(stderr,
+                   "tpu_strategy: the reloaded model's test accuracy %.6f differs from the trained model's %.6f\n",
+                   report.reloaded_accuracy, test_logs.at("accuracy"));
+      return 1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tpu_strategy: %s\n", e.what());
+    return 1;
+  }
+}

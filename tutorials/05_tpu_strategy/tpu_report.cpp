@@ -1,0 +1,86 @@
+#include "tutorials/05_tpu_strategy/tpu_report.h"
+
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "framework/core/error.h"
+#include "framework/jit/memory_plan.h"
+
+namespace kestrel::tutorials::tpu {
+namespace {
+
+std::int64_t bytes_of(const std::vector<Variable>& variables) {
+  std::int64_t total = 0;
+  for (const Variable& v : variables) total += static_cast<std::int64_t>(v.value().nbytes());
+  return total;
+}
+
+std::string bytes(std::int64_t n) { return jit::format_bytes(n); }
+
+}  // namespace
+
+ReplicaMemory memory_per_replica(const Model& model, int replicas, std::int64_t core_bytes) {
+  // jit_stats() counts the arenas of every replica (each runs its programs on an arena of its
+  // own); the replicas run the same programs, so their arenas are the same size.
+  return {.weights = bytes_of(model.weights()),
+          .gradients = bytes_of(model.trainable_weights()),
+          .optimizer_state = model.optimizer() != nullptr ? bytes_of(model.optimizer()->variables()) : 0,
+          .intermediates = model.jit_stats().arena_bytes / replicas,
+          .core = core_bytes};
+}
+
+void print_report(const RunReport& r) {
+  const ReplicaMemory& m = r.memory;
+  std::printf("\nsummary  replicas             %d in sync, each running the step on %lld of the %lld texts of a "
+              "global batch\n",
+              r.replicas, static_cast<long long>(r.global_batch / r.replicas), static_cast<long long>(r.global_batch));
+  std::printf("         compiles             %lld during fit (%.1f ms), %lld more for the test set; each program "
+              "serves all %d replicas\n",
+              static_cast<long long>(r.fit_jit.compiles), 1e3 * r.fit_jit.compile_seconds,
+              static_cast<long long>(r.jit.compiles - r.fit_jit.compiles), r.replicas);
+  std::printf("         padding efficiency   %.1f%% of the training batches' tokens are text; %lld distinct batch "
+              "shape(s)\n",
+              100.0 * r.padding.efficiency(), static_cast<long long>(r.padding.distinct_shapes));
+  std::printf("         memory per replica   weights %s + gradients %s + optimizer state %s + intermediates %s\n",
+              bytes(m.weights).c_str(), bytes(m.gradients).c_str(), bytes(m.optimizer_state).c_str(),
+              bytes(m.intermediates).c_str());
+  if (m.core > 0) {
+    std::printf("                              = %s of a core's %s (%.2f%%)\n", bytes(m.total()).c_str(),
+                bytes(m.core).c_str(), 100.0 * static_cast<double>(m.total()) / static_cast<double>(m.core));
+  }
+  // What this process holds: the simulated replicas read one shared copy of the weights and the
+  // optimizer state, and each has its own gradients and arenas.
+  const std::int64_t host = m.weights + m.optimizer_state + r.replicas * (m.gradients + m.intermediates);
+  std::printf("                              (on this host, where the %d replicas share one copy of the weights "
+              "and optimizer state: %s in all)\n",
+              r.replicas, bytes(host).c_str());
+  std::printf("         test accuracy        %.4f\n", r.test_logs.at("accuracy"));
+}
+
+void write_json(const std::string& path, const RunReport& r) {
+  nlohmann::ordered_json json;
+  for (const auto& [name, value] : r.test_logs) json["test_" + name] = value;
+  json["reloaded_test_accuracy"] = r.reloaded_accuracy;
+  json["replicas"] = r.replicas;
+  json["global_batch_size"] = r.global_batch;
+  json["fit_seconds"] = r.fit_seconds;
+  json["compiles_during_fit"] = r.fit_jit.compiles;
+  json["compiles"] = r.jit.compiles;
+  json["compile_seconds"] = r.jit.compile_seconds;
+  json["distinct_batch_shapes"] = r.padding.distinct_shapes;
+  json["padding_efficiency"] = r.padding.efficiency();
+  json["memory_per_replica_bytes"] = {{"weights", r.memory.weights},
+                                      {"gradients", r.memory.gradients},
+                                      {"optimizer_state", r.memory.optimizer_state},
+                                      {"intermediates", r.memory.intermediates},
+                                      {"total", r.memory.total()},
+                                      {"core", r.memory.core}};
+  std::ofstream file(path);
+  file << json.dump(2) << "\n";
+  if (!file) throw IOError("cannot write the summary to '" + path + "'");
+}
+
+}  // namespace kestrel::tutorials::tpu

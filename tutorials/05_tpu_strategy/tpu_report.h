@@ -1,0 +1,56 @@
+// What tutorial 05 reports after training on a TPUStrategy: the figures that say whether a TPU run
+// is healthy, printed and written as JSON.
+//
+//   tutorials::tpu::RunReport report{.replicas = 8, .fit_jit = history.jit, .jit = model.jit_stats(),
+//                                    .padding = train.padding_stats(),
+//                                    .memory = tutorials::tpu::memory_per_replica(model, 8, 16 << 30), ...};
+//   tutorials::tpu::print_report(report);
+//   tutorials::tpu::write_json("summary.json", report);
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "framework/callbacks/callback.h"
+#include "framework/data/padding_stats.h"
+#include "framework/model/fit_options.h"
+#include "framework/model/model.h"
+
+namespace kestrel::tutorials::tpu {
+
+/// What one replica holds, as a TPU core holds it in its own memory. The simulated replicas share
+/// the host's memory instead: one copy of the weights and the optimizer state for all of them.
+struct ReplicaMemory {
+  std::int64_t weights = 0;          ///< every weight of the model
+  std::int64_t gradients = 0;        ///< one per trainable weight: what a replica's step returns
+  std::int64_t optimizer_state = 0;  ///< the optimizer's slots and counters
+  std::int64_t intermediates = 0;    ///< the replica's arenas: its compiled programs' planned intermediates
+  std::int64_t core = 0;             ///< the core's memory (0: unlimited)
+
+  std::int64_t total() const { return weights + gradients + optimizer_state + intermediates; }
+};
+
+/// The memory of one replica of a model trained (compiled) under a strategy of `replicas` replicas,
+/// each with core_bytes of memory.
+ReplicaMemory memory_per_replica(const Model& model, int replicas, std::int64_t core_bytes);
+
+struct RunReport {
+  int replicas = 1;
+  std::int64_t global_batch = 0;
+  double fit_seconds = 0.0;
+  JitStats fit_jit;  ///< what fit compiled (training and validation programs)
+  JitStats jit;      ///< everything compiled, after the test set's evaluation
+  data::PaddingReport padding;  ///< the training batches'
+  ReplicaMemory memory;
+  Logs test_logs;
+  double reloaded_accuracy = 0.0;  ///< set once the reloaded model is evaluated
+};
+
+/// The summary table on stdout.
+void print_report(const RunReport& report);
+
+/// The test metrics as every tutorial writes them ("test_loss", "test_accuracy"), the reloaded
+/// model's accuracy, and the report's figures; throws IOError naming the file on failure.
+void write_json(const std::string& path, const RunReport& report);
+
+}  // namespace kestrel::tutorials::tpu
