@@ -26,6 +26,11 @@ struct CrossEntropyOptions {
 /// than ignore_index throw IndexError.
 Tensor sparse_softmax_cross_entropy(const Tensor& logits, const Tensor& labels,
                                     const CrossEntropyOptions& options = {});
+/// sparse_softmax_cross_entropy's gradient with respect to logits, given dloss = d(total)/d(loss)
+/// shaped like labels: (softmax(logits) - one_hot(labels)) * dloss, in one pass over each row;
+/// rows whose label is ignore_index get zero, whatever their dloss. The loss's backward pass uses it.
+Tensor sparse_softmax_cross_entropy_backprop(const Tensor& logits, const Tensor& labels, const Tensor& dloss,
+                                             const CrossEntropyOptions& options = {});
 
 struct LayerNormOptions {
   double epsilon = 1e-3;  ///< Keras's default; BERT uses 1e-12

@@ -59,6 +59,7 @@ enum class OpKind {
   X(softmax, opaque)                                                                                     \
   X(log_softmax, opaque)                                                                                 \
   X(softmax_cross_entropy, opaque) /* ops::sparse_softmax_cross_entropy */                               \
+  X(softmax_cross_entropy_backprop, opaque) /* its gradient in logits */                                 \
   X(layer_norm, opaque)                                                                                  \
   X(layer_norm_backprop, opaque) /* layer_norm's gradient in x; no gradient of its own */                \
   X(dropout, opaque)                                                                                     \
@@ -98,7 +99,7 @@ inline constexpr std::size_t kNumOps = 0 KESTREL_OPS(KESTREL_OP_COUNT);
 #undef KESTREL_OP_COUNT
 // Adding an op? Update this count, then add its test case (tests/framework/ops/) — the
 // coverage test fails until every op in the list has one.
-static_assert(kNumOps == 55, "op list changed: update kNumOps's expected count and the op test table");
+static_assert(kNumOps == 56, "op list changed: update kNumOps's expected count and the op test table");
 
 std::string_view op_name(OpId id);
 OpKind op_kind(OpId id);

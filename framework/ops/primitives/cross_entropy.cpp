@@ -1,5 +1,8 @@
 // Sparse softmax cross-entropy, fused: loss = logsumexp(logits) - logits[label] per row, so the
-// softmax is never materialized in the forward pass and large logits cannot overflow.
+// softmax is never materialized in the forward pass and large logits cannot overflow. Its
+// gradient, softmax_cross_entropy_backprop, is fused too: (softmax - one_hot) * dloss is written
+// in one pass over each row, and ignored rows cost no exp at all, where the same expression as
+// separate ops makes four passes over a [rows, classes] tensor and allocates three of them.
 #include <Eigen/Core>
 
 #include <algorithm>
@@ -13,13 +16,15 @@
 #include "framework/ops/elementwise.h"
 #include "framework/ops/nn.h"
 #include "framework/ops/primitive.h"
+#include "framework/ops/reduce.h"
 #include "framework/ops/shape_ops.h"
 
 namespace kestrel {
 namespace {
 
-// The name users call; the primitive itself is listed as softmax_cross_entropy.
+// The names users call; the primitives are listed as softmax_cross_entropy(_backprop).
 constexpr const char* kName = "sparse_softmax_cross_entropy";
+constexpr const char* kBackpropName = "sparse_softmax_cross_entropy_backprop";
 constexpr std::int64_t kGrainElements = 1 << 14;
 
 // "labels[1,2]" for element `flat` of a labels tensor of the given shape.
@@ -35,21 +40,28 @@ std::string element_name(std::int64_t flat, const Shape& shape) {
   return out + "]";
 }
 
+// Throws IndexError naming the first label that is neither a class index nor ignore_index. It
+// runs serially, before any row is computed, so the error names the same label at any thread count.
 template <class Label>
-void cross_entropy_kernel(const float* logits, const Label* labels, float* loss, const Shape& labels_shape,
-                          std::int64_t classes, std::int64_t ignore_index) {
+void check_labels(std::string_view op, const Label* labels, const Shape& labels_shape, std::int64_t classes,
+                  std::int64_t ignore_index) {
   const std::int64_t rows = labels_shape.numel();
-  // Labels are checked serially first, so the error names the first bad one at any thread count.
   for (std::int64_t r = 0; r < rows; ++r) {
     const auto label = static_cast<std::int64_t>(labels[r]);
     if (label != ignore_index && (label < 0 || label >= classes)) {
-      throw IndexError(op_message(kName, element_name(r, labels_shape) + " is " + std::to_string(label) +
-                                             ", outside [0, " + std::to_string(classes) +
-                                             ") for logits with " + std::to_string(classes) +
-                                             " classes; use a class index or ignore_index (" +
-                                             std::to_string(ignore_index) + ")"));
+      throw IndexError(op_message(op, element_name(r, labels_shape) + " is " + std::to_string(label) +
+                                          ", outside [0, " + std::to_string(classes) + ") for logits with " +
+                                          std::to_string(classes) + " classes; use a class index or ignore_index (" +
+                                          std::to_string(ignore_index) + ")"));
     }
   }
+}
+
+template <class Label>
+void cross_entropy_kernel(const float* logits, const Label* labels, float* loss, const Shape& labels_shape,
+                          std::int64_t classes, std::int64_t ignore_index) {
+  check_labels(kName, labels, labels_shape, classes, ignore_index);
+  const std::int64_t rows = labels_shape.numel();
   parallel_for(rows, std::max<std::int64_t>(1, kGrainElements / classes), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       const auto label = static_cast<std::int64_t>(labels[r]);
@@ -65,26 +77,52 @@ void cross_entropy_kernel(const float* logits, const Label* labels, float* loss,
   });
 }
 
-TensorSpec check_inputs(const TensorSpec& logits, const TensorSpec& labels) {
+// d[r, :] = (softmax(logits[r, :]) - one_hot(label)) * dloss[r], or zero for an ignored row. Each
+// value rounds as softmax, subtract and multiply would round it one op after another, so the
+// fused gradient equals the unfused one bit for bit.
+template <class Label>
+void cross_entropy_backprop_kernel(const float* logits, const Label* labels, const float* dloss, float* d,
+                                   const Shape& labels_shape, std::int64_t classes, std::int64_t ignore_index) {
+  check_labels(kBackpropName, labels, labels_shape, classes, ignore_index);
+  const std::int64_t rows = labels_shape.numel();
+  parallel_for(rows, std::max<std::int64_t>(1, kGrainElements / classes), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      Eigen::Map<Eigen::ArrayXf> out(d + r * classes, classes);
+      const auto label = static_cast<std::int64_t>(labels[r]);
+      if (label == ignore_index) {
+        out.setZero();
+        continue;
+      }
+      Eigen::Map<const Eigen::ArrayXf> row(logits + r * classes, classes);
+      out = (row - row.maxCoeff()).exp();
+      const float scale = 1.0f / out.sum();
+      const float at_label = out[label];
+      out = out * scale * dloss[r];
+      out[label] = (at_label * scale - 1.0f) * dloss[r];
+    }
+  });
+}
+
+TensorSpec check_inputs(std::string_view op, const TensorSpec& logits, const TensorSpec& labels) {
   if (!is_floating(logits.dtype)) {
-    throw TypeError(op_message(kName, "logits are " + logits.to_string() +
+    throw TypeError(op_message(op, "logits are " + logits.to_string() +
                                           "; they must be float32 or bfloat16 (unnormalized scores)"));
   }
   if (!is_integer(labels.dtype)) {
-    throw TypeError(op_message(kName, "labels are " + labels.to_string() +
+    throw TypeError(op_message(op, "labels are " + labels.to_string() +
                                           "; they must be int32 or int64 class indices (for one-hot or soft "
                                           "targets, compute -sum(targets * log_softmax(logits)))"));
   }
   if (logits.shape.rank() == 0) {
-    throw ShapeError(op_message(kName, "logits are a scalar; they must be [..., classes]"));
+    throw ShapeError(op_message(op, "logits are a scalar; they must be [..., classes]"));
   }
   if (logits.shape[-1] == 0) {
-    throw ShapeError(op_message(kName, "logits are " + logits.shape.to_string() + ": they need at least one class"));
+    throw ShapeError(op_message(op, "logits are " + logits.shape.to_string() + ": they need at least one class"));
   }
   Shape want;
   for (int i = 0; i + 1 < logits.shape.rank(); ++i) want.push_back(logits.shape[i]);
   if (labels.shape != want) {
-    throw ShapeError(op_message(kName, "logits are " + logits.shape.to_string() + " and labels are " +
+    throw ShapeError(op_message(op, "logits are " + logits.shape.to_string() + " and labels are " +
                                            labels.shape.to_string() + "; labels must be " + want.to_string() +
                                            " (logits' shape without the class axis)"));
   }
@@ -106,7 +144,9 @@ class SoftmaxCrossEntropy final : public PrimitiveOf<SoftmaxCrossEntropy, OpId::
   auto fields() const { return std::tie(ignore_index_); }
   std::string params() const override { return "ignore_index=" + std::to_string(ignore_index_); }
 
-  TensorSpec infer(std::span<const TensorSpec> inputs) const override { return check_inputs(inputs[0], inputs[1]); }
+  TensorSpec infer(std::span<const TensorSpec> inputs) const override {
+    return check_inputs(kName, inputs[0], inputs[1]);
+  }
 
   void eval_cpu(std::span<const TensorView> inputs, const TensorView& output) const override {
     const TensorView& logits = inputs[0];
@@ -122,18 +162,79 @@ class SoftmaxCrossEntropy final : public PrimitiveOf<SoftmaxCrossEntropy, OpId::
   }
 
   // d loss / d logits = softmax(logits) - one_hot(label), scaled by the row's cotangent; ignored
-  // rows get zero (where, not multiply, so a non-finite cotangent there cannot leak in).
+  // rows get zero.
   std::vector<Tensor> vjp(const VjpArgs& a) const override {
     if (!a.wanted[0]) return {Tensor(), Tensor()};
+    return {ops::sparse_softmax_cross_entropy_backprop(a.primals[0], a.primals[1], a.cotangent,
+                                                       {.ignore_index = ignore_index_}),
+            Tensor()};
+  }
+
+ private:
+  std::int64_t ignore_index_;
+};
+
+// Inputs (logits, labels, dloss) -> d logits, shaped like logits.
+class SoftmaxCrossEntropyBackprop final
+    : public PrimitiveOf<SoftmaxCrossEntropyBackprop, OpId::softmax_cross_entropy_backprop> {
+ public:
+  explicit SoftmaxCrossEntropyBackprop(std::int64_t ignore_index) : ignore_index_(ignore_index) {}
+  auto fields() const { return std::tie(ignore_index_); }
+  std::string params() const override { return "ignore_index=" + std::to_string(ignore_index_); }
+
+  TensorSpec infer(std::span<const TensorSpec> inputs) const override {
+    const TensorSpec& logits = inputs[0];
+    const TensorSpec& dloss = inputs[2];
+    const TensorSpec loss = check_inputs(kBackpropName, logits, inputs[1]);
+    if (dloss.dtype != loss.dtype || dloss.shape != loss.shape) {
+      const std::string message = "logits are " + logits.to_string() + " and dloss is " + dloss.to_string() +
+                                  "; dloss must be " + loss.to_string() + " (the loss's shape and dtype)";
+      if (dloss.dtype != loss.dtype) throw TypeError(op_message(kBackpropName, message));
+      throw ShapeError(op_message(kBackpropName, message));
+    }
+    return logits;
+  }
+
+  void eval_cpu(std::span<const TensorView> inputs, const TensorView& output) const override {
+    const TensorView& logits = inputs[0];
+    const TensorView& labels = inputs[1];
+    const std::int64_t classes = logits.shape[-1];
+    if (labels.dtype == DType::int32) {
+      cross_entropy_backprop_kernel(logits.as<float>(), labels.as<std::int32_t>(), inputs[2].as<float>(),
+                                    output.as<float>(), labels.shape, classes, ignore_index_);
+    } else {
+      cross_entropy_backprop_kernel(logits.as<float>(), labels.as<std::int64_t>(), inputs[2].as<float>(),
+                                    output.as<float>(), labels.shape, classes, ignore_index_);
+    }
+  }
+
+  // With p = softmax(logits), t = one_hot(labels) and g = dloss (zero on ignored rows), the
+  // output is (p - t) * g: its gradient in logits is softmax's Jacobian applied to c * g, and in
+  // dloss it is sum((p - t) * c) over the classes (zero on ignored rows). The loss thus stays
+  // twice differentiable.
+  std::vector<Tensor> vjp(const VjpArgs& a) const override {
     const Tensor& logits = a.primals[0];
     const Tensor& labels = a.primals[1];
-    Tensor g = a.cotangent;
+    const Tensor& c = a.cotangent;
+    Tensor counted;  // bool per row: its label is not ignore_index (undefined: every row counts)
     if (Tensor ignored = ignore_value(labels.dtype(), ignore_index_); ignored.defined()) {
-      g = ops::where(ops::not_equal(labels, ignored), g, ops::scalar_like(g, 0.0));
+      counted = ops::not_equal(labels, ignored);
     }
-    Tensor target = ops::one_hot(labels, logits.shape()[-1], {.dtype = logits.dtype()});
-    Tensor d = ops::multiply(ops::subtract(ops::softmax(logits, -1), target), ops::expand_dims(g, -1));
-    return {d, Tensor()};
+    auto masked = [&](const Tensor& per_row) {
+      return counted.defined() ? ops::where(counted, per_row, ops::scalar_like(per_row, 0.0)) : per_row;
+    };
+    const Tensor p = ops::softmax(logits, -1);
+    std::vector<Tensor> grads(3);
+    if (a.wanted[0]) {
+      const Tensor u = ops::multiply(c, ops::expand_dims(masked(a.primals[2]), -1));
+      const Tensor dot = ops::sum(ops::multiply(u, p), {.axes = {-1}, .keepdims = true});
+      grads[0] = ops::multiply(p, ops::subtract(u, dot));
+    }
+    if (a.wanted[2]) {
+      const Tensor t = ops::one_hot(labels, logits.shape()[-1], {.dtype = logits.dtype()});
+      grads[2] = masked(ops::sum(ops::multiply(c, ops::subtract(p, t)), {.axes = {-1}}));
+    }
+    return grads;
   }
 
  private:
@@ -146,6 +247,11 @@ namespace ops {
 
 Tensor sparse_softmax_cross_entropy(const Tensor& logits, const Tensor& labels, const CrossEntropyOptions& options) {
   return detail::apply_new<SoftmaxCrossEntropy>({logits, labels}, options.ignore_index);
+}
+
+Tensor sparse_softmax_cross_entropy_backprop(const Tensor& logits, const Tensor& labels, const Tensor& dloss,
+                                             const CrossEntropyOptions& options) {
+  return detail::apply_new<SoftmaxCrossEntropyBackprop>({logits, labels, dloss}, options.ignore_index);
 }
 
 }  // namespace ops

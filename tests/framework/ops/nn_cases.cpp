@@ -1,6 +1,6 @@
-// Op table cases for the neural-network ops: softmax, log_softmax, sparse softmax cross-entropy,
-// layer_norm, layer_norm_backprop, dropout and random_fold_in. References are naive loops in
-// double precision.
+// Op table cases for the neural-network ops: softmax, log_softmax, sparse softmax cross-entropy
+// and its backprop, layer_norm, layer_norm_backprop, dropout and random_fold_in. References are
+// naive loops in double precision.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -48,6 +48,26 @@ Tensor reference_cross_entropy(const Tensor& logits, const Tensor& labels, std::
     loss[r] = std::log(total) - z[r * classes + static_cast<std::size_t>(y[r])];
   }
   return float_tensor(loss, labels.shape());
+}
+
+// (softmax(logits) - one_hot(label)) * dloss per row; zero on rows labeled ignore_index.
+Tensor reference_cross_entropy_backprop(const Tensor& logits, const Tensor& labels, const Tensor& dloss,
+                                        std::int64_t ignore_index) {
+  std::vector<double> z = logits.to_vector<double>();
+  std::vector<std::int64_t> y = labels.to_vector<std::int64_t>();
+  std::vector<double> g = dloss.to_vector<double>();
+  const auto classes = static_cast<std::size_t>(logits.shape()[-1]);
+  std::vector<double> d(z.size(), 0.0);
+  for (std::size_t r = 0; r < y.size(); ++r) {
+    if (y[r] == ignore_index) continue;
+    double total = 0;
+    for (std::size_t c = 0; c < classes; ++c) total += std::exp(z[r * classes + c]);
+    for (std::size_t c = 0; c < classes; ++c) {
+      const double target = static_cast<std::int64_t>(c) == y[r] ? 1.0 : 0.0;
+      d[r * classes + c] = (std::exp(z[r * classes + c]) / total - target) * g[r];
+    }
+  }
+  return float_tensor(d, logits.shape());
 }
 
 Tensor reference_layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon) {
@@ -154,6 +174,26 @@ std::vector<OpCase> nn_cases() {
       [] { return Inputs{uniform_tensor({3, 4}, 7, -2, 2), Tensor::from_vector<std::int64_t>({0, 2, 3}, {3})}; },
       [](const Inputs& in) { return ops::sparse_softmax_cross_entropy(in[0], in[1], {.ignore_index = 2}); },
       [](const Inputs& in) { return reference_cross_entropy(in[0], in[1], 2); }));
+  // Its gradient checks make the loss's second derivative checked too.
+  cases.push_back(nn_case(
+      OpId::softmax_cross_entropy_backprop, "softmax_cross_entropy_backprop_int64_ignored",
+      [] {
+        return Inputs{uniform_tensor({4, 5}, 18, -2, 2), Tensor::from_vector<std::int64_t>({1, -100, 4, 0}, {4}),
+                      uniform_tensor({4}, 19, -1, 1)};
+      },
+      [](const Inputs& in) { return ops::sparse_softmax_cross_entropy_backprop(in[0], in[1], in[2]); },
+      [](const Inputs& in) { return reference_cross_entropy_backprop(in[0], in[1], in[2], -100); }));
+  cases.push_back(nn_case(
+      OpId::softmax_cross_entropy_backprop, "softmax_cross_entropy_backprop_int32_rank3",
+      [] {
+        return Inputs{uniform_tensor({2, 3, 4}, 20, -2, 2),
+                      Tensor::from_vector<std::int32_t>({3, 0, 2, 2, 1, 3}, {2, 3}),
+                      uniform_tensor({2, 3}, 21, 0.5, 2)};
+      },
+      [](const Inputs& in) {
+        return ops::sparse_softmax_cross_entropy_backprop(in[0], in[1], in[2], {.ignore_index = 2});
+      },
+      [](const Inputs& in) { return reference_cross_entropy_backprop(in[0], in[1], in[2], 2); }));
 
   cases.push_back(nn_case(
       OpId::layer_norm, "layer_norm_affine",
