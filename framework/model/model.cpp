@@ -19,11 +19,10 @@ Model::~Model() = default;
 Tensor Model::operator()(const Inputs& inputs, bool training) {
   if (!inputs.defined()) throw ValueError("model '" + this->name() + "' was called on empty inputs");
   jit::LayerScope scope(name(), class_name());
-  const bool building = !built();
   Tensor y = call(inputs, training);
-  if (distribute::records_shared_state()) {  // replicas share the model: replica 0 writes
+  if (distribute::records_shared_state() && !built()) {  // replicas share the model: replica 0 writes
     mark_built();
-    if (building) tie_weights();
+    tie_weights();
   }
   if (y.defined()) record_output_shape(y.shape());
   return y;
