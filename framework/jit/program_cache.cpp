@@ -23,6 +23,12 @@ std::int64_t ProgramCache::arena_bytes() const {
   return total;
 }
 
+std::int64_t ProgramCache::largest_arena_bytes() const {
+  std::int64_t largest = 0;
+  for (const auto& arena : arenas_) largest = std::max(largest, arena->capacity());
+  return largest;
+}
+
 const Executor& ProgramCache::get(const std::string& signature, const std::function<Graph()>& trace, int instance) {
   auto found = programs_.find(signature);
   if (instance == 0) note_call(found == programs_.end());

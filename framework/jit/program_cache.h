@@ -37,6 +37,8 @@ class ProgramCache {
   double compile_seconds() const { return compile_seconds_; }
   /// Bytes of the arenas the programs share (the largest plan so far, once per instance).
   std::int64_t arena_bytes() const;
+  /// Bytes of the largest instance's arena (0 before any run).
+  std::int64_t largest_arena_bytes() const;
   /// The graph compiled for a signature, or null.
   const Graph* graph(const std::string& signature) const;
   const std::string& function_name() const { return function_name_; }

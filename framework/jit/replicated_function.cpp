@@ -1,5 +1,8 @@
 #include "framework/jit/replicated_function.h"
 
+#include <mutex>
+#include <utility>
+
 #include "framework/core/error.h"
 
 namespace kestrel::jit {
@@ -34,22 +37,44 @@ Graph ReplicatedFunction::trace(const Args& args) const {
 
 std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vector<Args>& per_replica,
                                                                 const ForEachReplica& for_each,
-                                                                const std::string& key) {
+                                                                const std::string& key, const OnOutputs& on_outputs) {
   if (per_replica.empty()) throw ValueError("jit::ReplicatedFunction '" + name() + "': no replica arguments");
   const std::string signature = signature_of_args(name(), per_replica[0], key);
-  // Compiled (once) and instantiated here, on the calling thread; the replicas only run.
-  std::vector<const Executor*> programs;
-  for (std::size_t r = 0; r < per_replica.size(); ++r) {
-    if (r > 0 && signature_of_args(name(), per_replica[r], key) != signature) {
+  // Compiled (once) here, on the calling thread; the replicas only run it.
+  for (std::size_t r = 1; r < per_replica.size(); ++r) {
+    if (signature_of_args(name(), per_replica[r], key) != signature) {
       throw ShapeError("jit::ReplicatedFunction '" + name() + "': replica " + std::to_string(r) + " has arguments " +
                        signature_of_args(name(), per_replica[r], key) + " but replica 0 has " + signature +
                        "; every replica runs one program, so their shards must have one shape");
     }
-    const std::int64_t compiles_before = programs_.compile_count();
-    programs.push_back(&programs_.get(signature, [&] { return trace(per_replica[0]); }, static_cast<int>(r)));
-    if (programs_.compile_count() != compiles_before) check_fits(*programs.back(), signature);
   }
-  planned_bytes_ = programs[0]->planned_bytes();
+  const std::int64_t compiles_before = programs_.compile_count();
+  const Executor& first = programs_.get(signature, [&] { return trace(per_replica[0]); });
+  if (programs_.compile_count() != compiles_before) check_fits(first, signature);
+  planned_bytes_ = first.planned_bytes();
+
+  // A replica runs on an executor (and arena) that no running replica holds: host memory grows
+  // with the replicas that run at once (the strategy's threads), not with the replicas in sync.
+  // Which instance a replica gets changes nothing in its results.
+  std::mutex instances_mutex;
+  std::vector<int> free_instances;  // a stack: the instance freed last is reused first
+  int made = 0;
+  auto take_instance = [&]() -> std::pair<int, const Executor*> {
+    std::lock_guard<std::mutex> lock(instances_mutex);
+    int instance = made;
+    if (free_instances.empty()) {
+      ++made;
+    } else {
+      instance = free_instances.back();
+      free_instances.pop_back();
+    }
+    return {instance, instance == 0 ? &first : &programs_.get(signature, [&] { return trace(per_replica[0]); }, instance)};
+  };
+  auto give_back = [&](int instance) {
+    std::lock_guard<std::mutex> lock(instances_mutex);
+    free_instances.push_back(instance);
+  };
+
   std::vector<std::vector<Tensor>> outputs(per_replica.size());
   for_each([&](int replica) {
     const auto r = static_cast<std::size_t>(replica);
@@ -57,7 +82,15 @@ std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vecto
     inputs.reserve(state_.size() + per_replica[r].size());
     for (const Variable& v : state_) inputs.push_back(v.value());
     for (const auto& entry : per_replica[r]) inputs.push_back(entry.second);
-    outputs[r] = programs[r]->run(inputs);
+    const auto [instance, program] = take_instance();
+    try {
+      outputs[r] = program->run(inputs);
+    } catch (...) {
+      give_back(instance);
+      throw;
+    }
+    give_back(instance);
+    if (on_outputs) on_outputs(replica, outputs[r]);
   });
   return outputs;
 }

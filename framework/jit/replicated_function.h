@@ -1,7 +1,9 @@
 // jit::ReplicatedFunction: one program run by several replicas side by side — the SPMD program
 // XLA runs on every TPU core. It is traced and compiled once per signature; each replica runs it
-// on an executor and arena of its own, all reading the same variables (the one shared copy of the
-// weights), so 8 replicas cost one compile and eight arenas, not eight copies of the model.
+// on an executor and arena no other running replica holds, all reading the same variables (the one
+// shared copy of the weights). 8 replicas on 2 threads cost one compile and two arenas, not eight
+// copies of the model: the simulated cores share the host's memory. Each still gets its own device
+// memory check: a program whose plan does not fit one core fails as it compiles.
 //
 //   jit::ReplicatedFunction gradients(model.weights(), [&](const jit::Args& shard) {
 //     return forward_and_backward(shard);            // reads the weights, assigns nothing
@@ -37,15 +39,21 @@ class ReplicatedFunction {
   /// with ResourceExhaustedError giving the figures.
   ReplicatedFunction(std::vector<Variable> state, StateFn fn, std::string name, ReplicaDeviceMemory memory = {});
 
+  /// Called on a replica's thread with its outputs as soon as they are ready; it may take (move
+  /// from) them, to reduce them while other replicas still run.
+  using OnOutputs = std::function<void(int replica, std::vector<Tensor>& outputs)>;
+
   /// Runs the program on each replica's arguments (one signature for all), compiling it first on
-  /// a new signature, and returns each replica's outputs in replica order.
+  /// a new signature, and returns each replica's outputs in replica order (what on_outputs left).
   std::vector<std::vector<Tensor>> operator()(const std::vector<Args>& per_replica, const ForEachReplica& for_each,
-                                              const std::string& key = "");
+                                              const std::string& key = "", const OnOutputs& on_outputs = {});
 
   std::int64_t compile_count() const { return programs_.compile_count(); }
   double compile_seconds() const { return programs_.compile_seconds(); }
-  /// Bytes of every replica's arena.
+  /// Bytes of every arena the replicas ran on (as many as ran at once).
   std::int64_t arena_bytes() const { return programs_.arena_bytes(); }
+  /// Bytes of the arena one replica runs on: what each simulated device holds for intermediates.
+  std::int64_t arena_bytes_per_replica() const { return programs_.largest_arena_bytes(); }
   /// The planned peak bytes of one replica's intermediates in the latest program run.
   std::int64_t planned_bytes_per_replica() const { return planned_bytes_; }
   const std::string& name() const { return programs_.function_name(); }

@@ -68,9 +68,12 @@ struct JitStats {
   std::int64_t compiles = 0;
   double compile_seconds = 0.0;
   /// Memory the compiled steps hold for their intermediates: one arena per step function, as
-  /// large as its largest program (in History: at the end of the fit). Under a strategy each
-  /// replica has its own arenas, and this is all replicas' together.
+  /// large as its largest program (in History: at the end of the fit). Under a strategy, one per
+  /// replica running at once (the replicas share the host), all of them counted here.
   std::int64_t arena_bytes = 0;
+  /// The part of arena_bytes one replica runs on: what each simulated device holds for its
+  /// intermediates (equal to arena_bytes without a strategy).
+  std::int64_t arena_bytes_per_replica = 0;
 };
 
 /// What fit returns: per-epoch logs, as keras.callbacks.History.

@@ -124,6 +124,7 @@ JitStats JitSteps::stats() const {
     out.compile_seconds += step->function->compile_seconds();
     out.arena_bytes += step->function->arena_bytes();
   }
+  out.arena_bytes_per_replica = out.arena_bytes;
   return out;
 }
 

@@ -62,6 +62,13 @@ Split split(const Batch& padded, int replicas, const losses::Loss* loss) {
   return out;
 }
 
+// The replicas' predictions (each result's first output), as one batch.
+Tensor predictions_of(const std::vector<std::vector<Tensor>>& results) {
+  std::vector<Tensor> predictions;
+  for (const std::vector<Tensor>& result : results) predictions.push_back(result[0]);
+  return ops::concat(predictions, 0);
+}
+
 // The global batch's loss from the replicas' own (each a mean over its shard): their shares' sum.
 Tensor global_loss(const Split& parts, const std::vector<std::vector<Tensor>>& results) {
   double sum = 0.0;
@@ -83,6 +90,7 @@ JitStats ReplicaSteps::stats() const {
     out.compiles += (*function)->compile_count();
     out.compile_seconds += (*function)->compile_seconds();
     out.arena_bytes += (*function)->arena_bytes();
+    out.arena_bytes_per_replica += (*function)->arena_bytes_per_replica();
   }
   return out;
 }
@@ -97,10 +105,34 @@ void ReplicaSteps::for_each_replica(const std::function<void(int replica)>& fn) 
 
 std::vector<std::vector<Tensor>> ReplicaSteps::run_replicas(
     std::unique_ptr<jit::ReplicatedFunction>& function, const char* name, const std::vector<jit::Args>& shards,
-    const std::function<std::vector<Tensor>(const jit::Args&)>& body) {
+    const std::function<std::vector<Tensor>(const jit::Args&)>& body, OrderedGradientSum* sum,
+    std::size_t gradients_from) {
+  // A replica's gradients go into the sum on its own thread, as soon as it has them.
+  auto take_gradients = [&](int replica, std::vector<Tensor>& out) {
+    if (sum == nullptr) return;
+    std::vector<Tensor> gradients(std::make_move_iterator(out.begin() + static_cast<std::ptrdiff_t>(gradients_from)),
+                                  std::make_move_iterator(out.end()));
+    out.resize(gradients_from);
+    sum->add(replica, std::move(gradients));
+  };
+  // A replica that fails must not leave the later ones waiting for their turn in the sum.
+  auto run_each = [&](const std::function<void(int)>& fn) {
+    for_each_replica([&](int r) {
+      try {
+        fn(r);
+      } catch (...) {
+        if (sum != nullptr) sum->abandon();
+        throw;
+      }
+    });
+  };
   std::vector<std::vector<Tensor>> outputs(shards.size());
   if (!jit_) {
-    for_each_replica([&](int r) { outputs[static_cast<std::size_t>(r)] = body(shards[static_cast<std::size_t>(r)]); });
+    run_each([&](int r) {
+      const auto i = static_cast<std::size_t>(r);
+      outputs[i] = body(shards[i]);
+      take_gradients(r, outputs[i]);
+    });
     return outputs;
   }
   const int replicas = distribution_.num_replicas_in_sync();
@@ -138,13 +170,15 @@ std::vector<std::vector<Tensor>> ReplicaSteps::run_replicas(
   for (std::size_t r = 0; r < with_ids.size(); ++r) {
     with_ids[r].emplace("replica_id", Tensor::scalar(static_cast<double>(r), DType::int64));
   }
-  std::vector<std::vector<Tensor>> present =
-      (*function)(with_ids, [&](const std::function<void(int)>& fn) { for_each_replica(fn); });
+  // The program returns only the defined outputs; `defined` says where each one goes.
   const std::vector<bool>& defined = *defined_.at(name);
-  for (std::size_t r = 0; r < present.size(); ++r) {
-    std::size_t next = 0;
-    for (const bool is_defined : defined) outputs[r].push_back(is_defined ? present[r][next++] : Tensor());
-  }
+  std::vector<std::vector<Tensor>> present = (*function)(
+      with_ids, run_each, "", [&](int replica, std::vector<Tensor>& returned) {
+        auto& out = outputs[static_cast<std::size_t>(replica)];
+        std::size_t next = 0;
+        for (const bool is_defined : defined) out.push_back(is_defined ? std::move(returned[next++]) : Tensor());
+        take_gradients(replica, out);
+      });
   return outputs;
 }
 
@@ -198,40 +232,40 @@ void ReplicaSteps::train(const Batch& batch) {
   model_.optimizer_->build(model_.trainable_weights());  // slots before any replica reads state
   std::vector<jit::Args> shards = shard_args(parts.shards);
   for (std::size_t r = 0; r < shards.size(); ++r) shards[r].emplace("loss_scale", Tensor::scalar(parts.shares[r]));
-  // Per replica: y_pred, loss, then a gradient per trainable weight.
-  std::vector<std::vector<Tensor>> results = run_replicas(train_, "replica_train_step", shards, [this](const jit::Args& args) {
-    ReplicaResult result = model_.forward_backward(batch_of(args), args.at("loss_scale"));
-    std::vector<Tensor> out{result.y_pred, result.loss};
-    out.insert(out.end(), result.gradients.begin(), result.gradients.end());
-    return out;
-  });
-  std::vector<std::vector<Tensor>> gradients;
-  std::vector<Tensor> predictions;
-  for (std::vector<Tensor>& result : results) {
-    predictions.push_back(result[0]);
-    gradients.emplace_back(result.begin() + 2, result.end());
-  }
-  model_.optimizer_->apply(distribution_.all_reduce_sum(gradients), model_.trainable_weights());
+  // Per replica: y_pred (only when a metric reads it), loss, then a gradient per trainable weight,
+  // which go into the sum as each replica finishes.
+  const bool metrics = !model_.metrics_.empty();
+  OrderedGradientSum gradients(distribution_.num_replicas_in_sync());
+  std::vector<std::vector<Tensor>> results = run_replicas(
+      train_, "replica_train_step", shards,
+      [this, metrics](const jit::Args& args) {
+        ReplicaResult result = model_.forward_backward(batch_of(args), args.at("loss_scale"));
+        std::vector<Tensor> out{metrics ? result.y_pred : Tensor(), result.loss};
+        out.insert(out.end(), result.gradients.begin(), result.gradients.end());
+        return out;
+      },
+      &gradients, /*gradients_from=*/2);
+  model_.optimizer_->apply(gradients.take(), model_.trainable_weights());
   autodiff::NoGradScope no_grad;
   model_.track_loss(parts.global, global_loss(parts, results));
-  model_.update_metrics(parts.global, ops::concat(predictions, 0));
+  if (metrics) model_.update_metrics(parts.global, predictions_of(results));
 }
 
 void ReplicaSteps::test(const Batch& batch) {
   const Split parts = split(padded_to_global(batch, "evaluate"), distribution_.num_replicas_in_sync(), model_.loss_.get());
   place_model(parts.shards[0]);
+  const bool metrics = !model_.metrics_.empty();
   std::vector<std::vector<Tensor>> results =
-      run_replicas(test_, "replica_test_step", shard_args(parts.shards), [this](const jit::Args& args) {
+      run_replicas(test_, "replica_test_step", shard_args(parts.shards), [this, metrics](const jit::Args& args) {
         autodiff::NoGradScope no_grad;
         const Batch shard = batch_of(args);
         Tensor y_pred = model_(shard.x, /*training=*/false);
-        return std::vector<Tensor>{y_pred, model_.compute_loss(shard, y_pred)};
+        Tensor loss = model_.compute_loss(shard, y_pred);
+        return std::vector<Tensor>{metrics ? y_pred : Tensor(), loss};
       });
   autodiff::NoGradScope no_grad;
-  std::vector<Tensor> predictions;
-  for (const std::vector<Tensor>& result : results) predictions.push_back(result[0]);
   model_.track_loss(parts.global, global_loss(parts, results));
-  model_.update_metrics(parts.global, ops::concat(predictions, 0));
+  if (metrics) model_.update_metrics(parts.global, predictions_of(results));
 }
 
 Tensor ReplicaSteps::predict(const Batch& batch) {
@@ -242,9 +276,7 @@ Tensor ReplicaSteps::predict(const Batch& batch) {
         autodiff::NoGradScope no_grad;
         return std::vector<Tensor>{model_.predict_step(batch_of(args).x)};
       });
-  std::vector<Tensor> predictions;
-  for (const std::vector<Tensor>& result : results) predictions.push_back(result[0]);
-  return first_rows(ops::concat(predictions, 0), rows_of(batch));
+  return first_rows(predictions_of(results), rows_of(batch));
 }
 
 }  // namespace kestrel::detail

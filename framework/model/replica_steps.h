@@ -26,6 +26,7 @@
 #include "framework/layers/weight_ties.h"
 #include "framework/model/batch.h"
 #include "framework/model/fit_options.h"
+#include "framework/model/ordered_gradient_sum.h"
 
 namespace kestrel {
 class Model;
@@ -64,10 +65,12 @@ class ReplicaSteps {
   void place_model(const Batch& shard);
   /// Runs fn as every replica (with its ReplicaScope) on the strategy's workers.
   void for_each_replica(const std::function<void(int replica)>& fn) const;
-  /// Each replica's outputs of `function` on its shard, compiled or eager.
+  /// Each replica's outputs of `function` on its shard, compiled or eager, after `sum` took the
+  /// gradients from outputs `gradients_from` on (when not null).
   std::vector<std::vector<Tensor>> run_replicas(std::unique_ptr<jit::ReplicatedFunction>& function, const char* name,
                                                 const std::vector<jit::Args>& shards,
-                                                const std::function<std::vector<Tensor>(const jit::Args&)>& body);
+                                                const std::function<std::vector<Tensor>(const jit::Args&)>& body,
+                                                OrderedGradientSum* sum = nullptr, std::size_t gradients_from = 0);
 
   static std::vector<jit::Args> shard_args(const std::vector<Batch>& shards);
 

@@ -188,6 +188,7 @@ JitStats Model::jit_stats() const {
     stats.compiles += replicated.compiles;
     stats.compile_seconds += replicated.compile_seconds;
     stats.arena_bytes += replicated.arena_bytes;
+    stats.arena_bytes_per_replica += replicated.arena_bytes_per_replica;
   }
   return stats;
 }
@@ -321,7 +322,8 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
   const JitStats jit_after = jit_stats();
   history.jit = {.compiles = jit_after.compiles - jit_before.compiles,
                  .compile_seconds = jit_after.compile_seconds - jit_before.compile_seconds,
-                 .arena_bytes = jit_after.arena_bytes};
+                 .arena_bytes = jit_after.arena_bytes,
+                 .arena_bytes_per_replica = jit_after.arena_bytes_per_replica};
   return history;
 }
 

@@ -263,7 +263,7 @@ int main(int argc, char** argv) {
                                      .fit_jit = history.jit,
                                      .jit = model.jit_stats(),
                                      .padding = train.padding_stats(),
-                                     .memory = tutorials::tpu::memory_per_replica(model, replicas, core_memory),
+                                     .memory = tutorials::tpu::memory_per_replica(model, core_memory),
                                      .test_logs = test_logs};
     tutorials::tpu::print_report(report);
 

@@ -22,13 +22,13 @@ std::string bytes(std::int64_t n) { return jit::format_bytes(n); }
 
 }  // namespace
 
-ReplicaMemory memory_per_replica(const Model& model, int replicas, std::int64_t core_bytes) {
-  // jit_stats() counts the arenas of every replica (each runs its programs on an arena of its
-  // own); the replicas run the same programs, so their arenas are the same size.
+ReplicaMemory memory_per_replica(const Model& model, std::int64_t core_bytes) {
+  const JitStats jit = model.jit_stats();
   return {.weights = bytes_of(model.weights()),
           .gradients = bytes_of(model.trainable_weights()),
           .optimizer_state = model.optimizer() != nullptr ? bytes_of(model.optimizer()->variables()) : 0,
-          .intermediates = model.jit_stats().arena_bytes / replicas,
+          .intermediates = jit.arena_bytes_per_replica,
+          .host_arenas = jit.arena_bytes,
           .core = core_bytes};
 }
 
@@ -52,10 +52,12 @@ void print_report(const RunReport& r) {
                 bytes(m.core).c_str(), 100.0 * static_cast<double>(m.total()) / static_cast<double>(m.core));
   }
   // What this process holds: the simulated replicas read one shared copy of the weights and the
-  // optimizer state, and each has its own gradients and arenas.
-  const std::int64_t host = m.weights + m.optimizer_state + r.replicas * (m.gradients + m.intermediates);
-  std::printf("                              (on this host, where the %d replicas share one copy of the weights "
-              "and optimizer state: %s in all)\n",
+  // optimizer state, add their gradients into one sum as they finish, and run on as many arenas
+  // as replicas run at once.
+  const std::int64_t host = m.weights + m.optimizer_state + m.gradients + m.host_arenas;
+  std::printf("                              (on this host, where the %d replicas share one copy of the weights, "
+              "the optimizer state and the gradients' sum, and the arenas of the replicas that run at once: "
+              "%s in all)\n",
               r.replicas, bytes(host).c_str());
   std::printf("         test accuracy        %.4f\n", r.test_logs.at("accuracy"));
 }

@@ -3,7 +3,7 @@
 //
 //   tutorials::tpu::RunReport report{.replicas = 8, .fit_jit = history.jit, .jit = model.jit_stats(),
 //                                    .padding = train.padding_stats(),
-//                                    .memory = tutorials::tpu::memory_per_replica(model, 8, 16 << 30), ...};
+//                                    .memory = tutorials::tpu::memory_per_replica(model, 16 << 30), ...};
 //   tutorials::tpu::print_report(report);
 //   tutorials::tpu::write_json("summary.json", report);
 #pragma once
@@ -25,14 +25,15 @@ struct ReplicaMemory {
   std::int64_t gradients = 0;        ///< one per trainable weight: what a replica's step returns
   std::int64_t optimizer_state = 0;  ///< the optimizer's slots and counters
   std::int64_t intermediates = 0;    ///< the replica's arenas: its compiled programs' planned intermediates
+  std::int64_t host_arenas = 0;      ///< the arenas this process holds: one set per replica running at once
   std::int64_t core = 0;             ///< the core's memory (0: unlimited)
 
   std::int64_t total() const { return weights + gradients + optimizer_state + intermediates; }
 };
 
-/// The memory of one replica of a model trained (compiled) under a strategy of `replicas` replicas,
-/// each with core_bytes of memory.
-ReplicaMemory memory_per_replica(const Model& model, int replicas, std::int64_t core_bytes);
+/// The memory of one replica of a model trained (compiled) under a strategy whose cores have
+/// core_bytes of memory each.
+ReplicaMemory memory_per_replica(const Model& model, std::int64_t core_bytes);
 
 struct RunReport {
   int replicas = 1;

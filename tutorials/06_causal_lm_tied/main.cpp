@@ -266,7 +266,7 @@ int main(int argc, char** argv) {
     std::printf("         trained in %.1f s (%.0f ms a step); %lld compile(s), %s of compiled memory per replica\n",
                 fit_seconds, 1000.0 * fit_seconds / static_cast<double>(total_steps),
                 static_cast<long long>(history.jit.compiles),
-                jit::format_bytes(history.jit.arena_bytes / replicas).c_str());
+                jit::format_bytes(history.jit.arena_bytes_per_replica).c_str());
     std::printf("tie      placed and trained:    %s\n", describe_tie(model).c_str());
 
     // 5. Perplexity on the held-out fortunes, against the unigram baseline.
