@@ -1,5 +1,5 @@
-// End-to-end training-step benchmark: the MLP, CNN and BERT-tiny workloads of the reference table
-// (float32, 2 threads, the same seeded batch every step), one Kestrel step being
+// End-to-end training-step benchmark: the MLP, CNN, BERT-tiny and GPT-tiny workloads of the reference
+// table (float32, 2 threads, the same seeded batch every step), one Kestrel step being
 // model.train_on_batch(inputs, labels) — forward, loss, backward and the optimizer update — run two
 // ways: eagerly, op by op, and compiled by the jit (compile({..., .jit_compile = true})). Beside
 // them, in the same run, peers/train_step_peer.py runs the same models with PyTorch eager and
@@ -7,25 +7,22 @@
 //
 //   ./build/bench/train_step_bench                              # every workload and mode, peer included
 //   ./build/bench/train_step_bench --filter bert_tiny --repeats 100 --json-out train_step.json
+//   ./build/bench/train_step_bench --filter gpt_tiny --repeats 10      # GPT-tiny alone, its peer included
 //   ./build/bench/train_step_bench --filter 'mode=(eager|jit)' --no-peer
 //
 // Figures: GFLOP/s (3 x the forward matmul/conv FLOPs per step over the median step time), samples/s,
 // ms/step, the first step's time, the jit's compile time, and the peak resident memory of the process
 // (VmHWM). Each Kestrel workload and mode runs in a fresh child process of this program, and the peer
 // in a fresh Python process per workload and mode, so each peak belongs to one case alone.
-#include <sys/wait.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
-#include <vector>
 
+#include "bench/child_process.h"
 #include "bench/harness.h"
 #include "bench/train_step_report.h"
 #include "bench/train_step_workloads.h"
@@ -35,22 +32,11 @@
 namespace {
 
 using kestrel::bench::Harness;
-using kestrel::bench::Json;
 using kestrel::bench::Mode;
 using kestrel::bench::Record;
 using kestrel::bench::Workload;
 
 constexpr Mode kModes[] = {Mode::eager, Mode::jit};
-
-// Megabytes (2^20 bytes) of a "VmHWM:   123456 kB" line of /proc/self/status.
-double status_mb(const std::string& field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1)) / 1024.0;
-  }
-  return 0.0;
-}
 
 template <class Fn>
 double time_ms(Fn&& fn) {
@@ -67,7 +53,7 @@ int run_child(const Harness& harness, const Workload& w, Mode mode) {
   // stderr is kept for warnings and errors unless KESTREL_LOG_LEVEL asks for more.
   if (std::getenv("KESTREL_LOG_LEVEL") == nullptr) kestrel::logging::set_level(spdlog::level::warn);
   kestrel::set_num_threads(kestrel::bench::kTrainStepThreads);
-  const double base_rss_mb = status_mb("VmRSS");
+  const double base_rss_mb = kestrel::bench::status_mb("VmRSS");
   kestrel::bench::TrainStep step = kestrel::bench::make_train_step(w, mode);
   auto train_on_batch = [&] { step.model->train_on_batch(step.inputs, step.labels); };
 
@@ -82,14 +68,14 @@ int run_child(const Harness& harness, const Workload& w, Mode mode) {
                     {"samples_per_s", ms > 0 ? 1e3 * static_cast<double>(w.batch) / ms : 0.0},
                     {"ms_per_step", ms},
                     {"first_step_ms", first_step_ms},
-                    {"peak_rss_mb", status_mb("VmHWM")},
+                    {"peak_rss_mb", kestrel::bench::status_mb("VmHWM")},
                     {"base_rss_mb", base_rss_mb}};
   if (mode == Mode::jit) {
     record.figures.emplace_back("compile_ms", 1e3 * after_first_step.compile_seconds);
     // More than one compile for a fixed batch would mean the jit recompiles as it goes.
     record.figures.emplace_back("jit_compiles", static_cast<double>(step.model->jit_stats().compiles));
   }
-  std::cout << kestrel::bench::to_json(record).dump() << std::endl;
+  kestrel::bench::print_child_record(record);
   return 0;
 }
 
@@ -103,40 +89,12 @@ int run_child(const Harness& harness, const std::string& name, const std::string
   return run_child(harness, *workload, *mode);
 }
 
-std::string shell_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 // Runs one workload and mode in a child process of this program; its record, or nothing (with a
 // note) on failure.
 std::optional<Record> measure_in_child(Harness& harness, const Workload& w, Mode mode) {
-  const std::string label = kestrel::bench::train_step_label(w, kestrel::bench::mode_name(mode));
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  const std::string command = shell_quote(self) + " --workload-child " + w.name + " --workload-mode " +
-                              kestrel::bench::mode_name(mode) + " --repeats " +
-                              std::to_string(harness.options().repeats) + " --warmup " +
-                              std::to_string(harness.options().warmup);
-  std::FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  if (pipe != nullptr) {
-    char chunk[4096];
-    while (std::size_t n = std::fread(chunk, 1, sizeof chunk, pipe)) output.append(chunk, n);
-  }
-  const int status = pipe != nullptr ? pclose(pipe) : -1;
-  if (status != 0) {
-    const std::string why = status != -1 && WIFEXITED(status) ? "exited with " + std::to_string(WEXITSTATUS(status))
-                                                              : "did not finish";
-    harness.note(label + " failed: its child process " + why + " (its error is above)");
-    return std::nullopt;
-  }
-  try {
-    return kestrel::bench::record_from_json(Json::parse(output));
-  } catch (const nlohmann::json::exception& e) {
-    harness.note(label + " failed: the child printed no valid record (" + std::string(e.what()) + ")");
-    return std::nullopt;
-  }
+  return kestrel::bench::measure_in_child(
+      harness, kestrel::bench::train_step_label(w, kestrel::bench::mode_name(mode)),
+      {"--workload-child", w.name, "--workload-mode", kestrel::bench::mode_name(mode)});
 }
 
 std::string fixed(double value, int decimals) {
@@ -190,8 +148,8 @@ bool measure_all(Harness& harness) {
 
 int main(int argc, char** argv) {
   Harness harness("train_step_bench",
-                  "End-to-end training steps (MLP, CNN, BERT-tiny): Kestrel's train_on_batch eager and under "
-                  "jit_compile, beside PyTorch eager and TorchScript, measured in the same run");
+                  "End-to-end training steps (MLP, CNN, BERT-tiny, GPT-tiny): Kestrel's train_on_batch eager and "
+                  "under jit_compile, beside PyTorch eager and TorchScript, measured in the same run");
   std::string child_workload;
   std::string child_mode = "eager";
   harness.cli()

@@ -11,7 +11,7 @@ namespace kestrel::bench {
 namespace {
 
 constexpr double kJitOverEagerGoal = 1.3;     // BERT-tiny: the jit step at least 1.3x faster than eager
-constexpr double kJitOverTorchGoal = 1.25;    // every workload: the jit at least 1.25x faster than PyTorch eager
+constexpr double kJitOverTorchGoal = 1.25;    // MLP, CNN, BERT-tiny: the jit >= 1.25x faster than PyTorch eager
 constexpr double kBertCompileGoalMs = 200.0;  // BERT-tiny's train step compiled in under 200 ms
 
 const Record* find_record(const Harness& harness, const std::string& label, const std::string& source) {
@@ -110,20 +110,33 @@ void report_jit_over_eager_goal(const WorkloadRecords& bert, Harness& harness, s
                    " ms, eager " + fixed(bert.eager->timing.median_ms, 2) + " ms: " + fixed(*ratio, 2) + "x]");
 }
 
-// Judged only when every workload has both figures: the goal is on all three.
+// The workloads the 1.25x goal against PyTorch eager covers; it is judged only when all of them have
+// both figures. GPT-tiny has a goal of its own (report_gpt_goal).
+constexpr std::string_view kJitOverTorchWorkloads[] = {"mlp", "cnn", "bert_tiny"};
+
 void report_jit_over_torch_goal(const std::vector<WorkloadRecords>& results, Harness& harness, std::ostream& out) {
-  if (results.size() != train_step_workloads().size()) return;
   bool all_met = true;
   std::string detail;
-  for (const WorkloadRecords& r : results) {
-    const auto ratio = speedup(r.jit, r.torch);
+  for (std::string_view name : kJitOverTorchWorkloads) {
+    const WorkloadRecords* r = results_of(results, name);
+    const auto ratio = r != nullptr ? speedup(r->jit, r->torch) : std::nullopt;
     if (!ratio) return;
     all_met = all_met && *ratio >= kJitOverTorchGoal;
-    detail += std::string(detail.empty() ? "" : ", ") + r.workload->title + " " + fixed(*ratio, 2) + "x";
+    detail += std::string(detail.empty() ? "" : ", ") + r->workload->title + " " + fixed(*ratio, 2) + "x";
   }
   keep_verdict(harness, out,
                "jit goal (jit step >= " + fixed(kJitOverTorchGoal, 2) +
                    "x faster than PyTorch eager on MLP, CNN and BERT-tiny): " + met(all_met) + " [" + detail + "]");
+}
+
+// The distribution issue's goal for GPT-tiny: the jit step at least as fast as tuned PyTorch eager.
+void report_gpt_goal(const WorkloadRecords& gpt, Harness& harness, std::ostream& out) {
+  const auto ratio = speedup(gpt.jit, gpt.torch);
+  if (!ratio) return;
+  keep_verdict(harness, out,
+               "jit goal (GPT-tiny jit step at least as fast as PyTorch eager): " + std::string(met(*ratio >= 1.0)) +
+                   " [jit " + fixed(gpt.jit->timing.median_ms, 2) + " ms, PyTorch " +
+                   fixed(gpt.torch->timing.median_ms, 2) + " ms: " + fixed(*ratio, 2) + "x]");
 }
 
 void report_compile_goal(const WorkloadRecords& bert, Harness& harness, std::ostream& out) {
@@ -200,9 +213,11 @@ void report_train_step_goals(const std::vector<WorkloadRecords>& results, Harnes
   }
   const WorkloadRecords* mlp = results_of(results, "mlp");
   const WorkloadRecords* bert = results_of(results, "bert_tiny");
+  const WorkloadRecords* gpt = results_of(results, "gpt_tiny");
   if (mlp != nullptr) report_eager_goal(*mlp, harness, out);
   if (bert != nullptr) report_jit_over_eager_goal(*bert, harness, out);
   report_jit_over_torch_goal(results, harness, out);
+  if (gpt != nullptr) report_gpt_goal(*gpt, harness, out);
   if (bert != nullptr) report_compile_goal(*bert, harness, out);
 }
 

@@ -1,7 +1,10 @@
 #include "bench/train_step_workloads.h"
 
 #include <initializer_list>
+#include <optional>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "framework/core/error.h"
 #include "framework/core/random.h"
@@ -10,13 +13,17 @@
 #include "framework/model/sequential.h"
 #include "framework/optimizers/optimizers.h"
 #include "models/bert_classifier.h"
+#include "models/gpt.h"
+#include "models/gpt_data.h"
 
 namespace kestrel::bench {
 namespace {
 
-constexpr std::int64_t kBertLength = 128;           // tokens per row, padding included
-constexpr std::int64_t kBertShortestRow = 51;       // real tokens per row: uniform in 51..128
-constexpr std::int64_t kBertVocabulary = 8192;
+// BERT-tiny and GPT-tiny share the token batch's layout: 128 tokens per row, padding included, of
+// which 51..128 (uniform per row) are real, ids drawn from a vocabulary of 8,192.
+constexpr std::int64_t kTokenLength = 128;
+constexpr std::int64_t kShortestRow = 51;
+constexpr std::int64_t kVocabulary = 8192;
 
 // Dense 784→512 ReLU → 256 ReLU → 10, with Keras's default initializers.
 std::unique_ptr<Model> make_mlp() {
@@ -36,18 +43,33 @@ std::unique_ptr<Model> make_cnn() {
 // so the workload stays fixed if those change. The reference model has no dropout: the table counts
 // only matmuls, and the peer runs none either.
 std::unique_ptr<Model> make_bert_tiny() {
-  return std::make_unique<models::BertClassifier>(models::BertOptions{.vocab_size = kBertVocabulary,
+  return std::make_unique<models::BertClassifier>(models::BertOptions{.vocab_size = kVocabulary,
                                                                       .hidden_size = 128,
                                                                       .num_layers = 2,
                                                                       .num_heads = 2,
                                                                       .intermediate_size = 512,
                                                                       .hidden_act = "gelu",
-                                                                      .max_length = kBertLength,
+                                                                      .max_length = kTokenLength,
                                                                       .dropout = 0.0,
                                                                       .num_classes = 2,
                                                                       .type_vocab_size = 0,
                                                                       .use_pooler = true,
                                                                       .layer_norm_epsilon = 1e-12});
+}
+
+// GPT-tiny as the reference table defines it, spelled out as BERT-tiny is: pre-LN blocks, tanh GELU
+// (GPT-2's, and the peer's), logits through the tied token embedding, no dropout.
+std::unique_ptr<Model> make_gpt_tiny() {
+  return std::make_unique<models::GPT>(models::GPTOptions{.vocab_size = kVocabulary,
+                                                          .hidden_size = 256,
+                                                          .num_layers = 4,
+                                                          .num_heads = 4,
+                                                          .intermediate_size = 1024,
+                                                          .hidden_act = models::gelu_approximate(),
+                                                          .max_length = kTokenLength,
+                                                          .dropout = 0.0,
+                                                          .initializer_stddev = 0.02,
+                                                          .layer_norm_epsilon = 1e-5});
 }
 
 Shape with_batch(std::int64_t batch, std::vector<std::int64_t> sample_shape) {
@@ -61,29 +83,50 @@ std::pair<Inputs, Tensor> image_batch(std::int64_t batch, std::vector<std::int64
   return {Inputs(x), random::randint({batch}, random::Key(1), 0, 10)};
 }
 
-// Token ids [batch, 128] and their attention mask, both int64 as the tokenizer makes them: each row
-// has a seeded length uniform in 51..128, random ids in [1, vocabulary) up to it, then id 0 and
-// mask 0 (about 31% padding in all). Labels are 2 classes.
-std::pair<Inputs, Tensor> token_batch(std::int64_t batch) {
-  const auto lengths = random::randint({batch}, random::Key(2), kBertShortestRow, kBertLength + 1).to_vector<std::int64_t>();
-  auto ids = random::randint({batch, kBertLength}, random::Key(0), 1, kBertVocabulary).to_vector<std::int64_t>();
-  std::vector<std::int64_t> mask(ids.size(), 1);
+// Per row a seeded length uniform in 51..128 and random ids in [1, vocabulary) up to it: the real
+// tokens of a token batch, before padding.
+std::vector<std::vector<std::int64_t>> token_rows(std::int64_t batch) {
+  const auto lengths =
+      random::randint({batch}, random::Key(2), kShortestRow, kTokenLength + 1).to_vector<std::int64_t>();
+  const auto ids = random::randint({batch, kTokenLength}, random::Key(0), 1, kVocabulary).to_vector<std::int64_t>();
+  std::vector<std::vector<std::int64_t>> rows;
   for (std::int64_t row = 0; row < batch; ++row) {
-    for (std::int64_t column = lengths[static_cast<std::size_t>(row)]; column < kBertLength; ++column) {
-      const auto at = static_cast<std::size_t>(row * kBertLength + column);
-      ids[at] = 0;
-      mask[at] = 0;
+    const auto begin = ids.begin() + row * kTokenLength;
+    rows.emplace_back(begin, begin + lengths[static_cast<std::size_t>(row)]);
+  }
+  return rows;
+}
+
+// Token ids [batch, 128] and their attention mask, both int64 as the tokenizer makes them: token_rows
+// right-padded with id 0 and mask 0 (about 31% padding in all). Labels are 2 classes.
+std::pair<Inputs, Tensor> classification_batch(std::int64_t batch) {
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(batch * kTokenLength), 0);
+  std::vector<std::int64_t> mask(ids.size(), 0);
+  const auto rows = token_rows(batch);
+  for (std::size_t row = 0; row < rows.size(); ++row) {
+    for (std::size_t column = 0; column < rows[row].size(); ++column) {
+      const std::size_t at = row * static_cast<std::size_t>(kTokenLength) + column;
+      ids[at] = rows[row][column];
+      mask[at] = 1;
     }
   }
-  const Shape shape{batch, kBertLength};
+  const Shape shape{batch, kTokenLength};
   Inputs inputs{{"input_ids", Tensor::from_vector<std::int64_t>(ids, shape)},
                 {"attention_mask", Tensor::from_vector<std::int64_t>(mask, shape)}};
   return {std::move(inputs), random::randint({batch}, random::Key(1), 0, 2)};
 }
 
+// The same rows as a causal LM batch: input_ids and attention_mask as above, and int64 labels [batch,
+// 128] holding each position's next token, or -100 (ignored by the loss) on a row's last token and
+// on padding.
+std::pair<Inputs, Tensor> language_model_batch(std::int64_t batch) {
+  models::CausalLmBatch lm = models::causal_lm_batch(token_rows(batch), {.length = kTokenLength, .pad_id = 0});
+  return {std::move(lm.inputs), std::move(lm.labels)};
+}
+
 // Adam and AdamW with the reference betas (0.9, 0.999) and eps 1e-8 (Keras's default eps is 1e-7).
 OptimizerArg optimizer_for(const Workload& w) {
-  if (std::string_view(w.name) == "bert_tiny") {
+  if (std::string_view(w.name) == "bert_tiny" || std::string_view(w.name) == "gpt_tiny") {
     return optimizers::AdamW(
         {.learning_rate = 1e-3, .weight_decay = 0.01, .beta_1 = 0.9, .beta_2 = 0.999, .epsilon = 1e-8});
   }
@@ -97,6 +140,7 @@ const std::vector<Workload>& train_step_workloads() {
       {"mlp", "MLP", 256, 0.822, 535'818},
       {"cnn", "CNN", 128, 2.021, 225'034},
       {"bert_tiny", "BERT-tiny", 32, 11.277, 1'478'530},
+      {"gpt_tiny", "GPT-tiny", 16, 67.646, 5'289'472},
   };
   return workloads;
 }
@@ -138,19 +182,27 @@ TrainStep make_train_step(const Workload& w, Mode mode) {
     step.model = make_cnn();
     std::tie(step.inputs, step.labels) = image_batch(w.batch, {28, 28, 1});
     step.model->build(with_batch(w.batch, {28, 28, 1}));
-  } else {
+  } else if (name == "bert_tiny") {
     step.model = make_bert_tiny();
-    std::tie(step.inputs, step.labels) = token_batch(w.batch);
-    step.model->build(Shape{w.batch, kBertLength});  // BertClassifier builds from the input_ids shape
+    std::tie(step.inputs, step.labels) = classification_batch(w.batch);
+    step.model->build(Shape{w.batch, kTokenLength});  // BertClassifier builds from the input_ids shape
+  } else {
+    step.model = make_gpt_tiny();
+    std::tie(step.inputs, step.labels) = language_model_batch(w.batch);
+    step.model->build(Shape{w.batch, kTokenLength});  // as BertClassifier, from the input_ids shape
   }
   if (step.model->count_params() != w.params) {
     throw ValueError("the " + name + " model has " + std::to_string(step.model->count_params()) +
                      " parameters, the reference " + std::to_string(w.params));
   }
   // No metrics: a step is zero-grad, forward, loss, backward and the optimizer update, as the peer's.
-  step.model->compile({.optimizer = optimizer_for(w),
-                       .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
-                       .jit_compile = mode == Mode::jit});
+  // GPT-tiny's loss is the mean over the labelled tokens, as PyTorch's ignore_index makes it.
+  std::optional<std::int64_t> ignore_class;
+  if (name == "gpt_tiny") ignore_class = models::kIgnoredLabel;
+  step.model->compile(
+      {.optimizer = optimizer_for(w),
+       .loss = losses::SparseCategoricalCrossentropy({.from_logits = true, .ignore_class = ignore_class}),
+       .jit_compile = mode == Mode::jit});
   return step;
 }
 

@@ -1,5 +1,6 @@
-// The reference training workloads of train_step_bench (shared/BENCH.md): MLP, CNN and BERT-tiny,
-// each a compiled Kestrel model with its fixed batch, ready for model.train_on_batch(inputs, labels).
+// The reference training workloads of train_step_bench (shared/BENCH.md): MLP, CNN, BERT-tiny and
+// GPT-tiny, each a compiled Kestrel model with its fixed batch, ready for
+// model.train_on_batch(inputs, labels). replica_bench trains BERT-tiny and GPT-tiny from here too.
 //
 //   const Workload& w = *find_workload("bert_tiny");
 //   TrainStep step = make_train_step(w, Mode::jit);     // compile({..., .jit_compile = true})
@@ -24,14 +25,14 @@ namespace kestrel::bench {
 constexpr int kTrainStepThreads = 2;
 
 struct Workload {
-  const char* name;       ///< "mlp", "cnn", "bert_tiny": the "model" param and the child's --workload-child
-  const char* title;      ///< as the reference table names it: "MLP", "CNN", "BERT-tiny"
+  const char* name;       ///< "mlp", "cnn", "bert_tiny", "gpt_tiny": the "model" param of its records
+  const char* title;      ///< as the reference table names it: "MLP", "CNN", "BERT-tiny", "GPT-tiny"
   std::int64_t batch;
   double training_gflop;  ///< per step: 3 x the forward matmul/conv FLOPs (the reference table)
   std::int64_t params;    ///< the reference parameter count, checked against the model
 };
 
-/// MLP, CNN and BERT-tiny, in the reference table's order.
+/// MLP, CNN, BERT-tiny and GPT-tiny, in the reference table's order.
 const std::vector<Workload>& train_step_workloads();
 /// The workload of that name, or null.
 const Workload* find_workload(std::string_view name);
@@ -57,7 +58,8 @@ struct TrainStep {
 
 /// Builds the workload's model with the global seed 0, checks its parameter count against the
 /// reference (throws ValueError when it differs), makes the seeded batch and compiles the model
-/// with the workload's optimizer and loss, no metrics, and jit_compile as `mode` says.
+/// with the workload's optimizer and loss, no metrics, and jit_compile as `mode` says. Called inside
+/// a strategy's scope, the model and its optimizer belong to that strategy.
 TrainStep make_train_step(const Workload& workload, Mode mode);
 
 }  // namespace kestrel::bench

@@ -1,11 +1,12 @@
-"""The peer of bench/train_step_bench: the MLP, CNN and BERT-tiny training steps with PyTorch eager and
-TorchScript, timed the same way (the first step on its own, warm-up steps, then each step timed on its
-own; median, min and nearest-rank p90), printed as JSON on stdout in the layout of bench/harness.h's
-records (--verbose: progress on stderr).
+"""The peer of bench/train_step_bench: the MLP, CNN, BERT-tiny and GPT-tiny training steps with PyTorch
+eager and TorchScript, timed the same way (the first step on its own, warm-up steps, then each step timed
+on its own; median, min and nearest-rank p90), printed as JSON on stdout in the layout of
+bench/harness.h's records (--verbose: progress on stderr).
 
 One step is zero-grad, forward, cross-entropy, backward and the optimizer update on the same seeded
 batch every step, as shared/BENCH.md defines it: Adam (lr 1e-3, betas (0.9, 0.999), eps 1e-8) for the
-MLP and CNN, AdamW (the same, weight decay 0.01 on every parameter) for BERT-tiny. The CNN takes
+MLP and CNN, AdamW (the same, weight decay 0.01 on every parameter) for BERT-tiny and GPT-tiny.
+GPT-tiny's cross-entropy is per token, averaged over the tokens whose label is not -100. The CNN takes
 PyTorch's own NCHW layout. Mode "torchscript" runs the model through torch.jit.script; the loss and
 the optimizer stay in Python, as they are not part of a scripted module. train_step_bench runs this
 script once per workload and mode, in the tuned environment (bench/README.md), so each process's
@@ -28,7 +29,8 @@ import time
 from peer_timing import label, time_calls
 
 # name, batch, training GFLOP per step (3 x forward matmul/conv FLOPs), reference parameter count
-WORKLOADS = [("mlp", 256, 0.822, 535_818), ("cnn", 128, 2.021, 225_034), ("bert_tiny", 32, 11.277, 1_478_530)]
+WORKLOADS = [("mlp", 256, 0.822, 535_818), ("cnn", 128, 2.021, 225_034), ("bert_tiny", 32, 11.277, 1_478_530),
+             ("gpt_tiny", 16, 67.646, 5_289_472)]
 MODES = ["eager", "torchscript"]
 
 
@@ -51,7 +53,7 @@ def time_step(torch, args, name, batch, mode, foreach):
 
     Returns the timing, the first step's time in ms (TorchScript profiles and optimizes the graph over
     its first runs), the time torch.jit.script took, and the parameter count."""
-    from train_step_models import make_batch, make_model, make_optimizer  # needs torch, found by now
+    from train_step_models import make_batch, make_loss, make_model, make_optimizer  # needs torch, found by now
 
     torch.manual_seed(0)
     inputs, labels = make_batch(name, batch)
@@ -63,7 +65,7 @@ def time_step(torch, args, name, batch, mode, foreach):
         script_ms = (time.perf_counter() - start) * 1e3
     model.train()
     optimizer = make_optimizer(name, model.parameters(), foreach)
-    loss_fn = torch.nn.CrossEntropyLoss()
+    loss_fn = make_loss(name)
 
     def step():
         optimizer.zero_grad(set_to_none=True)
