@@ -2,7 +2,7 @@
 // fortunes on 8 simulated TPU cores, its output projection tied to its input embedding throughout.
 //
 //   ./build/tutorials/06_causal_lm_tied/causal_lm_tied
-//   ./build/tutorials/06_causal_lm_tied/causal_lm_tied --train-blocks 320 --vocab-size 2000   # quick
+//   ./build/tutorials/06_causal_lm_tied/causal_lm_tied --epochs 1 --train-blocks 320 --vocab-size 2000   # quick
 //
 // Weight tying: GPT-2 predicts the next token with the transpose of its token embedding, so the
 // table that turns ids into vectors also turns vectors into scores over the vocabulary. The two
@@ -170,10 +170,10 @@ int main(int argc, char** argv) {
   std::int64_t vocab_size = 8192;
   std::int64_t train_blocks = 0;
   std::int64_t validation_blocks = 0;
-  double learning_rate = 1e-3;
+  double learning_rate = 2e-3;
   std::string vocab_file;
   std::string fortunes_dir = fortunes::kDefaultDirectory;
-  tutorials::TrainingFlags flags{.epochs = 1, .output_dir = "runs/06_causal_lm_tied"};
+  tutorials::TrainingFlags flags{.epochs = 3, .output_dir = "runs/06_causal_lm_tied"};
   CLI::App cli("Kestrel tutorial 06: GPT-tiny with tied embeddings on the English fortunes, on 8 simulated TPU cores",
                "causal_lm_tied");
   cli.add_option("--batch-size", global_batch, "blocks per global batch (a multiple of the 8 replicas)")
