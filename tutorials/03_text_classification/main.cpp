@@ -27,12 +27,12 @@
 #include "datasets/builtin/fortunes.h"
 #include "datasets/text/data_collator.h"
 #include "datasets/text/wordpiece_tokenizer.h"
-#include "datasets/text/wordpiece_trainer.h"
 #include "kestrel.h"
 #include "models/bert_classifier.h"
 #include "tutorials/common/test_metrics.h"
 #include "tutorials/common/schedules.h"
 #include "tutorials/common/training_flags.h"
+#include "tutorials/common/vocab_flags.h"
 
 namespace {
 
@@ -93,11 +93,9 @@ int main(int argc, char** argv) {
   std::int64_t batch_size = 32;
   std::int64_t max_length = 64;
   std::int64_t pad_to_multiple_of = 32;
-  std::int64_t vocab_size = 8192;
   std::int64_t max_per_language = 2000;
   double learning_rate = 1e-3;
-  std::string vocab_file;
-  std::string fortunes_dir = fortunes::kDefaultDirectory;
+  tutorials::VocabFlags vocab_flags;
   tutorials::TrainingFlags flags{.epochs = 3, .output_dir = "runs/03_text_classification"};
   CLI::App cli("Kestrel tutorial 03: language identification on the fortunes corpus with a WordPiece tokenizer, "
                "a padding collator and a BERT-style classifier",
@@ -109,15 +107,11 @@ int main(int argc, char** argv) {
   cli.add_option("--pad-to-multiple-of", pad_to_multiple_of, "round each batch's length up to a multiple of this")
       ->check(CLI::Range(1, 512))
       ->capture_default_str();
-  cli.add_option("--vocab", vocab_file, "a BERT vocab.txt to use instead of training one");
-  cli.add_option("--vocab-size", vocab_size, "size of the trained WordPiece vocabulary")
-      ->check(CLI::Range(200, 100000))
-      ->capture_default_str();
   cli.add_option("--max-per-language", max_per_language, "texts per language, before the split (0: all)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cli.add_option("--learning-rate", learning_rate, "AdamW's peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  cli.add_option("--fortunes-dir", fortunes_dir, "where the fortunes packages put their files")->capture_default_str();
+  tutorials::add_vocab_flags(cli, vocab_flags);
   tutorials::add_training_flags(cli, flags);
   CLI11_PARSE(cli, argc, argv);
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
@@ -130,8 +124,8 @@ int main(int argc, char** argv) {
 
     // 1. Data: cleaned, deduplicated fortunes with a label per language. The split depends only on
     //    each text, so no text is ever in two splits.
-    fortunes::LanguageId data =
-        fortunes::load_language_id({.directory = fortunes_dir, .max_per_language = max_per_language, .seed = seed});
+    fortunes::LanguageId data = fortunes::load_language_id(
+        {.directory = vocab_flags.fortunes_dir, .max_per_language = max_per_language, .seed = seed});
     const auto num_classes = static_cast<std::int64_t>(data.languages.size());
     std::string language_list;
     for (const std::string& language : data.languages) language_list += (language_list.empty() ? "" : " ") + language;
@@ -142,23 +136,11 @@ int main(int argc, char** argv) {
     // 2. Tokenizer. A WordPiece vocabulary learned from the training texts (never the test texts),
     //    or one given with --vocab. Words split into pieces from the vocabulary; "##" marks a piece
     //    that continues a word.
-    const auto vocab_start = std::chrono::steady_clock::now();
-    std::string vocab_path = vocab_file;
-    if (vocab_path.empty()) {
-      std::vector<std::string> vocab =
-          text::train_wordpiece_vocab(data.train.texts, {.vocab_size = vocab_size, .min_frequency = 2});
-      vocab_path = output_dir + "/vocab.txt";
-      text::WordPieceTokenizer(vocab).save_vocabulary(vocab_path);
-      std::printf("vocab    trained %zu WordPiece tokens in %.1f s, saved to %s\n", vocab.size(),
-                  seconds_since(vocab_start), vocab_path.c_str());
-    }
-    const text::WordPieceTokenizer tokenizer = text::WordPieceTokenizer::from_vocab_file(vocab_path);
+    const text::WordPieceTokenizer tokenizer = tutorials::make_tokenizer(vocab_flags, data.train.texts, output_dir);
     const std::string& example = data.train.texts.front();
     std::string pieces;
     for (const std::string& piece : tokenizer.tokenize(example.substr(0, 60))) pieces += piece + " ";
-    std::printf("         vocabulary of %lld from %s\n         \"%s...\" -> %s...\n",
-                static_cast<long long>(tokenizer.vocab_size()), vocab_path.c_str(), example.substr(0, 60).c_str(),
-                pieces.c_str());
+    std::printf("         \"%s...\" -> %s...\n", example.substr(0, 60).c_str(), pieces.c_str());
 
     // 3. What padding costs, before training: the same pipeline with four padding multiples.
     print_padding_table(data.train, tokenizer, batch_size, max_length);

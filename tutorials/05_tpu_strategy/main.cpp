@@ -38,6 +38,7 @@
 #include "tutorials/05_tpu_strategy/tpu_report.h"
 #include "tutorials/common/schedules.h"
 #include "tutorials/common/training_flags.h"
+#include "tutorials/common/vocab_flags.h"
 
 namespace {
 
@@ -123,11 +124,9 @@ int main(int argc, char** argv) {
   std::int64_t global_batch = 64;
   std::int64_t max_length = 64;
   std::int64_t pad_to_multiple_of = 32;
-  std::int64_t vocab_size = 8192;
   std::int64_t max_per_language = 2000;
   double learning_rate = 1e-3;
-  std::string vocab_file;
-  std::string fortunes_dir = fortunes::kDefaultDirectory;
+  tutorials::VocabFlags vocab_flags;
   tutorials::TrainingFlags flags{.epochs = 3, .output_dir = "runs/05_tpu_strategy"};
   CLI::App cli("Kestrel tutorial 05: tutorial 03's language identification on a TPUStrategy of 8 simulated cores — "
                "model and pipeline in strategy.scope(), jit_compile, static padded batches",
@@ -141,17 +140,13 @@ int main(int argc, char** argv) {
   cli.add_option("--pad-to-multiple-of", pad_to_multiple_of, "round each batch's length up to a multiple of this")
       ->check(CLI::Range(1, 512))
       ->capture_default_str();
-  cli.add_option("--vocab", vocab_file, "a BERT vocab.txt to use instead of training one");
-  cli.add_option("--vocab-size", vocab_size, "size of the trained WordPiece vocabulary")
-      ->check(CLI::Range(200, 100000))
-      ->capture_default_str();
   cli.add_option("--max-per-language", max_per_language, "texts per language, before the split (0: all)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cli.add_option("--learning-rate", learning_rate, "AdamW's peak learning rate")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cli.add_option("--fortunes-dir", fortunes_dir, "where the fortunes packages put their files")->capture_default_str();
+  tutorials::add_vocab_flags(cli, vocab_flags);
   tutorials::add_training_flags(cli, flags);
   CLI11_PARSE(cli, argc, argv);
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
@@ -184,27 +179,15 @@ int main(int argc, char** argv) {
 
     // The texts and the WordPiece vocabulary, as in tutorial 03. They are plain host values (no
     // variables), so where they are made does not matter.
-    fortunes::LanguageId data =
-        fortunes::load_language_id({.directory = fortunes_dir, .max_per_language = max_per_language, .seed = seed});
+    fortunes::LanguageId data = fortunes::load_language_id(
+        {.directory = vocab_flags.fortunes_dir, .max_per_language = max_per_language, .seed = seed});
     const auto num_classes = static_cast<std::int64_t>(data.languages.size());
     std::string language_list;
     for (const std::string& language : data.languages) language_list += (language_list.empty() ? "" : " ") + language;
     std::printf("\ndata     %lld train, %lld validation, %lld test texts in %lld languages: %s\n",
                 static_cast<long long>(data.train.size()), static_cast<long long>(data.validation.size()),
                 static_cast<long long>(data.test.size()), static_cast<long long>(num_classes), language_list.c_str());
-    std::string vocab_path = vocab_file;
-    if (vocab_path.empty()) {
-      const auto vocab_start = std::chrono::steady_clock::now();
-      vocab_path = output_dir + "/vocab.txt";
-      const std::vector<std::string> vocab =
-          text::train_wordpiece_vocab(data.train.texts, {.vocab_size = vocab_size, .min_frequency = 2});
-      text::WordPieceTokenizer(vocab).save_vocabulary(vocab_path);
-      std::printf("vocab    trained on the training texts in %.1f s, saved to %s\n", seconds_since(vocab_start),
-                  vocab_path.c_str());
-    }
-    const text::WordPieceTokenizer tokenizer = text::WordPieceTokenizer::from_vocab_file(vocab_path);
-    std::printf("         %lld WordPiece tokens from %s\n", static_cast<long long>(tokenizer.vocab_size()),
-                vocab_path.c_str());
+    const text::WordPieceTokenizer tokenizer = tutorials::make_tokenizer(vocab_flags, data.train.texts, output_dir);
 
     // 2. Everything that trains is made inside the scope (rule 1): the model's weights, and at
     //    compile time the optimizer's state and the metrics' counters, all belong to the strategy,

@@ -38,7 +38,6 @@
 
 #include "datasets/builtin/fortunes.h"
 #include "datasets/text/wordpiece_tokenizer.h"
-#include "datasets/text/wordpiece_trainer.h"
 #include "kestrel.h"
 #include "framework/jit/memory_plan.h"
 #include "models/gpt.h"
@@ -47,6 +46,7 @@
 #include "tutorials/common/test_metrics.h"
 #include "tutorials/common/schedules.h"
 #include "tutorials/common/training_flags.h"
+#include "tutorials/common/vocab_flags.h"
 
 namespace {
 
@@ -167,12 +167,10 @@ std::string generate_text(models::GPT& model, const text::WordPieceTokenizer& to
 int main(int argc, char** argv) {
   std::int64_t global_batch = 16;
   std::int64_t max_length = 128;
-  std::int64_t vocab_size = 8192;
   std::int64_t train_blocks = 0;
   std::int64_t validation_blocks = 0;
   double learning_rate = 2e-3;
-  std::string vocab_file;
-  std::string fortunes_dir = fortunes::kDefaultDirectory;
+  tutorials::VocabFlags vocab_flags;
   tutorials::TrainingFlags flags{.epochs = 3, .output_dir = "runs/06_causal_lm_tied"};
   CLI::App cli("Kestrel tutorial 06: GPT-tiny with tied embeddings on the English fortunes, on 8 simulated TPU cores",
                "causal_lm_tied");
@@ -182,10 +180,6 @@ int main(int argc, char** argv) {
   cli.add_option("--max-length", max_length, "tokens per block, and the model's positions")
       ->check(CLI::Range(8, 1024))
       ->capture_default_str();
-  cli.add_option("--vocab-size", vocab_size, "size of the trained WordPiece vocabulary")
-      ->check(CLI::Range(200, 100000))
-      ->capture_default_str();
-  cli.add_option("--vocab", vocab_file, "a BERT vocab.txt to use instead of training one");
   cli.add_option("--train-blocks", train_blocks, "training blocks to use (0: all)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -195,7 +189,7 @@ int main(int argc, char** argv) {
   cli.add_option("--learning-rate", learning_rate, "AdamW's peak learning rate")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cli.add_option("--fortunes-dir", fortunes_dir, "where the fortunes packages put their files")->capture_default_str();
+  tutorials::add_vocab_flags(cli, vocab_flags);
   tutorials::add_training_flags(cli, flags);
   CLI11_PARSE(cli, argc, argv);
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
@@ -217,18 +211,8 @@ int main(int argc, char** argv) {
                 static_cast<long long>(global_batch), static_cast<long long>(global_batch / replicas));
 
     // 2. Data: the English fortunes, a vocabulary learned on the training ones, blocks of tokens.
-    const Corpus corpus = split_corpus(fortunes::load_english_corpus({.directory = fortunes_dir}));
-    std::string vocab_path = vocab_file;
-    if (vocab_path.empty()) {
-      const auto vocab_start = std::chrono::steady_clock::now();
-      vocab_path = output_dir + "/vocab.txt";
-      text::WordPieceTokenizer(
-          text::train_wordpiece_vocab(corpus.train, {.vocab_size = vocab_size, .min_frequency = 2}))
-          .save_vocabulary(vocab_path);
-      std::printf("vocab    trained on %zu fortunes in %.1f s, saved to %s\n", corpus.train.size(),
-                  seconds_since(vocab_start), vocab_path.c_str());
-    }
-    const text::WordPieceTokenizer tokenizer = text::WordPieceTokenizer::from_vocab_file(vocab_path);
+    const Corpus corpus = split_corpus(fortunes::load_english_corpus({.directory = vocab_flags.fortunes_dir}));
+    const text::WordPieceTokenizer tokenizer = tutorials::make_tokenizer(vocab_flags, corpus.train, output_dir);
     const Blocks train = to_blocks(corpus.train, tokenizer, max_length, train_blocks);
     const Blocks validation = to_blocks(corpus.validation, tokenizer, max_length, validation_blocks);
     for (const auto& [name, blocks, texts] : {std::tuple{"train", &train, corpus.train.size()},
