@@ -64,7 +64,10 @@ class Strategy : public Distribution {
       const std::function<data::Dataset(const InputContext&)>& fn) const;
 
   void for_each_replica(const std::function<void(int replica)>& fn) const override;
-  std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) const override;
+  /// Sums one tensor list per replica, element by element, in replica order 0, 1, ..., so the
+  /// result is the same bits on every run (what reduce(SUM) does; fit sums its gradients in the
+  /// same order as the replicas finish).
+  std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) const;
 
  protected:
   /// `replicas` >= 1; memory_per_replica: the simulated device memory, or nullopt for none.

@@ -31,9 +31,6 @@ class Distribution {
   /// Runs fn(replica) for every replica on the strategy's workers and returns when all are done;
   /// the first exception (by replica order) is rethrown.
   virtual void for_each_replica(const std::function<void(int replica)>& fn) const = 0;
-  /// Sums one tensor list per replica, element by element, in replica order 0, 1, ..., so the
-  /// result is the same bits on every run.
-  virtual std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) const = 0;
   /// The simulated device memory of one replica in bytes; nullopt when unlimited.
   virtual std::optional<std::int64_t> memory_per_replica() const { return std::nullopt; }
 };

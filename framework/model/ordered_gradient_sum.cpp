@@ -13,10 +13,15 @@ void OrderedGradientSum::add(int replica, std::vector<Tensor> gradients) {
   std::unique_lock<std::mutex> lock(mutex_);
   turn_.wait(lock, [&] { return next_ == replica || abandoned_; });
   if (abandoned_) return;
+  autodiff::NoGradScope no_grad;
   if (replica == 0) {
+    // bfloat16 gradients are summed in float32 and rounded once, in take(), as the all-reduce does.
+    for (Tensor& g : gradients) {
+      dtypes_.push_back(g.defined() ? g.dtype() : DType::float32);
+      if (g.defined() && g.dtype() == DType::bfloat16) g = ops::cast(g, DType::float32);
+    }
     total_ = std::move(gradients);
   } else {
-    autodiff::NoGradScope no_grad;
     if (gradients.size() != total_.size()) {
       throw ValueError("replica " + std::to_string(replica) + " has " + std::to_string(gradients.size()) +
                        " gradients but replica 0 has " + std::to_string(total_.size()));
@@ -25,7 +30,7 @@ void OrderedGradientSum::add(int replica, std::vector<Tensor> gradients) {
       if (total_[k].defined() != gradients[k].defined()) {
         throw ValueError("gradient " + std::to_string(k) + " reached its weight in one replica but not in another");
       }
-      if (total_[k].defined()) total_[k] = ops::add(total_[k], gradients[k]);
+      if (total_[k].defined()) total_[k] = ops::add(total_[k], ops::cast(gradients[k], total_[k].dtype()));
     }
   }
   ++next_;
@@ -45,6 +50,10 @@ std::vector<Tensor> OrderedGradientSum::take() {
   if (next_ != replicas_) {
     throw ValueError("OrderedGradientSum: " + std::to_string(next_) + " of " + std::to_string(replicas_) +
                      " replicas added their gradients");
+  }
+  autodiff::NoGradScope no_grad;
+  for (std::size_t k = 0; k < total_.size(); ++k) {
+    if (total_[k].defined() && total_[k].dtype() != dtypes_[k]) total_[k] = ops::cast(total_[k], dtypes_[k]);
   }
   return std::move(total_);
 }

@@ -9,7 +9,8 @@
 // Summing after every replica ran would keep all their gradient sets alive at once: 8 copies of
 // the model's size. Here each replica adds its set as soon as the replicas before it have, and
 // drops it, so only the replicas running at the same time hold one. The order is fixed, as the
-// all-reduce's is (((g0 + g1) + g2) + ...), so the sum is the same bits on every run.
+// all-reduce's is (((g0 + g1) + g2) + ...), so the sum is the same bits on every run; bfloat16
+// gradients are summed in float32 and rounded once, as the all-reduce sums them.
 #pragma once
 
 #include <condition_variable>
@@ -39,7 +40,8 @@ class OrderedGradientSum {
   std::condition_variable turn_;
   int next_ = 0;  // the replica whose turn it is
   bool abandoned_ = false;
-  std::vector<Tensor> total_;
+  std::vector<Tensor> total_;   // float32 where the gradients are bfloat16
+  std::vector<DType> dtypes_;   // the gradients' own
 };
 
 }  // namespace kestrel::detail

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "framework/core/error.h"
+#include "framework/ops/ops.h"
 
 namespace kestrel::detail {
 namespace {
@@ -25,6 +26,17 @@ TEST(OrderedGradientSum, AddsInReplicaOrderWhateverOrderReplicasFinish) {
   const std::vector<Tensor> total = sum.take();
   EXPECT_EQ(total[0].to_vector<float>(), (std::vector<float>{0.0f, 0.0f}));  // ((1e8 + 1) - 1e8)
   EXPECT_FALSE(total[1].defined());
+}
+
+TEST(OrderedGradientSum, SumsBfloat16InFloat32AndRoundsOnce) {
+  // 256 + 1 + 1 in bfloat16 (8 bits of mantissa): rounding after each add gives 256, once at the end 258.
+  OrderedGradientSum sum(3);
+  for (int r = 0; r < 3; ++r) {
+    sum.add(r, {ops::cast(Tensor::from_vector<float>({r == 0 ? 256.0f : 1.0f}, {1}), DType::bfloat16)});
+  }
+  const std::vector<Tensor> total = sum.take();
+  EXPECT_EQ(total[0].dtype(), DType::bfloat16);
+  EXPECT_EQ(ops::cast(total[0], DType::float32).to_vector<float>(), (std::vector<float>{258.0f}));
 }
 
 TEST(OrderedGradientSum, AbandonReleasesReplicasWaitingForTheirTurn) {
