@@ -5,11 +5,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include "framework/core/error.h"
 #include "framework/core/random.h"
+#include "framework/core/thread_pool.h"
 #include "framework/layers/weight_ties.h"
 #include "framework/losses/losses.h"
 #include "framework/optimizers/optimizers.h"
@@ -91,6 +93,10 @@ TEST(WeightTying, GptStaysTiedThroughPlacementOnEightReplicas) {
   EXPECT_FALSE(contains(log.text(), "re-tied")) << log.text();
   // One set of AdamW slots for the tied table: two per trainable variable, plus iterations and rate.
   EXPECT_EQ(model.optimizer()->variables().size(), 2 * model.trainable_weights().size() + 2);
+  // The host holds an arena per replica running at once (at most one per thread), not one per replica.
+  const JitStats jit = model.jit_stats();
+  EXPECT_GT(jit.arena_bytes_per_replica, 0);
+  EXPECT_LE(jit.arena_bytes, std::min(8, num_threads()) * jit.arena_bytes_per_replica);
 }
 
 TEST(WeightTying, TiedGptOnEightReplicasTrainsLikeOne) {

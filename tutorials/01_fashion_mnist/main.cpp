@@ -22,6 +22,7 @@
 
 #include "kestrel.h"
 #include "tutorials/common/fashion_mnist_flags.h"
+#include "tutorials/common/seconds_since.h"
 #include "tutorials/common/test_metrics.h"
 #include "tutorials/common/training_flags.h"
 
@@ -52,10 +53,6 @@ void compile_model(Sequential& model, double learning_rate, std::int64_t total_s
   model.compile({.optimizer = optimizers::Adam({.learning_rate = schedule}),
                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
                  .metrics = {"accuracy"}});
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace
@@ -123,7 +120,7 @@ int main(int argc, char** argv) {
                    .callbacks = {callbacks::CSVLogger(output_dir + "/training.csv"),
                                  callbacks::TensorBoard({.log_dir = output_dir + "/logs"})},
                    .validation_split = kValidationSplit});
-    const double fit_seconds = seconds_since(fit_start);
+    const double fit_seconds = tutorials::seconds_since(fit_start);
     std::printf("       trained in %.1f s (%.1f s per epoch); final val_accuracy %.4f\n\n", fit_seconds,
                 fit_seconds / static_cast<double>(history.epoch.size()), history.history.at("val_accuracy").back());
 
@@ -155,7 +152,7 @@ int main(int argc, char** argv) {
       tutorials::write_test_metrics(json_out, test_logs);
       std::printf("       test metrics written to %s\n", json_out.c_str());
     }
-    std::printf("\ndone in %.1f s; logs in %s (tensorboard --logdir %s/logs)\n", seconds_since(start),
+    std::printf("\ndone in %.1f s; logs in %s (tensorboard --logdir %s/logs)\n", tutorials::seconds_since(start),
                 output_dir.c_str(), output_dir.c_str());
     return same ? 0 : 1;
   } catch (const std::exception& e) {

@@ -30,6 +30,7 @@
 
 #include "kestrel.h"
 #include "tutorials/common/fashion_mnist_flags.h"
+#include "tutorials/common/seconds_since.h"
 #include "tutorials/common/test_metrics.h"
 #include "tutorials/common/training_flags.h"
 
@@ -91,10 +92,6 @@ void compile_model(FashionCnn& model, double learning_rate, std::int64_t total_s
   model.compile({.optimizer = optimizers::Adam({.learning_rate = schedule}),
                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
                  .metrics = {"accuracy"}});
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace
@@ -165,7 +162,7 @@ int main(int argc, char** argv) {
                        callbacks::TensorBoard({.log_dir = output_dir + "/logs"}),
                        callbacks::CSVLogger(output_dir + "/training.csv")},
          .validation_split = kValidationSplit});
-    const double fit_seconds = seconds_since(fit_start);
+    const double fit_seconds = tutorials::seconds_since(fit_start);
 
     // History holds every epoch's logs; the best epoch is the one the callbacks kept.
     const std::vector<double>& val_accuracy = history.history.at("val_accuracy");
@@ -199,7 +196,7 @@ int main(int argc, char** argv) {
       tutorials::write_test_metrics(json_out, test_logs);
       std::printf("       test metrics written to %s\n", json_out.c_str());
     }
-    std::printf("\ndone in %.1f s; checkpoint, training.csv and logs/ in %s\n", seconds_since(start),
+    std::printf("\ndone in %.1f s; checkpoint, training.csv and logs/ in %s\n", tutorials::seconds_since(start),
                 output_dir.c_str());
     return same ? 0 : 1;
   } catch (const std::exception& e) {

@@ -29,8 +29,9 @@
 #include "datasets/text/wordpiece_tokenizer.h"
 #include "kestrel.h"
 #include "models/bert_classifier.h"
-#include "tutorials/common/test_metrics.h"
 #include "tutorials/common/schedules.h"
+#include "tutorials/common/seconds_since.h"
+#include "tutorials/common/test_metrics.h"
 #include "tutorials/common/training_flags.h"
 #include "tutorials/common/vocab_flags.h"
 
@@ -38,10 +39,6 @@ namespace {
 
 using namespace kestrel;  // NOLINT(google-build-using-namespace): a tutorial reads best as Keras reads
 namespace fortunes = datasets::fortunes;
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // What the model reads: input_ids and attention_mask (BERT-tiny has no segment embeddings, and
 // each text is a single sentence, so token_type_ids are not asked for).
@@ -73,7 +70,8 @@ void print_padding_table(const fortunes::Split& split, const text::WordPieceToke
     for (const data::Element& batch : ds) (void)batch;
     const data::PaddingReport report = ds.padding_stats();
     std::printf("         %18lld   %21lld   %17.1f%%   %11.2f s\n", static_cast<long long>(multiple),
-                static_cast<long long>(report.distinct_shapes), 100.0 * report.efficiency(), seconds_since(start));
+                static_cast<long long>(report.distinct_shapes), 100.0 * report.efficiency(),
+                tutorials::seconds_since(start));
   }
   std::printf("         (each distinct shape is one compile under jit_compile or on a TPU)\n");
 }
@@ -170,7 +168,7 @@ int main(int argc, char** argv) {
                                         .callbacks = {callbacks::CSVLogger(output_dir + "/training.csv"),
                                                       callbacks::TensorBoard({.log_dir = output_dir + "/logs"})},
                                         .validation_data = validation});
-    const double fit_seconds = seconds_since(fit_start);
+    const double fit_seconds = tutorials::seconds_since(fit_start);
     const data::PaddingReport padding = train.padding_stats();
     std::printf("         trained in %.1f s (%.1f s per epoch); final val_accuracy %.4f\n", fit_seconds,
                 fit_seconds / static_cast<double>(history.epoch.size()), history.history.at("val_accuracy").back());
@@ -199,7 +197,7 @@ int main(int argc, char** argv) {
       tutorials::write_test_metrics(json_out, test_logs);
       std::printf("         test metrics written to %s\n", json_out.c_str());
     }
-    std::printf("\ndone in %.1f s; logs in %s (tensorboard --logdir %s/logs)\n", seconds_since(start),
+    std::printf("\ndone in %.1f s; logs in %s (tensorboard --logdir %s/logs)\n", tutorials::seconds_since(start),
                 output_dir.c_str(), output_dir.c_str());
     return same ? 0 : 1;
   } catch (const std::exception& e) {

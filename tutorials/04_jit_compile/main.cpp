@@ -50,6 +50,7 @@
 #include "kestrel.h"
 #include "models/bert_classifier.h"
 #include "tutorials/common/fashion_mnist_flags.h"
+#include "tutorials/common/seconds_since.h"
 #include "tutorials/common/training_flags.h"
 
 namespace {
@@ -59,8 +60,7 @@ namespace fashion_mnist = datasets::fashion_mnist;
 namespace fortunes = datasets::fortunes;
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-double milliseconds_since(Clock::time_point start) { return 1e3 * seconds_since(start); }
+double milliseconds_since(Clock::time_point start) { return 1e3 * tutorials::seconds_since(start); }
 
 double median(std::vector<double> values) {
   if (values.empty()) return NAN;
@@ -343,7 +343,7 @@ TextData load_text_data(const std::string& fortunes_dir, std::int64_t max_per_la
   std::printf("   data       %lld training texts in %zu languages (fortunes), a WordPiece vocabulary of %lld trained "
               "in %.1f s\n",
               static_cast<long long>(data.corpus.train.size()), data.corpus.languages.size(),
-              static_cast<long long>(data.tokenizer->vocab_size()), seconds_since(start));
+              static_cast<long long>(data.tokenizer->vocab_size()), tutorials::seconds_since(start));
   return data;
 }
 
@@ -394,7 +394,7 @@ PaddingRun train_one_text_epoch(const TextData& data, std::int64_t batch_size, s
   return {.pad_to_multiple_of = pad_to_multiple_of,
           .padding = train.padding_stats(),
           .jit = history.jit,
-          .epoch_seconds = seconds_since(start),
+          .epoch_seconds = tutorials::seconds_since(start),
           .loss = history.history.at("loss").back()};
 }
 
@@ -641,7 +641,7 @@ int main(int argc, char** argv) {
       write_json(json_out, measured);
       std::printf("\n   test metrics and measurements written to %s\n", json_out.c_str());
     }
-    std::printf("\ndone in %.1f s\n", seconds_since(start));
+    std::printf("\ndone in %.1f s\n", tutorials::seconds_since(start));
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "jit_compile: %s\n", e.what());

@@ -37,6 +37,7 @@
 #include "models/bert_classifier.h"
 #include "tutorials/05_tpu_strategy/tpu_report.h"
 #include "tutorials/common/schedules.h"
+#include "tutorials/common/seconds_since.h"
 #include "tutorials/common/training_flags.h"
 #include "tutorials/common/vocab_flags.h"
 
@@ -44,10 +45,6 @@ namespace {
 
 using namespace kestrel;  // NOLINT(google-build-using-namespace): a tutorial reads best as Keras reads
 namespace fortunes = datasets::fortunes;
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // The texts, shuffled when a seed is given, tokenized into what the model reads: input_ids and
 // attention_mask, as in tutorial 03.
@@ -231,7 +228,7 @@ int main(int argc, char** argv) {
                                               .callbacks = {callbacks::CSVLogger(output_dir + "/training.csv"),
                                                             callbacks::TensorBoard({.log_dir = output_dir + "/logs"})},
                                               .validation_data = validation});
-    const double fit_seconds = seconds_since(fit_start);
+    const double fit_seconds = tutorials::seconds_since(fit_start);
     std::printf("         trained in %.1f s (%.1f s per epoch); final val_accuracy %.4f\n", fit_seconds,
                 fit_seconds / static_cast<double>(history.epoch.size()), history.history.at("val_accuracy").back());
 
@@ -272,7 +269,7 @@ int main(int argc, char** argv) {
       tutorials::tpu::write_json(json_out, report);
       std::printf("         summary written to %s\n", json_out.c_str());
     }
-    std::printf("\ndone in %.1f s; logs in %s (tensorboard --logdir %s/logs)\n", seconds_since(start),
+    std::printf("\ndone in %.1f s; logs in %s (tensorboard --logdir %s/logs)\n", tutorials::seconds_since(start),
                 output_dir.c_str(), output_dir.c_str());
     if (!same) {
       std::fprintf(stderr,

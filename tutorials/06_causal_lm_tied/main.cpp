@@ -43,8 +43,9 @@
 #include "models/gpt.h"
 #include "models/gpt_data.h"
 #include "strategies/tpu_strategy.h"
-#include "tutorials/common/test_metrics.h"
 #include "tutorials/common/schedules.h"
+#include "tutorials/common/seconds_since.h"
+#include "tutorials/common/test_metrics.h"
 #include "tutorials/common/training_flags.h"
 #include "tutorials/common/vocab_flags.h"
 
@@ -52,10 +53,6 @@ namespace {
 
 using namespace kestrel;  // NOLINT(google-build-using-namespace): a tutorial reads best as Keras reads
 namespace fortunes = datasets::fortunes;
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // Every tenth fortune is held out: a pure function of the corpus order, so reruns agree.
 struct Corpus {
@@ -246,7 +243,7 @@ int main(int argc, char** argv) {
                 static_cast<long long>(steps_per_epoch), learning_rate);
     const auto fit_start = std::chrono::steady_clock::now();
     const History history = model.fit(train_ds, {.epochs = epochs, .verbose = verbose});
-    const double fit_seconds = seconds_since(fit_start);
+    const double fit_seconds = tutorials::seconds_since(fit_start);
     std::printf("         trained in %.1f s (%.0f ms a step); %lld compile(s), %s of compiled memory per replica\n",
                 fit_seconds, 1000.0 * fit_seconds / static_cast<double>(total_steps),
                 static_cast<long long>(history.jit.compiles),
@@ -293,7 +290,7 @@ int main(int argc, char** argv) {
                                                {"tied", tied(model) && tied(reloaded) ? 1.0 : 0.0}});
       std::printf("\n         metrics written to %s\n", json_out.c_str());
     }
-    std::printf("\ndone in %.1f s%s\n", seconds_since(start), ok ? "" : " — but a check above FAILED");
+    std::printf("\ndone in %.1f s%s\n", tutorials::seconds_since(start), ok ? "" : " — but a check above FAILED");
     return ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "causal_lm_tied: %s\n", e.what());

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "datasets/text/wordpiece_trainer.h"
+#include "tutorials/common/seconds_since.h"
 
 namespace kestrel::tutorials {
 
@@ -25,7 +26,7 @@ text::WordPieceTokenizer make_tokenizer(const VocabFlags& flags, const std::vect
     text::WordPieceTokenizer(text::train_wordpiece_vocab(texts, {.vocab_size = flags.vocab_size, .min_frequency = 2}))
         .save_vocabulary(path);
     std::printf("vocab    trained on %zu training texts in %.1f s\n", texts.size(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+                seconds_since(start));
   }
   text::WordPieceTokenizer tokenizer = text::WordPieceTokenizer::from_vocab_file(path);
   std::printf("         %lld WordPiece tokens in %s\n", static_cast<long long>(tokenizer.vocab_size()), path.c_str());
