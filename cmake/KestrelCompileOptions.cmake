@@ -6,5 +6,7 @@ target_compile_options(kestrel_compile_options INTERFACE
   -Wno-missing-field-initializers
   $<$<CONFIG:Release>:-O3>)
 if(KESTREL_NATIVE)
-  target_compile_options(kestrel_compile_options INTERFACE -march=native)
+  # 256-bit vectors preferred, as for the AVX-512 kernels (KestrelCpuKernels.cmake): GCC 12 miscompiles
+  # some 64-byte basic-block vector stores.
+  target_compile_options(kestrel_compile_options INTERFACE -march=native -mprefer-vector-width=256)
 endif()

@@ -1,0 +1,73 @@
+#include "framework/core/cpu_capability.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "framework/core/error.h"
+
+namespace kestrel {
+namespace {
+
+constexpr const char* kVariable = "KESTREL_CPU_CAPABILITY";
+
+// Read once: a level must not change under running kernels.
+const detail::CpuCapabilityChoice& choice() {
+  static const detail::CpuCapabilityChoice c = [] {
+    const char* setting = std::getenv(kVariable);
+    return detail::choose_cpu_capability(setting ? std::optional<std::string_view>(setting) : std::nullopt,
+                                         detected_cpu_capability());
+  }();
+  return c;
+}
+
+}  // namespace
+
+CpuCapability detected_cpu_capability() {
+  // libgcc's checks include the operating system's support for the wider registers (XGETBV).
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v4")) return CpuCapability::avx512;
+  if (__builtin_cpu_supports("x86-64-v3")) return CpuCapability::avx2;
+  return CpuCapability::baseline;
+}
+
+CpuCapability cpu_capability() { return choice().level; }
+
+std::string cpu_capability_reason() { return choice().reason; }
+
+std::string_view to_string(CpuCapability level) {
+  switch (level) {
+    case CpuCapability::baseline: return "baseline";
+    case CpuCapability::avx2: return "avx2";
+    case CpuCapability::avx512: return "avx512";
+  }
+  return "unknown";
+}
+
+namespace detail {
+
+CpuCapabilityChoice choose_cpu_capability(std::optional<std::string_view> setting, CpuCapability detected) {
+  const std::string highest(to_string(detected));
+  if (!setting || setting->empty()) return {detected, highest + " (the CPU's highest level)"};
+  const std::string pinned = std::string(kVariable) + "=" + std::string(*setting);
+  const std::optional<CpuCapability> wanted = parse_cpu_capability(*setting);
+  if (!wanted) {
+    throw ValueError(pinned + " names no CPU level: use baseline, avx2 or avx512, or unset it to use the CPU's highest (" +
+                     highest + ")");
+  }
+  if (*wanted > detected) {
+    // Kernels the CPU cannot execute would crash; its own level is the closest it can run.
+    return {detected, highest + " (" + pinned + ", but the CPU's highest level is " + highest + ")"};
+  }
+  return {*wanted, std::string(to_string(*wanted)) + " (" + pinned + "; the CPU has " + highest + ")"};
+}
+
+}  // namespace detail
+
+std::optional<CpuCapability> parse_cpu_capability(std::string_view name) {
+  for (CpuCapability level : {CpuCapability::baseline, CpuCapability::avx2, CpuCapability::avx512}) {
+    if (name == to_string(level)) return level;
+  }
+  return std::nullopt;
+}
+
+}  // namespace kestrel
