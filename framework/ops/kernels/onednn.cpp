@@ -10,24 +10,19 @@
 namespace kestrel::kernels::onednn {
 namespace {
 
-dnnl::cpu_isa to_dnnl(IsaLevel level) {
+dnnl::cpu_isa to_dnnl(CpuCapability level) {
   switch (level) {
-    case IsaLevel::baseline:
+    case CpuCapability::baseline:
       return dnnl::cpu_isa::sse41;
-    case IsaLevel::avx2:
+    case CpuCapability::avx2:
       return dnnl::cpu_isa::avx2;
-    case IsaLevel::avx512:
+    case CpuCapability::avx512:
       break;
   }
   // Kestrel's top level: AVX-512 with the bfloat16 instructions, and not AMX, which has no
   // float32 kernels and which Kestrel's own kernels do not use either.
   return dnnl::cpu_isa::avx512_core_bf16;
 }
-
-// The one place that tells oneDNN Kestrel's capability level (KESTREL_CPU_CAPABILITY).
-// TODO(cpu_capability): read cpu_capability() from framework/core/cpu_capability.h once it lands;
-// until then oneDNN runs at the machine's own level, up to avx512_core_bf16.
-IsaLevel kestrel_isa_level() { return IsaLevel::avx512; }
 
 class AlignedBuffer {
  public:
@@ -49,7 +44,7 @@ class AlignedBuffer {
 
 }  // namespace
 
-bool cap_isa(IsaLevel level) { return dnnl::set_max_cpu_isa(to_dnnl(level)) == dnnl::status::success; }
+bool cap_isa(CpuCapability level) { return dnnl::set_max_cpu_isa(to_dnnl(level)) == dnnl::status::success; }
 
 const char* effective_isa() {
   engine();  // the cap comes first
@@ -77,9 +72,10 @@ const char* effective_isa() {
 
 dnnl_engine* engine() {
   static const dnnl::engine instance = [] {
-    // Before the engine and any primitive: oneDNN fixes its ISA when it first dispatches a kernel.
-    // A cap that comes too late (an application used oneDNN first) leaves oneDNN at its own level.
-    cap_isa(kestrel_isa_level());
+    // The one place oneDNN learns Kestrel's level (KESTREL_CPU_CAPABILITY pins it), before the
+    // engine and any primitive: oneDNN fixes its ISA when it first dispatches a kernel. A cap that
+    // comes too late (the application used oneDNN first) leaves oneDNN at its own level.
+    cap_isa(cpu_capability());
     return dnnl::engine(dnnl::engine::kind::cpu, 0);
   }();
   return instance.get();

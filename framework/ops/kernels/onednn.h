@@ -22,6 +22,8 @@
 
 #include <cstddef>
 
+#include "framework/core/cpu_capability.h"
+
 struct dnnl_engine;
 struct dnnl_stream;
 
@@ -38,13 +40,10 @@ dnnl_stream* stream();
 /// one primitive runs on several threads at once).
 void* scratchpad(std::size_t bytes);
 
-/// Kestrel's instruction-set levels, in the order of CpuCapability: baseline, avx2, avx512.
-enum class IsaLevel { baseline = 0, avx2 = 1, avx512 = 2 };
-
-/// Caps the instruction sets oneDNN may use: baseline -> SSE4.1, avx2 -> AVX2, avx512 ->
-/// AVX-512 with BF16. Takes effect only before oneDNN builds its first kernel, so engine() calls
-/// it; returns false when it was too late.
-bool cap_isa(IsaLevel level);
+/// Caps the instruction sets oneDNN may use to Kestrel's level: baseline -> SSE4.1, avx2 -> AVX2,
+/// avx512 -> AVX-512 with BF16. Takes effect only before oneDNN builds its first kernel, so
+/// engine() calls it with cpu_capability(); returns false when it was too late.
+bool cap_isa(CpuCapability level);
 
 /// The instruction set oneDNN's kernels use, as oneDNN names it ("avx2", "avx512_core_bf16", ...).
 const char* effective_isa();

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "framework/core/cpu_capability.h"
 #include "framework/core/thread_pool.h"
 #include "framework/ops/kernels/onednn.h"
 #include "framework/ops/kernels/primitive_cache.h"
@@ -228,10 +229,21 @@ TEST(Gemm, OneDnnStartsNoThreadsOfItsOwn) {
   EXPECT_EQ(threads_in_process(), before);
 }
 
-TEST(OneDnn, ReportsTheInstructionSetItUses) {
+TEST(OneDnn, RunsAtKestrelsCpuLevel) {
+  // Also run pinned lower (framework_ops_test@baseline): oneDNN must follow KESTREL_CPU_CAPABILITY.
   const std::string isa = onednn::effective_isa();
-  EXPECT_NE(isa, "other");
-  EXPECT_FALSE(onednn::cap_isa(onednn::IsaLevel::baseline)) << "a cap after the first kernel must not take effect";
+  switch (cpu_capability()) {
+    case CpuCapability::baseline:
+      EXPECT_EQ(isa, "sse41");
+      break;
+    case CpuCapability::avx2:
+      EXPECT_EQ(isa, "avx2");
+      break;
+    case CpuCapability::avx512:
+      EXPECT_EQ(isa.rfind("avx512_core", 0), 0u) << isa;
+      break;
+  }
+  EXPECT_FALSE(onednn::cap_isa(CpuCapability::baseline)) << "a cap after the first kernel must not take effect";
 }
 
 }  // namespace
