@@ -113,8 +113,9 @@ inline constexpr std::array<OpKind, kNumOps> kOpKinds = {
 constexpr OpKind op_kind(OpId id) { return kOpKinds[static_cast<std::size_t>(id)]; }
 
 // X(opcode, arity, op, symbol): the instructions of fused elementwise programs (ops::fused_elementwise,
-// the jit's elementwise fusion). Each computes `op` as the op's own kernel does. The opcode enum,
-// names, arities and the builder's methods all expand this list. `symbol` is how program
+// the jit's elementwise fusion). Each computes `op` as the op's own kernel does, with the one
+// functor both call (ops/kernels/elementwise_functors.h). The opcode enum, names, arities, the
+// builder's methods and the kernels' switches all expand this list. `symbol` is how program
 // formulas write the opcode: an infix operator for binary ones, a prefix for unary ones, or ""
 // for a call (exp(x)).
 #define KESTREL_ELEMENTWISE_OPCODES(X)                                                                   \
@@ -143,6 +144,7 @@ constexpr OpKind op_kind(OpId id) { return kOpKinds[static_cast<std::size_t>(id)
   X(less, 2, less, "<")                                                                                  \
   X(less_equal, 2, less_equal, "<=")                                                                     \
   X(equal, 2, equal, "==")                                                                               \
+  X(not_equal, 2, not_equal, "!=")                                                                       \
   /* select(mask, a, b): a where mask != 0, else b */                                                    \
   X(select, 3, where, "")
 

@@ -262,7 +262,7 @@ TEST(FusedElementwise, EveryInstructionMatchesItsOpBitForBit) {
       {Op::add, ops::add},         {Op::subtract, ops::subtract}, {Op::multiply, ops::multiply},
       {Op::divide, ops::divide},   {Op::maximum, ops::maximum},   {Op::minimum, ops::minimum},
       {Op::greater, ops::greater}, {Op::greater_equal, ops::greater_equal}, {Op::less, ops::less},
-      {Op::less_equal, ops::less_equal}, {Op::equal, ops::equal}
+      {Op::less_equal, ops::less_equal}, {Op::equal, ops::equal}, {Op::not_equal, ops::not_equal},
   };
   // Rounded to a grid so that equal pairs occur for the comparisons.
   auto grid = [](const Tensor& t) { return ops::cast(ops::cast(t, DType::int32), DType::float32); };
