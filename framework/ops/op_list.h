@@ -114,10 +114,10 @@ constexpr OpKind op_kind(OpId id) { return kOpKinds[static_cast<std::size_t>(id)
 
 // X(opcode, arity, op, symbol): the instructions of fused elementwise programs (ops::fused_elementwise,
 // the jit's elementwise fusion). Each computes `op` as the op's own kernel does, with the one
-// functor both call (ops/kernels/elementwise_functors.h). The opcode enum, names, arities, the
-// builder's methods and the kernels' switches all expand this list. `symbol` is how program
-// formulas write the opcode: an infix operator for binary ones, a prefix for unary ones, or ""
-// for a call (exp(x)).
+// functor both call (ops/kernels/elementwise_functors.h); the op's primitive names its opcode
+// (Primitive::fusion_opcode). The opcode enum, names, arities, the builder's methods and the
+// kernels' switches all expand this list. `symbol` is how program formulas write the opcode: an
+// infix operator for binary ones, a prefix for unary ones, or "" for a call (exp(x)).
 #define KESTREL_ELEMENTWISE_OPCODES(X)                                                                   \
   X(negative, 1, negative, "-")                                                                          \
   X(abs, 1, abs, "")                                                                                     \

@@ -10,6 +10,10 @@
 // and select take scalars: their loops vectorize as written, and a scalar a + b rounds as a
 // vector one does. Comparisons return bool (fused programs store it as 1 or 0).
 //
+// Adding a fusible op: its line in KESTREL_ELEMENTWISE_OPCODES (op_list.h, beside its own), its
+// functor here, its primitive's kOpcode (which gives fusion_opcode()), and its op test case; the
+// kernels and the jit need nothing more.
+//
 // Header-only and stateless, so each CPU level's kernels can compile it with their own flags.
 #pragma once
 

@@ -2,6 +2,7 @@
 // math of each op with an opcode is its functor (kernels/elementwise_functors.h), shared with the
 // fused kernel; here are the dtype rules and the gradients.
 #include <cmath>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -188,6 +189,14 @@ class Binary final : public PrimitiveOf<Binary<Op>, Op::kId> {
     KESTREL_DCHECK(false);
   }
 
+  std::optional<ElementwiseOpcode> fusion_opcode() const override {
+    if constexpr (has_opcode<Op>) {
+      return Op::kOpcode;
+    } else {
+      return std::nullopt;  // pow
+    }
+  }
+
   std::vector<Tensor> vjp(const VjpArgs& args) const override { return Op::vjp(args); }
 
  private:
@@ -244,6 +253,9 @@ class Where final : public PrimitiveOf<Where, OpId::where> {
       case DType::bool_: return select<bool>(in, out);
     }
   }
+
+  /// Fused programs carry the condition as 1 or 0, which select reads as where does its bool.
+  std::optional<ElementwiseOpcode> fusion_opcode() const override { return Opcode::select; }
 
   std::vector<Tensor> vjp(const VjpArgs& v) const override {
     const Tensor& c = v.primals[0];

@@ -3,6 +3,7 @@
 // fused kernel; here are the dtype rules and the gradients.
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -138,6 +139,8 @@ class Unary final : public PrimitiveOf<Unary<Op>, Op::kId> {
     }
   }
 
+  std::optional<ElementwiseOpcode> fusion_opcode() const override { return Op::kOpcode; }
+
   std::vector<Tensor> vjp(const VjpArgs& v) const override {
     if (!v.wanted[0]) return {Tensor()};
     return {Op::vjp(v.primals[0], v.output, v.cotangent)};
@@ -170,6 +173,8 @@ class Gelu final : public PrimitiveOf<Gelu, OpId::gelu> {
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
     kernels::elementwise_float32(opcode(), in, out);
   }
+
+  std::optional<ElementwiseOpcode> fusion_opcode() const override { return opcode(); }
 
   std::vector<Tensor> vjp(const VjpArgs& v) const override {
     if (!v.wanted[0]) return {Tensor()};
