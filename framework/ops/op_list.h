@@ -118,6 +118,8 @@ constexpr OpKind op_kind(OpId id) { return kOpKinds[static_cast<std::size_t>(id)
 // (Primitive::fusion_opcode). The opcode enum, names, arities, the builder's methods and the
 // kernels' switches all expand this list. `symbol` is how program formulas write the opcode: an
 // infix operator for binary ones, a prefix for unary ones, or "" for a call (exp(x)).
+// An op of kind elementwise or broadcast without a line here is a fusion barrier or is only
+// carried through fused regions; tests/framework/ops/fusion_coverage_test.cpp says which and why.
 #define KESTREL_ELEMENTWISE_OPCODES(X)                                                                   \
   X(negative, 1, negative, "-")                                                                          \
   X(abs, 1, abs, "")                                                                                     \
