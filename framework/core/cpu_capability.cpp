@@ -10,35 +10,13 @@ namespace {
 
 constexpr const char* kVariable = "KESTREL_CPU_CAPABILITY";
 
-struct Choice {
-  CpuCapability level;
-  std::string reason;
-};
-
-Choice choose() {
-  const CpuCapability detected = detected_cpu_capability();
-  const char* pinned = std::getenv(kVariable);
-  if (pinned == nullptr || *pinned == '\0') {
-    return {detected, std::string(to_string(detected)) + " (the CPU's highest level)"};
-  }
-  const std::optional<CpuCapability> wanted = parse_cpu_capability(pinned);
-  if (!wanted) {
-    throw ValueError(std::string(kVariable) + "=" + pinned +
-                     " names no CPU level: use baseline, avx2 or avx512 (or unset it to use the CPU's highest, " +
-                     std::string(to_string(detected)) + ")");
-  }
-  const std::string setting = std::string(kVariable) + "=" + pinned;
-  if (*wanted > detected) {
-    // Running kernels the CPU cannot execute would crash; the CPU's own level is the closest.
-    return {detected, std::string(to_string(detected)) + " (" + setting + ", but the CPU's highest level is " +
-                          std::string(to_string(detected)) + ")"};
-  }
-  return {*wanted, std::string(to_string(*wanted)) + " (" + setting + "; the CPU has " +
-                       std::string(to_string(detected)) + ")"};
-}
-
-const Choice& choice() {
-  static const Choice c = choose();
+// Read once: a level must not change under running kernels.
+const detail::CpuCapabilityChoice& choice() {
+  static const detail::CpuCapabilityChoice c = [] {
+    const char* setting = std::getenv(kVariable);
+    return detail::choose_cpu_capability(setting ? std::optional<std::string_view>(setting) : std::nullopt,
+                                         detected_cpu_capability());
+  }();
   return c;
 }
 
@@ -64,6 +42,26 @@ std::string_view to_string(CpuCapability level) {
   }
   return "unknown";
 }
+
+namespace detail {
+
+CpuCapabilityChoice choose_cpu_capability(std::optional<std::string_view> setting, CpuCapability detected) {
+  const std::string highest(to_string(detected));
+  if (!setting || setting->empty()) return {detected, highest + " (the CPU's highest level)"};
+  const std::string pinned = std::string(kVariable) + "=" + std::string(*setting);
+  const std::optional<CpuCapability> wanted = parse_cpu_capability(*setting);
+  if (!wanted) {
+    throw ValueError(pinned + " names no CPU level: use baseline, avx2 or avx512, or unset it to use the CPU's highest (" +
+                     highest + ")");
+  }
+  if (*wanted > detected) {
+    // Kernels the CPU cannot execute would crash; its own level is the closest it can run.
+    return {detected, highest + " (" + pinned + ", but the CPU's highest level is " + highest + ")"};
+  }
+  return {*wanted, std::string(to_string(*wanted)) + " (" + pinned + "; the CPU has " + highest + ")"};
+}
+
+}  // namespace detail
 
 std::optional<CpuCapability> parse_cpu_capability(std::string_view name) {
   for (CpuCapability level : {CpuCapability::baseline, CpuCapability::avx2, CpuCapability::avx512}) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace kestrel {
@@ -35,5 +36,18 @@ std::string_view to_string(CpuCapability level);
 
 /// The level with this name, or nullopt.
 std::optional<CpuCapability> parse_cpu_capability(std::string_view name);
+
+namespace detail {
+
+struct CpuCapabilityChoice {
+  CpuCapability level;
+  std::string reason;  ///< as cpu_capability_reason()
+};
+
+/// The rule cpu_capability() applies to KESTREL_CPU_CAPABILITY's value (nullopt or empty: unset):
+/// the named level, capped at the detected one. Throws ValueError when it names no level.
+CpuCapabilityChoice choose_cpu_capability(std::optional<std::string_view> setting, CpuCapability detected);
+
+}  // namespace detail
 
 }  // namespace kestrel

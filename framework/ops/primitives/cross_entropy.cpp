@@ -2,18 +2,17 @@
 // softmax is never materialized in the forward pass and large logits cannot overflow. Its
 // gradient, softmax_cross_entropy_backprop, is fused too: (softmax - one_hot) * dloss is written
 // in one pass over each row, and ignored rows cost no exp at all, where the same expression as
-// separate ops makes four passes over a [rows, classes] tensor and allocates three of them.
-#include <Eigen/Core>
-
+// separate ops makes four passes over a [rows, classes] tensor and allocates three of them. The
+// kernels are framework/ops/kernels/cpu/cross_entropy.cpp.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "framework/core/error.h"
-#include "framework/core/thread_pool.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/nn.h"
 #include "framework/ops/primitive.h"
 #include "framework/ops/reduce.h"
@@ -25,7 +24,6 @@ namespace {
 // The names users call; the primitives are listed as softmax_cross_entropy(_backprop).
 constexpr const char* kName = "sparse_softmax_cross_entropy";
 constexpr const char* kBackpropName = "sparse_softmax_cross_entropy_backprop";
-constexpr std::int64_t kGrainElements = 1 << 14;
 
 // "labels[1,2]" for element `flat` of a labels tensor of the given shape.
 std::string element_name(std::int64_t flat, const Shape& shape) {
@@ -57,50 +55,13 @@ void check_labels(std::string_view op, const Label* labels, const Shape& labels_
   }
 }
 
-template <class Label>
-void cross_entropy_kernel(const float* logits, const Label* labels, float* loss, const Shape& labels_shape,
-                          std::int64_t classes, std::int64_t ignore_index) {
-  check_labels(kName, labels, labels_shape, classes, ignore_index);
-  const std::int64_t rows = labels_shape.numel();
-  parallel_for(rows, std::max<std::int64_t>(1, kGrainElements / classes), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) {
-      const auto label = static_cast<std::int64_t>(labels[r]);
-      if (label == ignore_index) {
-        loss[r] = 0.0f;
-        continue;
-      }
-      Eigen::Map<const Eigen::ArrayXf> row(logits + r * classes, classes);
-      const float m = row.maxCoeff();
-      // logsumexp - logits[label], with both terms taken relative to the row max.
-      loss[r] = std::log((row - m).exp().sum()) - (row[label] - m);
-    }
-  });
-}
-
-// d[r, :] = (softmax(logits[r, :]) - one_hot(label)) * dloss[r], or zero for an ignored row. Each
-// value rounds as softmax, subtract and multiply would round it one op after another, so the
-// fused gradient equals the unfused one bit for bit.
-template <class Label>
-void cross_entropy_backprop_kernel(const float* logits, const Label* labels, const float* dloss, float* d,
-                                   const Shape& labels_shape, std::int64_t classes, std::int64_t ignore_index) {
-  check_labels(kBackpropName, labels, labels_shape, classes, ignore_index);
-  const std::int64_t rows = labels_shape.numel();
-  parallel_for(rows, std::max<std::int64_t>(1, kGrainElements / classes), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) {
-      Eigen::Map<Eigen::ArrayXf> out(d + r * classes, classes);
-      const auto label = static_cast<std::int64_t>(labels[r]);
-      if (label == ignore_index) {
-        out.setZero();
-        continue;
-      }
-      Eigen::Map<const Eigen::ArrayXf> row(logits + r * classes, classes);
-      out = (row - row.maxCoeff()).exp();
-      const float scale = 1.0f / out.sum();
-      const float at_label = out[label];
-      out = out * scale * dloss[r];
-      out[label] = (at_label * scale - 1.0f) * dloss[r];
-    }
-  });
+// Checks every label before a kernel runs, so the kernels (compiled per CPU level) never throw.
+void check_labels(std::string_view op, const TensorView& labels, std::int64_t classes, std::int64_t ignore_index) {
+  if (labels.dtype == DType::int32) {
+    check_labels(op, labels.as<std::int32_t>(), labels.shape, classes, ignore_index);
+  } else {
+    check_labels(op, labels.as<std::int64_t>(), labels.shape, classes, ignore_index);
+  }
 }
 
 TensorSpec check_inputs(std::string_view op, const TensorSpec& logits, const TensorSpec& labels) {
@@ -150,15 +111,10 @@ class SoftmaxCrossEntropy final : public PrimitiveOf<SoftmaxCrossEntropy, OpId::
 
   void eval_cpu(std::span<const TensorView> inputs, const TensorView& output) const override {
     const TensorView& logits = inputs[0];
-    const TensorView& labels = inputs[1];
     const std::int64_t classes = logits.shape[-1];
-    if (labels.dtype == DType::int32) {
-      cross_entropy_kernel(logits.as<float>(), labels.as<std::int32_t>(), output.as<float>(), labels.shape, classes,
-                           ignore_index_);
-    } else {
-      cross_entropy_kernel(logits.as<float>(), labels.as<std::int64_t>(), output.as<float>(), labels.shape, classes,
-                           ignore_index_);
-    }
+    check_labels(kName, inputs[1], classes, ignore_index_);
+    kernels::cpu().sparse_softmax_cross_entropy(logits.as<float>(), inputs[1], output.as<float>(), classes,
+                                                ignore_index_);
   }
 
   // d loss / d logits = softmax(logits) - one_hot(label), scaled by the row's cotangent; ignored
@@ -197,15 +153,10 @@ class SoftmaxCrossEntropyBackprop final
 
   void eval_cpu(std::span<const TensorView> inputs, const TensorView& output) const override {
     const TensorView& logits = inputs[0];
-    const TensorView& labels = inputs[1];
     const std::int64_t classes = logits.shape[-1];
-    if (labels.dtype == DType::int32) {
-      cross_entropy_backprop_kernel(logits.as<float>(), labels.as<std::int32_t>(), inputs[2].as<float>(),
-                                    output.as<float>(), labels.shape, classes, ignore_index_);
-    } else {
-      cross_entropy_backprop_kernel(logits.as<float>(), labels.as<std::int64_t>(), inputs[2].as<float>(),
-                                    output.as<float>(), labels.shape, classes, ignore_index_);
-    }
+    check_labels(kBackpropName, inputs[1], classes, ignore_index_);
+    kernels::cpu().sparse_softmax_cross_entropy_backprop(logits.as<float>(), inputs[1], inputs[2].as<float>(),
+                                                         output.as<float>(), classes, ignore_index_);
   }
 
   // With p = softmax(logits), t = one_hot(labels) and g = dloss (zero on ignored rows), the

@@ -2,24 +2,19 @@
 // accumulation of gradients back into those rows.
 //
 // Both see params/output as [outer, n, inner] around the axis and indices as a flat list of K.
-#include <algorithm>
+// The kernels are framework/ops/kernels/cpu/gather.cpp.
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "framework/core/error.h"
-#include "framework/core/thread_pool.h"
 #include "framework/ops/dispatch.h"
+#include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/primitive.h"
 #include "framework/ops/shape_ops.h"
 
 namespace kestrel::ops {
 namespace {
-
-constexpr std::int64_t kGrainBytes = 1 << 15;
-// scatter_add splits columns no finer than this, so each task still streams whole cache lines.
-constexpr std::int64_t kMinColumns = 16;
 
 // params.shape[:axis] + indices.shape + params.shape[axis+1:], checked against the maximum rank.
 Shape gathered_shape(const char* op, const Shape& params, const Shape& indices, int axis) {
@@ -101,19 +96,8 @@ class Gather final : public PrimitiveOf<Gather, OpId::gather> {
     std::int64_t outer = 1, inner = 1;
     for (int d = 0; d < axis_; ++d) outer *= params.shape[d];
     for (int d = axis_ + 1; d < params.shape.rank(); ++d) inner *= params.shape[d];
-    const auto k_count = static_cast<std::int64_t>(indices.size());
     const std::size_t row_bytes = static_cast<std::size_t>(inner) * size_of(out.dtype);
-    const auto* src = static_cast<const std::uint8_t*>(params.data);
-    auto* dst = static_cast<std::uint8_t*>(out.data);
-    std::int64_t grain = std::max<std::int64_t>(1, kGrainBytes / static_cast<std::int64_t>(row_bytes));
-    parallel_for(outer * k_count, grain, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t task = begin; task < end; ++task) {
-        std::int64_t o = task / k_count;
-        std::int64_t row = o * n + indices[static_cast<std::size_t>(task % k_count)];
-        std::memcpy(dst + static_cast<std::size_t>(task) * row_bytes, src + static_cast<std::size_t>(row) * row_bytes,
-                    row_bytes);
-      }
-    });
+    kernels::cpu().gather_rows(params.data, indices, out.data, outer, n, row_bytes);
   }
 
   std::vector<Tensor> vjp(const VjpArgs& a) const override {
@@ -127,35 +111,6 @@ class Gather final : public PrimitiveOf<Gather, OpId::gather> {
  private:
   int axis_;
 };
-
-template <class T>
-void scatter_add_kernel(const std::vector<std::int64_t>& indices, const T* updates, T* out, std::int64_t outer,
-                        std::int64_t n, std::int64_t inner) {
-  const auto k_count = static_cast<std::int64_t>(indices.size());
-  // Each task owns a block of output columns and adds every update into it in index order, so
-  // repeated indices accumulate in the same order on any number of threads.
-  std::int64_t splits = (4 * num_threads() + outer - 1) / std::max<std::int64_t>(outer, 1);
-  splits = std::clamp<std::int64_t>(splits, 1, std::max<std::int64_t>(1, inner / kMinColumns));
-  const std::int64_t columns = (inner + splits - 1) / splits;
-  const std::int64_t work = std::max<std::int64_t>(1, (n + k_count) * columns * static_cast<std::int64_t>(sizeof(T)));
-  std::int64_t grain = std::max<std::int64_t>(1, kGrainBytes / work);
-  parallel_for(outer * splits, grain, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t task = begin; task < end; ++task) {
-      std::int64_t o = task / splits;
-      std::int64_t c0 = (task % splits) * columns;
-      std::int64_t c1 = std::min(c0 + columns, inner);
-      if (c0 >= c1) continue;
-      T* out_block = out + o * n * inner;
-      for (std::int64_t r = 0; r < n; ++r) std::fill(out_block + r * inner + c0, out_block + r * inner + c1, T{});
-      const T* upd_block = updates + o * k_count * inner;
-      for (std::int64_t k = 0; k < k_count; ++k) {
-        T* dst = out_block + indices[static_cast<std::size_t>(k)] * inner;
-        const T* src = upd_block + k * inner;
-        for (std::int64_t c = c0; c < c1; ++c) dst[c] += src[c];
-      }
-    }
-  });
-}
 
 class ScatterAdd final : public PrimitiveOf<ScatterAdd, OpId::scatter_add> {
  public:
@@ -190,17 +145,7 @@ class ScatterAdd final : public PrimitiveOf<ScatterAdd, OpId::scatter_add> {
     std::int64_t outer = 1, inner = 1;
     for (int d = 0; d < axis_; ++d) outer *= shape_[d];
     for (int d = axis_ + 1; d < shape_.rank(); ++d) inner *= shape_[d];
-    switch (out.dtype) {
-      case DType::int32:
-        scatter_add_kernel(indices, in[1].as<std::int32_t>(), out.as<std::int32_t>(), outer, n, inner);
-        break;
-      case DType::int64:
-        scatter_add_kernel(indices, in[1].as<std::int64_t>(), out.as<std::int64_t>(), outer, n, inner);
-        break;
-      default:  // float32; bfloat16 arrives widened, so sums are rounded once, at the end
-        scatter_add_kernel(indices, in[1].as<float>(), out.as<float>(), outer, n, inner);
-        break;
-    }
+    kernels::cpu().scatter_add(indices, in[1], out, outer, n, inner);
   }
 
   std::vector<Tensor> vjp(const VjpArgs& a) const override {

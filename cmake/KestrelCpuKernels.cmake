@@ -1,0 +1,54 @@
+# Kestrel's hot kernels (framework/ops/kernels/cpu/) are compiled once per x86-64 level and one
+# level is chosen at start-up (framework/ops/kernels/cpu_kernels.cpp), so one build runs right and
+# fast on every CPU while the rest of the library stays portable.
+#
+# A level's object files define the same inline functions and template instantiations as the
+# rest of the library (std::vector's, Eigen's, Shape's), compiled with wider instructions. Linked
+# as they are, the linker would keep one copy of each and might keep an AVX-512 one for baseline
+# callers. So each level's objects are linked into one relocatable object whose weak definitions
+# are renamed with the level as prefix: every level keeps its own copies, and only the kernels'
+# own (level-namespaced) functions are shared.
+
+# psABI level flags. The avx512 level takes KESTREL_AVX512_FLAGS (KestrelCompileOptions.cmake),
+# which keep GCC 12 away from its wide-constant miscompile; Eigen still uses 512-bit registers
+# through its intrinsics. The ctest framework_ops_test.avx512_kernels_check (tests/framework/ops)
+# compiles these sources with those flags and fails on either finding of check_no_wide_slp.sh.
+set(KESTREL_CPU_LEVELS baseline avx2 avx512)
+set(KESTREL_CPU_FLAGS_baseline "")
+set(KESTREL_CPU_FLAGS_avx2 -march=x86-64-v3 -mtune=generic)
+# GCC 12's own avx512fintrin.h trips -Wmaybe-uninitialized in Eigen's AVX-512 packets
+# (_mm512_undefined_ps, left undefined on purpose), hence the one silenced warning.
+set(KESTREL_CPU_FLAGS_avx512 ${KESTREL_AVX512_FLAGS} -mtune=generic -Wno-maybe-uninitialized)
+
+# The sources compiled per level, for checks that compile them again (tests/framework/ops).
+set_property(GLOBAL PROPERTY KESTREL_CPU_KERNEL_SOURCES "")
+
+# kestrel_add_cpu_kernels(TARGET SOURCES... LIBS...): compiles SOURCES once per level, with the
+# usage requirements of LIBS, into TARGET.
+function(kestrel_add_cpu_kernels target)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  set(sources ${ARG_SOURCES})
+  set_property(GLOBAL APPEND PROPERTY KESTREL_CPU_KERNEL_SOURCES ${sources})
+  foreach(level IN LISTS KESTREL_CPU_LEVELS)
+    set(objects ${target}_cpu_${level})
+    add_library(${objects} OBJECT ${sources})
+    target_compile_definitions(${objects} PRIVATE KESTREL_CPU_LEVEL=${level})
+    target_compile_options(${objects} PRIVATE ${KESTREL_CPU_FLAGS_${level}})
+    target_include_directories(${objects} PRIVATE ${PROJECT_SOURCE_DIR})
+    target_link_libraries(${objects} PRIVATE ${ARG_LIBS})
+    target_compile_features(${objects} PRIVATE cxx_std_20)
+    set_target_properties(${objects} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+
+    set(merged "${CMAKE_CURRENT_BINARY_DIR}/${target}_cpu_${level}${CMAKE_CXX_OUTPUT_EXTENSION}")
+    add_custom_command(
+      OUTPUT "${merged}"
+      COMMAND "${CMAKE_COMMAND}" -DLEVEL=${level} -DOUTPUT=${merged} "-DOBJECTS=$<JOIN:$<TARGET_OBJECTS:${objects}>,|>"
+              -DLINKER=${CMAKE_LINKER} -DNM=${CMAKE_NM} -DOBJCOPY=${CMAKE_OBJCOPY}
+              -P "${PROJECT_SOURCE_DIR}/cmake/kestrel_merge_cpu_level.cmake"
+      DEPENDS ${objects} $<TARGET_OBJECTS:${objects}> "${PROJECT_SOURCE_DIR}/cmake/kestrel_merge_cpu_level.cmake"
+      COMMENT "Merging ${target}'s ${level} kernels"
+      VERBATIM)
+    set_source_files_properties("${merged}" PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
+    target_sources(${target} PRIVATE "${merged}")
+  endforeach()
+endfunction()

@@ -1,0 +1,77 @@
+// Kestrel's own hot kernels, compiled once per instruction-set level and chosen at start-up from
+// cpuid (internal), as PyTorch's ATen does with its CPU capability.
+//
+//   kernels::cpu().softmax(x, y, shape, axis, /*log=*/false);           // the chosen level
+//   kernels::cpu_kernels_at(CpuCapability::baseline).softmax(...);     // one level, for tests
+//
+// The kernels live in framework/ops/kernels/cpu/, whose files are compiled once per level
+// (cmake/KestrelCpuKernels.cmake) inside namespace kestrel::kernels::<level>. Adding a kernel
+// means one line in the list below and its definition in a file there.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "framework/core/cpu_capability.h"
+#include "framework/core/shape.h"
+#include "framework/core/tensor.h"
+#include "framework/ops/kernels/pool_geometry.h"
+
+namespace kestrel::kernels {
+
+enum class Reduction { sum, max };
+
+// X(name, result type, (parameters)): one entry per kernel.
+#define KESTREL_CPU_KERNELS(X)                                                                     \
+  /* softmax (log = false) or log_softmax (log = true) of float32 x over one axis of shape */     \
+  X(softmax, void, (const float* x, float* y, const Shape& shape, int axis, bool log))             \
+  /* per row of [rows, classes] logits: logsumexp - logit of the label (0 where ignored); labels  \
+     int32 or int64, already checked */                                                           \
+  X(sparse_softmax_cross_entropy, void,                                                           \
+    (const float* logits, const TensorView& labels, float* loss, std::int64_t classes,            \
+     std::int64_t ignore_index))                                                                  \
+  /* its gradient: (softmax - one_hot(label)) * dloss per row, rounding as the ops one by one */  \
+  X(sparse_softmax_cross_entropy_backprop, void,                                                  \
+    (const float* logits, const TensorView& labels, const float* dloss, float* d,                 \
+     std::int64_t classes, std::int64_t ignore_index))                                            \
+  /* layer normalization of rows [rows, d]: (x - mean) * rstd * gamma + beta */                   \
+  X(layer_norm, void,                                                                             \
+    (const float* x, const float* gamma, const float* beta, float* y, std::int64_t rows,          \
+     std::int64_t d, float epsilon))                                                              \
+  /* its gradient in x, given dy */                                                               \
+  X(layer_norm_backprop, void,                                                                    \
+    (const float* x, const float* gamma, const float* dy, float* dx, std::int64_t rows,           \
+     std::int64_t d, float epsilon))                                                              \
+  /* sum or max of float32, int32 or int64 `in` over sorted, distinct axes into `out` */          \
+  X(reduce, void, (const TensorView& in, const TensorView& out, std::span<const int> axes, Reduction r)) \
+  /* 2-D pooling over NHWC float32 images and its gradients (framework/ops/pool.h's ops) */       \
+  X(max_pool2d, void, (const PoolGeometry& g, const float* x, float* y))                          \
+  X(max_pool2d_backprop, void, (const PoolGeometry& g, const float* x, const float* dy, float* dx)) \
+  X(max_pool2d_select, void, (const PoolGeometry& g, const float* x, const float* values, float* out)) \
+  X(avg_pool2d, void, (const PoolGeometry& g, const float* x, float* y))                          \
+  X(avg_pool2d_backprop, void, (const PoolGeometry& g, const float* dy, float* dx))               \
+  /* gather: rows of row_bytes from params viewed as [outer, n, row], picked by checked indices */ \
+  X(gather_rows, void,                                                                            \
+    (const void* params, std::span<const std::int64_t> indices, void* out, std::int64_t outer,    \
+     std::int64_t n, std::size_t row_bytes))                                                      \
+  /* scatter_add: zeroes out [outer, n, inner] and adds updates [outer, K, inner] into the rows   \
+     indices name, in index order (float32, int32 or int64) */                                    \
+  X(scatter_add, void,                                                                            \
+    (std::span<const std::int64_t> indices, const TensorView& updates, const TensorView& out,      \
+     std::int64_t outer, std::int64_t n, std::int64_t inner))
+
+/// One level's kernels.
+struct CpuKernels {
+#define KESTREL_CPU_KERNEL_POINTER(name, result, params) result(*name) params;
+  KESTREL_CPU_KERNELS(KESTREL_CPU_KERNEL_POINTER)
+#undef KESTREL_CPU_KERNEL_POINTER
+};
+
+/// The kernels of cpu_capability()'s level; the first call logs which level and why.
+const CpuKernels& cpu();
+
+/// The kernels of one level. Throws ValueError for a level above detected_cpu_capability().
+const CpuKernels& cpu_kernels_at(CpuCapability level);
+
+}  // namespace kestrel::kernels

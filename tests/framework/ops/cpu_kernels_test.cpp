@@ -1,0 +1,82 @@
+// The per-level kernel tables: the chosen one is cpu_capability()'s, and every level the CPU can
+// run computes the same results. (The op-table and fused-kernel tests run again at each lower
+// level under KESTREL_CPU_CAPABILITY; see tests/CMakeLists.txt.)
+#include "framework/ops/kernels/cpu_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "framework/core/error.h"
+#include "tests/support/error_message.h"
+
+namespace kestrel::testing {
+namespace {
+
+std::vector<CpuCapability> runnable_levels() {
+  std::vector<CpuCapability> levels;
+  for (CpuCapability level : {CpuCapability::baseline, CpuCapability::avx2, CpuCapability::avx512}) {
+    if (level <= detected_cpu_capability()) levels.push_back(level);
+  }
+  return levels;
+}
+
+std::vector<float> random_floats(std::size_t n) {
+  std::mt19937 gen(7);
+  std::normal_distribution<float> dist(0.0f, 3.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(gen);
+  return v;
+}
+
+TEST(CpuKernels, ChosenTableIsTheCapabilitysOne) {
+  EXPECT_EQ(kernels::cpu().softmax, kernels::cpu_kernels_at(cpu_capability()).softmax);
+}
+
+TEST(CpuKernels, LevelsHaveTheirOwnKernels) {
+  const auto levels = runnable_levels();
+  for (std::size_t i = 1; i < levels.size(); ++i) {
+    EXPECT_NE(kernels::cpu_kernels_at(levels[i]).softmax, kernels::cpu_kernels_at(levels[i - 1]).softmax);
+  }
+}
+
+TEST(CpuKernels, LevelAboveTheCpuIsAnError) {
+  if (detected_cpu_capability() == CpuCapability::avx512) GTEST_SKIP() << "this CPU runs every level";
+  std::string m = error_message<ValueError>([] { kernels::cpu_kernels_at(CpuCapability::avx512); });
+  EXPECT_TRUE(contains(m, "cannot run avx512")) << m;
+}
+
+// Softmax over both kinds of axis (contiguous rows, strided columns) at every level, against a
+// double-precision reference: each level's vector exp is its own, so they agree to rounding.
+TEST(CpuKernels, SoftmaxAgreesAtEveryLevel) {
+  const Shape shape{5, 37, 19};
+  const std::vector<float> x = random_floats(static_cast<std::size_t>(shape.numel()));
+  for (CpuCapability level : runnable_levels()) {
+    for (int axis : {1, 2}) {
+      for (bool log : {false, true}) {
+        std::vector<float> y(x.size());
+        kernels::cpu_kernels_at(level).softmax(x.data(), y.data(), shape, axis, log);
+        const std::int64_t n = shape[axis];
+        const std::int64_t inner = axis == 2 ? 1 : shape[2];
+        for (std::int64_t o = 0; o < shape[0] * (axis == 2 ? shape[1] : 1); ++o) {
+          for (std::int64_t c = 0; c < inner; ++c) {
+            auto at = [&](std::int64_t k) { return static_cast<std::size_t>(o * n * inner + k * inner + c); };
+            double m = x[at(0)], total = 0.0;
+            for (std::int64_t k = 1; k < n; ++k) m = std::max(m, static_cast<double>(x[at(k)]));
+            for (std::int64_t k = 0; k < n; ++k) total += std::exp(x[at(k)] - m);
+            for (std::int64_t k = 0; k < n; ++k) {
+              const double want = log ? x[at(k)] - m - std::log(total) : std::exp(x[at(k)] - m) / total;
+              ASSERT_NEAR(y[at(k)], want, 2e-6 * (1.0 + std::fabs(want)))
+                  << to_string(level) << " axis " << axis << (log ? " log_softmax" : " softmax");
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kestrel::testing
