@@ -30,6 +30,13 @@ enum class ElementwiseOpcode : std::uint8_t {
 inline constexpr std::size_t kNumElementwiseOpcodes = 2 KESTREL_ELEMENTWISE_OPCODES(KESTREL_OPCODE_COUNT);
 #undef KESTREL_OPCODE_COUNT
 
+/// Every opcode but input and constant, in list order.
+inline constexpr std::array<ElementwiseOpcode, kNumElementwiseOpcodes - 2> kComputingOpcodes = {
+#define KESTREL_OPCODE_VALUE(opcode, arity, op, symbol) ElementwiseOpcode::opcode,
+    KESTREL_ELEMENTWISE_OPCODES(KESTREL_OPCODE_VALUE)
+#undef KESTREL_OPCODE_VALUE
+};
+
 namespace detail {
 
 struct OpcodeInfo {

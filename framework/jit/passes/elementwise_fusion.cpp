@@ -21,7 +21,9 @@ using Value = ElementwiseBuilder::Value;
 // Ops that join regions without an instruction of their own: they only relabel a value (cast
 // between float32 and a 0/1 bool), broadcast it (the kernel repeats scalars and suffixes itself),
 // or are fused programs already (inlined). Every other member is an op with a fusion_opcode().
-bool fuses_without_instruction(OpId id) { return id == OpId::cast || id == OpId::broadcast_to || id == OpId::fused_elementwise; }
+bool fuses_without_instruction(OpId id) {
+  return id == OpId::cast || id == OpId::broadcast_to || id == OpId::fused_elementwise;
+}
 
 bool has_program(const Primitive& primitive) {
   return primitive.fusion_opcode().has_value() || fuses_without_instruction(primitive.id());

@@ -14,7 +14,8 @@
 // functor here, its primitive's kOpcode (which gives fusion_opcode()), and its op test case; the
 // kernels and the jit need nothing more.
 //
-// Header-only and stateless, so each CPU level's kernels can compile it with their own flags.
+// Header-only and stateless, so that each CPU level's kernels (kernels/cpu/elementwise.cpp)
+// compile it with their own flags.
 #pragma once
 
 #include <Eigen/Core>

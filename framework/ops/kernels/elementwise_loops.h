@@ -1,5 +1,5 @@
-// Parallel loops for elementwise kernels (internal). Header-only templates, included only by the
-// few .cpp files that define elementwise primitives.
+// Parallel loops for elementwise kernels (internal). Header-only templates, for the elementwise
+// primitives' integer and bool paths and the per-level float32 kernels (kernels/cpu/elementwise.cpp).
 #pragma once
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 // The fused kernel's plan: where each register lives, which instructions run per block, how
-// the output is cut into blocks. The math of each instruction is elementwise_step's.
+// the output is cut into blocks. The math of each instruction is the CPU level's elementwise_step
+// (framework/ops/kernels/cpu/elementwise.cpp).
 #include "framework/ops/kernels/fused_elementwise_kernel.h"
 
 #include <algorithm>
@@ -9,7 +10,7 @@
 #include "framework/core/error.h"
 #include "framework/core/thread_pool.h"
 #include "framework/ops/fused_elementwise.h"
-#include "framework/ops/kernels/elementwise_kernels.h"
+#include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/kernels/elementwise_loops.h"
 
 namespace kestrel::kernels {
@@ -38,9 +39,12 @@ struct Plan {
   Place result;
 };
 
+// The CPU level's kernel that runs one instruction over a block.
+using StepKernel = decltype(CpuKernels::elementwise_step);
+
 // Decides where each register lives: uniform registers are computed here, once; the others get
 // a block buffer, reused once its last reader has run, and the result goes straight to out.
-Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> inputs) {
+Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> inputs, StepKernel run_step) {
   const auto& code = program.instructions();
   const auto count = code.size();
   std::vector<Place> places(count);
@@ -77,7 +81,7 @@ Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> in
       std::array<ElementwiseOperand, 3> scalars;
       for (std::size_t k = 0; k < scalars.size(); ++k) scalars[k] = ElementwiseOperand{&args[k].value};
       float value = 0.0f;
-      elementwise_step(in.opcode, scalars, &value, 1);
+      run_step(in.opcode, scalars, &value, 1);
       places[r] = Place{Place::uniform, 0, value};
       continue;
     }
@@ -142,7 +146,8 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
                              const TensorView& out) {
   const std::int64_t n = out.numel();
   if (n == 0) return;
-  const Plan plan = make_plan(program, inputs);
+  const StepKernel run_step = cpu().elementwise_step;
+  const Plan plan = make_plan(program, inputs, run_step);
   float* y = out.as<float>();
   const Place& result = plan.result;
   if (result.kind == Place::uniform) {
@@ -232,7 +237,7 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
             args[k] = ElementwiseOperand{resolve(p, lo)};
           }
         }
-        elementwise_step(step.opcode, args, resolve(step.destination, lo), len);
+        run_step(step.opcode, args, resolve(step.destination, lo), len);
       }
     }
   });

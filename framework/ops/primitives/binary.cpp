@@ -10,8 +10,8 @@
 #include "framework/core/error.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/kernels/elementwise_functors.h"
-#include "framework/ops/kernels/elementwise_kernels.h"
 #include "framework/ops/kernels/elementwise_loops.h"
 #include "framework/ops/promotion.h"
 #include "framework/ops/reduce.h"
@@ -67,7 +67,7 @@ struct DivideOp {
   static constexpr bool kComparison = false, kFloatOnly = false, kTakesBool = false;
   // Integer division by zero would trap the process; report it instead.
   template <class T>
-  static void check_integers(T a, T b) {
+  static void check_integer_operands(T a, T b) {
     if (b == 0) throw ValueError(op_message("divide", "integer division by zero"));
   }
   static std::vector<Tensor> vjp(const VjpArgs& v) {
@@ -208,10 +208,11 @@ class Binary final : public PrimitiveOf<Binary<Op>, Op::kId> {
     } else if constexpr (!has_opcode<Op>) {
       kernels::binary_loop<T, Out>(in[0], in[1], out, [](T a, T b) { return Op::apply(a, b); });
     } else if constexpr (std::is_same_v<T, float>) {
-      kernels::elementwise_float32(Op::kOpcode, in, out);
+      kernels::cpu().elementwise_float32(Op::kOpcode, in, out);
     } else {
       kernels::binary_loop<T, Out>(in[0], in[1], out, [](T a, T b) {
-        if constexpr (requires { Op::check_integers(a, b); }) Op::check_integers(a, b);
+        // divide rejects an integer divisor of 0 before the functor divides by it.
+        if constexpr (requires { Op::check_integer_operands(a, b); }) Op::check_integer_operands(a, b);
         return static_cast<Out>(kernels::ElementwiseFn<Op::kOpcode>{}(a, b));
       });
     }
@@ -246,7 +247,7 @@ class Where final : public PrimitiveOf<Where, OpId::where> {
 
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
     switch (out.dtype) {
-      case DType::float32: return kernels::elementwise_float32(Opcode::select, in, out);
+      case DType::float32: return kernels::cpu().elementwise_float32(Opcode::select, in, out);
       case DType::bfloat16: return select<bfloat16>(in, out);
       case DType::int32: return select<std::int32_t>(in, out);
       case DType::int64: return select<std::int64_t>(in, out);

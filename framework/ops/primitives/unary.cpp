@@ -11,8 +11,8 @@
 #include "framework/core/error.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/kernels/elementwise_functors.h"
-#include "framework/ops/kernels/elementwise_kernels.h"
 #include "framework/ops/kernels/elementwise_loops.h"
 
 namespace kestrel {
@@ -132,7 +132,7 @@ class Unary final : public PrimitiveOf<Unary<Op>, Op::kId> {
 
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
     switch (in[0].dtype) {
-      case DType::float32: return kernels::elementwise_float32(Op::kOpcode, in, out);
+      case DType::float32: return kernels::cpu().elementwise_float32(Op::kOpcode, in, out);
       case DType::int32: return run_int<std::int32_t>(in[0], out);
       case DType::int64: return run_int<std::int64_t>(in[0], out);
       default: KESTREL_DCHECK(false);
@@ -171,7 +171,7 @@ class Gelu final : public PrimitiveOf<Gelu, OpId::gelu> {
   }
 
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
-    kernels::elementwise_float32(opcode(), in, out);
+    kernels::cpu().elementwise_float32(opcode(), in, out);
   }
 
   std::optional<ElementwiseOpcode> fusion_opcode() const override { return opcode(); }

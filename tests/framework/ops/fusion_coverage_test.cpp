@@ -37,16 +37,6 @@ const std::map<ElementwiseOpcode, std::string> kWithoutOp = {
     {ElementwiseOpcode::square, "for programs written by hand (optimizer updates); ops::square is multiply(x, x)"},
 };
 
-// Every opcode but input and constant.
-std::vector<ElementwiseOpcode> computing_opcodes() {
-  std::vector<ElementwiseOpcode> out;
-  for (std::size_t i = 0; i < kNumElementwiseOpcodes; ++i) {
-    const auto opcode = static_cast<ElementwiseOpcode>(i);
-    if (opcode_arity(opcode) > 0) out.push_back(opcode);
-  }
-  return out;
-}
-
 bool fusion_kind(OpId op) { return op_kind(op) == OpKind::elementwise || op_kind(op) == OpKind::broadcast; }
 
 // An op of a case, as the case runs it: its primitive and the tensors it reads.
@@ -63,7 +53,9 @@ std::vector<AppliedOp> ops_of(const OpCase& c) {
   {
     jit::TraceScope active(trace);
     Inputs symbolic;
-    for (std::size_t i = 0; i < inputs.size(); ++i) symbolic.push_back(trace.input(inputs[i].spec(), "in" + std::to_string(i)));
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      symbolic.push_back(trace.input(inputs[i].spec(), "in" + std::to_string(i)));
+    }
     graph = trace.finish({c.run(symbolic)});
   }
   std::vector<AppliedOp> out;
@@ -109,7 +101,7 @@ TEST(FusionCoverage, EveryElementwiseOpIsFusibleOrListedWithItsReason) {
            "fusion_opcode()) nor listed in kWithoutInstruction with the reason";
     EXPECT_FALSE(fusible.count(op) > 0 && listed) << "op '" << op_name(op) << "' is fusible: drop it from the list";
   }
-  for (ElementwiseOpcode opcode : computing_opcodes()) {
+  for (ElementwiseOpcode opcode : kComputingOpcodes) {
     EXPECT_TRUE(reported.count(opcode) > 0 || kWithoutOp.count(opcode) > 0)
         << "no op case reaches opcode " << opcode_name(opcode) << " through its primitive's fusion_opcode()";
   }
@@ -157,7 +149,7 @@ TEST(FusionCoverage, EveryFusibleCaseEqualsItsInstructionBitForBit) {
       checked.insert(*opcode);
     }
   }
-  for (ElementwiseOpcode opcode : computing_opcodes()) {
+  for (ElementwiseOpcode opcode : kComputingOpcodes) {
     EXPECT_TRUE(checked.count(opcode) > 0 || kWithoutOp.count(opcode) > 0)
         << "no float32 op case checks opcode " << opcode_name(opcode) << " against its op";
   }

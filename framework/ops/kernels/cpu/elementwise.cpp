@@ -1,16 +1,21 @@
-// The loops around the elementwise functors. The one switch over opcodes is with_opcode's,
-// expanded from KESTREL_ELEMENTWISE_OPCODES.
-#include "framework/ops/kernels/elementwise_kernels.h"
+// The elementwise opcodes' float32 kernels, for every CPU level: each op's own kernel over whole
+// tensors, and one instruction of a fused program over a block (the plan and the blocks are
+// framework/ops/kernels/fused_elementwise_kernel.cpp's). Both apply the opcode's functor
+// (elementwise_functors.h), so a fused program rounds exactly as the ops it replaces, at each
+// level. The one switch over opcodes is with_opcode's, expanded from KESTREL_ELEMENTWISE_OPCODES.
+#include "framework/ops/kernels/cpu/level.h"
 
 #include <Eigen/Core>
+
 #include <algorithm>
+#include <array>
 #include <type_traits>
 
 #include "framework/core/thread_pool.h"
 #include "framework/ops/kernels/elementwise_functors.h"
 #include "framework/ops/kernels/elementwise_loops.h"
 
-namespace kestrel::kernels {
+namespace kestrel::kernels::KESTREL_CPU_LEVEL {
 namespace {
 
 using FloatArray = Eigen::Map<const Eigen::ArrayXf>;
@@ -56,7 +61,8 @@ void visit(const ElementwiseOperand& a, Fn&& fn) {
   }
 }
 
-// y[i] = fn(operands[i]...), with y apart from the operands so that the loop vectorizes.
+// y[i] = fn(operands[i]...). y meets an operand at most at the same element (a step in place),
+// never at an offset, so __restrict lets the loop vectorize without alias checks.
 template <class Fn, class... Operands>
 void loop(Fn fn, float* __restrict y, std::int64_t n, Operands... operands) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(fn(operands[i]...));
@@ -103,4 +109,4 @@ void elementwise_step(ElementwiseOpcode opcode, const std::array<ElementwiseOper
   with_opcode(opcode, [&](auto op) { step<op.value>(args, y, n); });
 }
 
-}  // namespace kestrel::kernels
+}  // namespace kestrel::kernels::KESTREL_CPU_LEVEL
