@@ -1,6 +1,8 @@
-// Kernel benchmarks through Kestrel's public ops: float32 matmul in GFLOP/s, an elementwise
-// chain, softmax and layer norm in GB/s, each beside PyTorch and NumPy measured in the same run
-// by peers/kernels_peer.py, which runs right after each group of Kestrel's cases.
+// Kernel benchmarks through Kestrel's public ops: float32 matmul (square, the Transformer's shapes,
+// batched attention) and the CNN's convolutions in GFLOP/s, an elementwise chain, softmax and
+// layer norm in GB/s, each beside PyTorch and NumPy measured in the same run by
+// peers/kernels_peer.py, which runs right after each group of Kestrel's cases (no peer for the
+// convolutions).
 //
 //   ./build/bench/kernels_bench                                   # every case, peers included
 //   ./build/bench/kernels_bench --filter 'matmul.*n=1024' --json-out kernels.json
@@ -28,6 +30,19 @@ namespace random = kestrel::random;
 
 const std::vector<std::int64_t> kMatmulSizes = {256, 512, 1024, 2048};
 const std::vector<int> kMatmulThreads = {1, 2};
+// [batch x] [m, k] x [k, n] products of the reference Transformers (shared/BENCH.md): a Dense layer
+// over 4096 tokens of 128 (BERT-tiny's Q/K/V/O and FFN-in), GPT-tiny's fused QKV over 2048 tokens
+// of 256, and attention over 64 heads of 128 tokens and 64 dims.
+struct MatmulShape {
+  std::int64_t batch, m, k, n;
+};
+const std::vector<MatmulShape> kMatmulShapes = {
+    {1, 4096, 128, 128}, {1, 4096, 128, 512}, {1, 2048, 256, 768}, {64, 128, 64, 128}};
+// The CNN workload's convolutions (train_step_bench): NHWC input, 3x3 filter, valid padding.
+struct ConvBenchShape {
+  std::int64_t batch, size, in, out;
+};
+const std::vector<ConvBenchShape> kConvShapes = {{128, 28, 1, 32}, {128, 13, 32, 64}};
 constexpr std::int64_t kElementwiseSize = std::int64_t{1} << 24;  // 16M floats, 64 MB: far beyond the caches
 constexpr std::int64_t kRows = 4096;
 constexpr std::int64_t kCols = 1024;
@@ -43,6 +58,16 @@ std::string join(const auto& values) {
   return out;
 }
 
+// "BxMxKxN,..." for the peer.
+std::string join_shapes(const std::vector<MatmulShape>& shapes) {
+  std::string out;
+  for (const MatmulShape& s : shapes) {
+    out += (out.empty() ? "" : ",") + std::to_string(s.batch) + "x" + std::to_string(s.m) + "x" +
+           std::to_string(s.k) + "x" + std::to_string(s.n);
+  }
+  return out;
+}
+
 // Runs the peer on the cases just measured (those --filter kept), so both sides see the same
 // machine load; on a shared machine, load drifts within seconds.
 void run_peer_on(Harness& harness, const std::vector<std::string>& labels) {
@@ -52,7 +77,8 @@ void run_peer_on(Harness& harness, const std::vector<std::string>& labels) {
   }
   if (selected.empty()) return;
   harness.run_peer("kernels_peer.py",
-                   {"--matmul-sizes", join(kMatmulSizes), "--matmul-threads", join(kMatmulThreads),
+                   {"--matmul-sizes", join(kMatmulSizes), "--matmul-shapes", join_shapes(kMatmulShapes),
+                    "--matmul-threads", join(kMatmulThreads),
                     "--elementwise-size", std::to_string(kElementwiseSize), "--rows", std::to_string(kRows),
                     "--cols", std::to_string(kCols), "--threads", std::to_string(kThreads)},
                    kestrel::bench::exact_labels_regex(selected));
@@ -73,6 +99,66 @@ void bench_matmul(Harness& harness) {
           [&](const Timing& t) { return Figures{{"gflops", kestrel::bench::gflops(flops, t.median_ms)}}; });
     }
     run_peer_on(harness, labels);
+  }
+}
+
+// The params of a non-square product, its batch first when there is one: "matmul batch=64 m=128 k=64 ...".
+Json matmul_params(const MatmulShape& s, int threads) {
+  Json params = s.batch > 1 ? Json{{"batch", s.batch}} : Json::object();
+  for (const auto& [key, value] : {std::pair{"m", s.m}, {"k", s.k}, {"n", s.n}}) params[key] = value;
+  params["threads"] = threads;
+  return params;
+}
+
+void bench_matmul_shapes(Harness& harness) {
+  for (const MatmulShape& s : kMatmulShapes) {
+    const kestrel::Shape batch = s.batch > 1 ? kestrel::Shape{s.batch} : kestrel::Shape{};
+    kestrel::Shape a_shape = batch, b_shape = batch;
+    a_shape.push_back(s.m);
+    a_shape.push_back(s.k);
+    b_shape.push_back(s.k);
+    b_shape.push_back(s.n);
+    Tensor a = random::normal(a_shape, random::Key(7));
+    Tensor b = random::normal(b_shape, random::Key(8));
+    const double flops = 2.0 * static_cast<double>(s.batch * s.m * s.k * s.n);
+    std::vector<std::string> labels;
+    for (int threads : kMatmulThreads) {
+      kestrel::set_num_threads(threads);
+      const Json params = matmul_params(s, threads);
+      labels.push_back(kestrel::bench::case_label("matmul", params));
+      harness.measure(
+          "matmul", params, [&] { Tensor c = ops::matmul(a, b); },
+          [&](const Timing& t) { return Figures{{"gflops", kestrel::bench::gflops(flops, t.median_ms)}}; });
+    }
+    run_peer_on(harness, labels);
+  }
+}
+
+// conv2d and its two gradients on the CNN's layers; the first layer's input gradient is never
+// needed in training, so it is left out.
+void bench_conv(Harness& harness) {
+  for (const ConvBenchShape& s : kConvShapes) {
+    const std::int64_t out = s.size - 2;
+    Tensor x = random::normal({s.batch, s.size, s.size, s.in}, random::Key(9));
+    Tensor w = random::normal({3, 3, s.in, s.out}, random::Key(10));
+    Tensor dy = random::normal({s.batch, out, out, s.out}, random::Key(11));
+    const double flops = 2.0 * static_cast<double>(s.batch * out * out * s.out * 9 * s.in);
+    for (int threads : kMatmulThreads) {
+      kestrel::set_num_threads(threads);
+      const Json params = {{"batch", s.batch}, {"size", s.size}, {"in", s.in}, {"out", s.out}, {"threads", threads}};
+      const auto figures = [&](const Timing& t) {
+        return Figures{{"gflops", kestrel::bench::gflops(flops, t.median_ms)}};
+      };
+      harness.measure("conv2d", params, [&] { Tensor y = ops::conv2d(x, w); }, figures);
+      if (s.in > 1) {
+        harness.measure(
+            "conv2d_backprop_input", params, [&] { Tensor dx = ops::conv2d_backprop_input(dy, w, x.shape()); },
+            figures);
+      }
+      harness.measure(
+          "conv2d_backprop_filter", params, [&] { Tensor dw = ops::conv2d_backprop_filter(x, dy, w.shape()); },
+          figures);
+    }
   }
 }
 
@@ -148,6 +234,8 @@ int main(int argc, char** argv) {
   if (auto exit_code = harness.parse(argc, argv)) return *exit_code;
 
   bench_matmul(harness);
+  bench_matmul_shapes(harness);
+  bench_conv(harness);
   bench_relu_chain(harness);
   bench_softmax(harness);
   bench_layer_norm(harness);

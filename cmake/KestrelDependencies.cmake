@@ -5,6 +5,11 @@ find_package(spdlog REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(Protobuf REQUIRED)
+# Matmul and convolution run on oneDNN (libdnnl-dev), which picks its kernels per CPU at run time.
+# Debian builds it on OpenMP: Kestrel calls libgomp's omp_set_num_threads so that oneDNN never
+# starts threads of its own (framework/ops/kernels/onednn.cpp), and links libgomp for that.
+find_package(dnnl REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
 # kestrel::datasets: Unicode (BERT normalization) and JSON (tokenizer.json, Example dumps).
 find_package(Utf8proc REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)

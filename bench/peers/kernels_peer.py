@@ -118,6 +118,36 @@ def bench_matmul(peer, sizes, thread_counts):
                 peer.measure("numpy", "matmul", params, lambda: np.matmul(a_np, b_np), figures)
 
 
+def shape_params(batch, m, k, n, threads):
+    """The params of a non-square product, in kernels_bench's order: the batch first, when there is one."""
+    params = {"batch": batch} if batch > 1 else {}
+    params.update({"m": m, "k": k, "n": n, "threads": threads})
+    return params
+
+
+def bench_matmul_shapes(peer, shapes, thread_counts):
+    torch, np = peer.torch, peer.numpy
+    for batch, m, k, n in shapes:
+        flops = 2.0 * batch * m * k * n
+        figures = lambda ms, flops=flops: {"gflops": gflops(flops, ms)}
+        lead = (batch,) if batch > 1 else ()
+        if torch is not None:
+            generator = torch.Generator().manual_seed(0)
+            a = torch.randn(*lead, m, k, generator=generator)
+            b = torch.randn(*lead, k, n, generator=generator)
+        if np is not None:
+            rng = np.random.default_rng(0)
+            a_np = rng.standard_normal((*lead, m, k), dtype=np.float32)
+            b_np = rng.standard_normal((*lead, k, n), dtype=np.float32)
+        for threads in thread_counts:
+            peer.set_threads(threads)
+            params = shape_params(batch, m, k, n, threads)
+            if torch is not None:
+                peer.measure("torch", "matmul", params, lambda: torch.matmul(a, b), figures)
+            if np is not None:
+                peer.measure("numpy", "matmul", params, lambda: np.matmul(a_np, b_np), figures)
+
+
 def bench_torch_memory_bound(peer, args):
     torch = peer.torch
     if torch is None:
@@ -150,6 +180,11 @@ def int_list(text):
     return [int(item) for item in text.split(",") if item]
 
 
+def shape_list(text):
+    """"BxMxKxN,..." as (batch, m, k, n) tuples."""
+    return [tuple(int(d) for d in item.split("x")) for item in text.split(",") if item]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=30)
@@ -158,6 +193,8 @@ def main():
                         help="regex searched in each case's label; when repeated, every one must match")
     parser.add_argument("--verbose", action="store_true", help="print each case's median on stderr")
     parser.add_argument("--matmul-sizes", type=int_list, default=[256, 512, 1024, 2048])
+    parser.add_argument("--matmul-shapes", type=shape_list, default=[],
+                        help="[batch x] [m,k] x [k,n] products as BxMxKxN, comma-separated")
     parser.add_argument("--matmul-threads", type=int_list, default=[1, 2])
     parser.add_argument("--elementwise-size", type=int, default=1 << 24)
     parser.add_argument("--rows", type=int, default=4096)
@@ -173,9 +210,11 @@ def main():
     if peer.torch is not None:
         with peer.torch.no_grad():
             bench_matmul(peer, args.matmul_sizes, args.matmul_threads)
+            bench_matmul_shapes(peer, args.matmul_shapes, args.matmul_threads)
             bench_torch_memory_bound(peer, args)
     else:
         bench_matmul(peer, args.matmul_sizes, args.matmul_threads)
+        bench_matmul_shapes(peer, args.matmul_shapes, args.matmul_threads)
 
     json.dump({"records": peer.records, "environment": peer.environment(), "notes": peer.notes}, sys.stdout, indent=1)
     sys.stdout.write("\n")

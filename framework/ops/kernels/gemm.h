@@ -6,9 +6,11 @@
 //   kernels::gemm({.m = m, .n = n, .k = k, .a = a, .transpose_a = true, .b = b, .c = c, .beta = 1,
 //                  .batch = 8, .stride_a = k * m, .stride_b = k * n, .stride_c = m * n});
 //
-// Eigen's packing and register-blocked kernel do the arithmetic, one thread each; the output is
-// split into tiles over kestrel::parallel_for, and problems too small to gain from a second
-// thread run on the caller's thread.
+// oneDNN's matmul does the arithmetic, one primitive per shape and layout, built once and cached
+// (kernels/onednn.h, kernels/primitive_cache.h). Each oneDNN call runs on one thread: gemm splits
+// the product into tiles over kestrel::parallel_for, and problems too small to gain from a second
+// thread run on the caller's thread. Results are bitwise reproducible for one CPU, ISA level and
+// kestrel::num_threads(), whichever threads run the tiles.
 #pragma once
 
 #include <cstdint>

@@ -218,16 +218,27 @@ std::vector<OpCase> conv_cases() {
   const ConvRef same_stride2{{1, 6, 7, 2}, {3, 2, 2, 3}, 2, 2, Padding::same};  // odd padding: more after
   const ConvRef valid_stride2{{2, 7, 6, 2}, {3, 3, 2, 2}, 2, 1, Padding::valid};
   const ConvRef pointwise{{2, 3, 3, 4}, {1, 1, 4, 3}, 1, 1, Padding::same};
+  // Few input channels run on oneDNN's direct convolution, many on im2col + gemm (conv.cpp's
+  // direct_applies); the cases above have few. A valid window that leaves the last row and column
+  // unread (padding after them of -1), and 20 channels for im2col.
+  const ConvRef unread_edge{{2, 6, 6, 2}, {3, 3, 2, 3}, 2, 2, Padding::valid};
+  const ConvRef many_channels{{2, 5, 6, 20}, {3, 3, 20, 3}, 1, 2, Padding::same};
   cases.push_back(conv_case(OpId::conv2d, "conv2d_valid", valid));
   cases.push_back(conv_case(OpId::conv2d, "conv2d_same_stride2", same_stride2));
   cases.push_back(conv_case(OpId::conv2d, "conv2d_valid_stride2x1", valid_stride2));
   cases.push_back(conv_case(OpId::conv2d, "conv2d_pointwise", pointwise));
+  cases.push_back(conv_case(OpId::conv2d, "conv2d_valid_stride2_unread_edge", unread_edge));
+  cases.push_back(conv_case(OpId::conv2d, "conv2d_many_channels", many_channels));
   cases.push_back(conv_case(OpId::conv2d_backprop_input, "conv2d_backprop_input_valid", valid));
   cases.push_back(conv_case(OpId::conv2d_backprop_input, "conv2d_backprop_input_same_stride2", same_stride2));
   cases.push_back(conv_case(OpId::conv2d_backprop_input, "conv2d_backprop_input_valid_stride2x1", valid_stride2));
+  cases.push_back(conv_case(OpId::conv2d_backprop_input, "conv2d_backprop_input_many_channels", many_channels));
   cases.push_back(conv_case(OpId::conv2d_backprop_filter, "conv2d_backprop_filter_valid", valid));
   cases.push_back(conv_case(OpId::conv2d_backprop_filter, "conv2d_backprop_filter_same_stride2", same_stride2));
   cases.push_back(conv_case(OpId::conv2d_backprop_filter, "conv2d_backprop_filter_pointwise", pointwise));
+  cases.push_back(
+      conv_case(OpId::conv2d_backprop_filter, "conv2d_backprop_filter_valid_stride2_unread_edge", unread_edge));
+  cases.push_back(conv_case(OpId::conv2d_backprop_filter, "conv2d_backprop_filter_many_channels", many_channels));
 
   // Many pixel blocks over both threads, for the forward pass and each gradient's kernel.
   const ConvRef large{{6, 24, 24, 8}, {3, 3, 8, 16}, 1, 1, Padding::same};
@@ -235,6 +246,14 @@ std::vector<OpCase> conv_cases() {
     OpCase c = conv_case(op, std::string(op_name(op)) + "_large_blocked", large);
     c.tolerance = 1e-4;
     c.no_gradient_because = "size: exercises the blocked, threaded kernel; gradients are checked on the small cases";
+    cases.push_back(std::move(c));
+  }
+  // The direct convolution's images split into runs over both threads.
+  const ConvRef large_direct{{16, 28, 28, 3}, {3, 3, 3, 16}, 1, 1, Padding::valid};
+  for (OpId op : {OpId::conv2d, OpId::conv2d_backprop_filter}) {
+    OpCase c = conv_case(op, std::string(op_name(op)) + "_large_direct", large_direct);
+    c.tolerance = 1e-4;
+    c.no_gradient_because = "size: exercises the direct kernel's runs; gradients are checked on the small cases";
     cases.push_back(std::move(c));
   }
 

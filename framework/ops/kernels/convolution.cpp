@@ -1,0 +1,205 @@
+#include "framework/ops/kernels/convolution.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "framework/core/error.h"
+#include "framework/core/thread_pool.h"
+#include "framework/ops/kernels/onednn.h"
+#include "framework/ops/kernels/primitive_cache.h"
+
+namespace kestrel::kernels {
+namespace {
+
+using dims = dnnl::memory::dims;
+using tag = dnnl::memory::format_tag;
+
+// Below this many multiply-adds per extra thread, waking a worker costs more than it saves.
+constexpr std::int64_t kMinMacsPerTask = std::int64_t{1} << 21;
+constexpr std::int64_t kConvolutionKind = 2;  // PrimitiveKey's first field
+
+enum class Direction : std::int64_t { forward, backward_weights };
+
+// A oneDNN convolution for one run of images. Its filter may be in a blocked layout of oneDNN's
+// choosing (the fast kernels want one): the reorder converts Keras's [kh, kw, in, out] into it
+// (forward) or back from it (backward_weights); absent when they are the same.
+struct ConvPrimitive {
+  dnnl::primitive primitive;
+  dnnl::memory::desc image, output;  // NHWC: x, and y or dy
+  dnnl::memory::desc filter, keras_filter, scratchpad;
+  std::optional<dnnl::reorder> reorder;
+};
+
+std::string describe(const ConvShape& s, std::int64_t images) {
+  return "x [" + std::to_string(images) + "," + std::to_string(s.in_h) + "," + std::to_string(s.in_w) + "," +
+         std::to_string(s.in_c) + "], filter [" + std::to_string(s.k_h) + "," + std::to_string(s.k_w) + "," +
+         std::to_string(s.in_c) + "," + std::to_string(s.out_c) + "], strides " + std::to_string(s.stride_h) + "x" +
+         std::to_string(s.stride_w);
+}
+
+ConvPrimitive build(Direction direction, const ConvShape& s, std::int64_t images) {
+  ConvPrimitive p;
+  const auto f32 = dnnl::memory::data_type::f32;
+  p.image = dnnl::memory::desc({images, s.in_c, s.in_h, s.in_w}, f32, tag::nhwc);
+  p.output = dnnl::memory::desc({images, s.out_c, s.out_h, s.out_w}, f32, tag::nhwc);
+  p.keras_filter = dnnl::memory::desc({s.out_c, s.in_c, s.k_h, s.k_w}, f32, tag::hwio);
+  const dnnl::memory::desc any_filter({s.out_c, s.in_c, s.k_h, s.k_w}, f32, tag::any);
+  const dims strides = {s.stride_h, s.stride_w};
+  const dims pad_before = {s.pad_top, s.pad_left};
+  // Negative when a valid window leaves input rows or columns unread (oneDNN accepts that).
+  const dims pad_after = {(s.out_h - 1) * s.stride_h + s.k_h - s.in_h - s.pad_top,
+                          (s.out_w - 1) * s.stride_w + s.k_w - s.in_w - s.pad_left};
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const char* op = direction == Direction::forward ? "conv2d" : "conv2d_backprop_filter";
+  try {
+    const dnnl::engine engine(onednn::engine(), /*weak=*/true);
+    const dnnl::convolution_forward::primitive_desc forward(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, p.image,
+                                        any_filter, p.output, strides, pad_before, pad_after),
+        attr, engine);
+    switch (direction) {
+      case Direction::forward:
+        p.primitive = dnnl::convolution_forward(forward);
+        p.filter = forward.weights_desc();
+        p.scratchpad = forward.scratchpad_desc();
+        break;
+      case Direction::backward_weights: {
+        const dnnl::convolution_backward_weights::primitive_desc pd(
+            dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, p.image, any_filter, p.output,
+                                                     strides, pad_before, pad_after),
+            attr, engine, forward);
+        p.primitive = dnnl::convolution_backward_weights(pd);
+        p.filter = pd.diff_weights_desc();
+        p.scratchpad = pd.scratchpad_desc();
+        break;
+      }
+    }
+    if (p.filter != p.keras_filter) {
+      const bool to_keras = direction == Direction::backward_weights;
+      const dnnl::reorder::primitive_desc pd(engine, to_keras ? p.filter : p.keras_filter, engine,
+                                             to_keras ? p.keras_filter : p.filter, attr);
+      KESTREL_DCHECK(pd.scratchpad_desc().get_size() == 0);
+      p.reorder = dnnl::reorder(pd);
+    }
+  } catch (const dnnl::error& e) {
+    throw Error(op_message(op, "oneDNN cannot build a convolution for " + describe(s, images) + ": " + e.what() +
+                                   "; a Kestrel bug: report it with this message (DNNL_VERBOSE=1 shows oneDNN's "
+                                   "reasons)"));
+  }
+  return p;
+}
+
+std::shared_ptr<const ConvPrimitive> primitive_for(Direction direction, const ConvShape& s, std::int64_t images) {
+  const PrimitiveKey key = {kConvolutionKind,
+                            static_cast<std::int64_t>(direction),
+                            images,
+                            s.in_h,
+                            s.in_w,
+                            s.in_c,
+                            s.k_h,
+                            s.k_w,
+                            s.out_c,
+                            s.out_h,
+                            s.out_w,
+                            s.pad_top,
+                            s.pad_left,
+                            s.stride_h,
+                            s.stride_w};
+  return primitive_cache().get<ConvPrimitive>(
+      key, [&] { return std::make_shared<const ConvPrimitive>(build(direction, s, images)); });
+}
+
+// One run of `images` images on the calling thread. `image` is x, `output` y or dy, and
+// `filter` Keras's layout, each offset to the run by the caller; oneDNN takes every operand
+// through a non-const handle, the ones it only reads included.
+void run(Direction direction, const ConvShape& s, std::int64_t images, void* image, void* output, void* filter) {
+  const onednn::OnCallingThread one_thread;
+  const std::shared_ptr<const ConvPrimitive> p = primitive_for(direction, s, images);
+  const dnnl::engine engine(onednn::engine(), /*weak=*/true);
+  dnnl::stream stream(onednn::stream(), /*weak=*/true);
+  // This thread's buffer holds the scratchpad, then the filter in oneDNN's layout if it differs.
+  const std::size_t scratch_bytes = (p->scratchpad.get_size() + 63) / 64 * 64;
+  auto* buffer =
+      static_cast<std::byte*>(onednn::scratchpad(scratch_bytes + (p->reorder ? p->filter.get_size() : std::size_t{0})));
+  const dnnl::memory keras(p->keras_filter, engine, filter);
+  const dnnl::memory weights = p->reorder ? dnnl::memory(p->filter, engine, buffer + scratch_bytes) : keras;
+  const bool gradient_of_filter = direction == Direction::backward_weights;
+  if (p->reorder && !gradient_of_filter) p->reorder->execute(stream, {{DNNL_ARG_FROM, keras}, {DNNL_ARG_TO, weights}});
+  const dnnl::memory image_memory(p->image, engine, image), output_memory(p->output, engine, output);
+  const dnnl::memory scratchpad(p->scratchpad, engine, buffer);
+  switch (direction) {
+    case Direction::forward:
+      p->primitive.execute(stream, {{DNNL_ARG_SRC, image_memory},
+                                    {DNNL_ARG_WEIGHTS, weights},
+                                    {DNNL_ARG_DST, output_memory},
+                                    {DNNL_ARG_SCRATCHPAD, scratchpad}});
+      break;
+    case Direction::backward_weights:
+      p->primitive.execute(stream, {{DNNL_ARG_SRC, image_memory},
+                                    {DNNL_ARG_DIFF_WEIGHTS, weights},
+                                    {DNNL_ARG_DIFF_DST, output_memory},
+                                    {DNNL_ARG_SCRATCHPAD, scratchpad}});
+      break;
+  }
+  if (p->reorder && gradient_of_filter) p->reorder->execute(stream, {{DNNL_ARG_FROM, weights}, {DNNL_ARG_TO, keras}});
+}
+
+// The number of runs the images are split into: as many as threads that each get enough work.
+// It depends on the shape and num_threads() alone, not on where the runs execute.
+std::int64_t runs_for(const ConvShape& s) {
+  const std::int64_t macs = s.batch * s.out_h * s.out_w * s.out_c * s.k_h * s.k_w * s.in_c;
+  return std::max<std::int64_t>(1, std::min<std::int64_t>({num_threads(), macs / kMinMacsPerTask, s.batch}));
+}
+
+// Calls fn(run, first image, images) for each run over the pool; a run goes to whichever thread
+// claims it next, so a thread slowed by other load does less of the work.
+template <class Fn>
+void for_each_run(const ConvShape& s, std::int64_t runs, Fn&& fn) {
+  std::atomic<std::int64_t> next{0};
+  parallel_for(runs, 1, [&](std::int64_t, std::int64_t) {
+    for (std::int64_t r = next.fetch_add(1); r < runs; r = next.fetch_add(1)) {
+      const std::int64_t first = s.batch * r / runs;
+      fn(r, first, s.batch * (r + 1) / runs - first);
+    }
+  });
+}
+
+}  // namespace
+
+void convolution_forward(const ConvShape& s, const float* x, const float* w, float* y) {
+  if (s.batch == 0) return;
+  const std::int64_t image = s.in_h * s.in_w * s.in_c, output = s.out_h * s.out_w * s.out_c;
+  for_each_run(s, runs_for(s), [&](std::int64_t, std::int64_t first, std::int64_t images) {
+    run(Direction::forward, s, images, const_cast<float*>(x + first * image), y + first * output,
+        const_cast<float*>(w));
+  });
+}
+
+void convolution_backward_weights(const ConvShape& s, const float* x, const float* dy, float* dw) {
+  const std::int64_t filter_size = s.k_h * s.k_w * s.in_c * s.out_c;
+  if (s.batch == 0) {
+    std::fill(dw, dw + filter_size, 0.0f);
+    return;
+  }
+  const std::int64_t image = s.in_h * s.in_w * s.in_c, output = s.out_h * s.out_w * s.out_c;
+  const std::int64_t runs = runs_for(s);
+  std::vector<float> partials(static_cast<std::size_t>((runs - 1) * filter_size));
+  for_each_run(s, runs, [&](std::int64_t r, std::int64_t first, std::int64_t images) {
+    float* sum = r == 0 ? dw : partials.data() + (r - 1) * filter_size;
+    run(Direction::backward_weights, s, images, const_cast<float*>(x + first * image),
+        const_cast<float*>(dy + first * output), sum);
+  });
+  // In run order, so the sum does not depend on which thread finished first.
+  for (std::int64_t r = 1; r < runs; ++r) {
+    const float* src = partials.data() + (r - 1) * filter_size;
+    for (std::int64_t i = 0; i < filter_size; ++i) dw[i] += src[i];
+  }
+}
+
+}  // namespace kestrel::kernels

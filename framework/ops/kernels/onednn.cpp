@@ -1,0 +1,102 @@
+#include "framework/ops/kernels/onednn.h"
+
+#include <omp.h>
+
+#include <memory>
+#include <mutex>
+#include <new>
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace kestrel::kernels::onednn {
+namespace {
+
+dnnl::cpu_isa to_dnnl(CpuCapability level) {
+  switch (level) {
+    case CpuCapability::baseline:
+      return dnnl::cpu_isa::sse41;
+    case CpuCapability::avx2:
+      return dnnl::cpu_isa::avx2;
+    case CpuCapability::avx512:
+      break;
+  }
+  // Kestrel's top level: AVX-512 with the bfloat16 instructions, and not AMX, which has no
+  // float32 kernels and which Kestrel's own kernels do not use either.
+  return dnnl::cpu_isa::avx512_core_bf16;
+}
+
+class AlignedBuffer {
+ public:
+  void* get(std::size_t bytes) {
+    if (bytes > size_) {
+      data_.reset(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{64})));
+      size_ = bytes;
+    }
+    return data_.get();
+  }
+
+ private:
+  struct AlignedDelete {
+    void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  std::unique_ptr<std::byte, AlignedDelete> data_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace
+
+bool cap_isa(CpuCapability level) { return dnnl::set_max_cpu_isa(to_dnnl(level)) == dnnl::status::success; }
+
+const char* effective_isa() {
+  engine();  // the cap comes first
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "other";
+  }
+}
+
+dnnl_engine* engine() {
+  static const dnnl::engine instance = [] {
+    // The one place oneDNN learns Kestrel's level (KESTREL_CPU_CAPABILITY pins it), before the
+    // engine and any primitive: oneDNN fixes its ISA when it first dispatches a kernel. A cap that
+    // comes too late (the application used oneDNN first) leaves oneDNN at its own level.
+    cap_isa(cpu_capability());
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
+  return instance.get();
+}
+
+dnnl_stream* stream() {
+  thread_local const dnnl::stream instance(dnnl::engine(engine(), /*weak=*/true));
+  return instance.get();
+}
+
+void* scratchpad(std::size_t bytes) {
+  thread_local AlignedBuffer buffer;
+  return buffer.get(bytes);
+}
+
+OnCallingThread::OnCallingThread() : previous_(omp_get_max_threads()) {
+  if (previous_ != 1) omp_set_num_threads(1);
+}
+
+OnCallingThread::~OnCallingThread() {
+  if (previous_ != 1) omp_set_num_threads(previous_);
+}
+
+}  // namespace kestrel::kernels::onednn
