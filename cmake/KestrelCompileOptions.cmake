@@ -5,8 +5,21 @@ target_compile_options(kestrel_compile_options INTERFACE
   # Options aggregates are meant to be written with only the fields that differ from the defaults.
   -Wno-missing-field-initializers
   $<$<CONFIG:Release>:-O3>)
+# Flags for code built for the avx512 CPU level (x86-64-v4, see framework/core/cpu_capability.h).
+# -mprefer-vector-width=256 keeps GCC's own vectorizer at 256 bits. -mmove-max=128 -mstore-max=128
+# keep GCC from copying 32 or 64 bytes as one wide integer: GCC 12.2 miscompiles such copies of
+# constants like {1, 1, 1, 0} into {1, 1, 1, 1} (tests/framework/core/avx512_slp_regression_test.cpp);
+# -mprefer-vector-width=256 alone does not avoid that. cmake/check_no_wide_slp.sh checks sources
+# built with these flags for both.
+set(KESTREL_AVX512_FLAGS -march=x86-64-v4 -mprefer-vector-width=256)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  list(APPEND KESTREL_AVX512_FLAGS -mmove-max=128 -mstore-max=128)
+endif()
+
 if(KESTREL_NATIVE)
-  # 256-bit vectors preferred, as for the AVX-512 kernels (KestrelCpuKernels.cmake): GCC 12 miscompiles
-  # some 64-byte basic-block vector stores.
+  # On an AVX-512 machine -march=native takes the same care as the avx512 level's flags.
   target_compile_options(kestrel_compile_options INTERFACE -march=native -mprefer-vector-width=256)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(kestrel_compile_options INTERFACE -mmove-max=128 -mstore-max=128)
+  endif()
 endif()

@@ -9,21 +9,26 @@
 # are renamed with the level as prefix: every level keeps its own copies, and only the kernels'
 # own (level-namespaced) functions are shared.
 
-# psABI level flags. AVX-512 code is built with 256-bit vectors preferred: GCC 12's basic-block
-# vectorizer miscompiles some 64-byte stores (tests/framework/core/avx512_slp_regression_test.cpp),
-# and Eigen still uses 512-bit registers through its intrinsics.
+# psABI level flags. The avx512 level takes KESTREL_AVX512_FLAGS (KestrelCompileOptions.cmake),
+# which keep GCC 12 away from its wide-constant miscompile; Eigen still uses 512-bit registers
+# through its intrinsics. The ctest framework_ops_test.avx512_kernels_check (tests/framework/ops)
+# compiles these sources with those flags and fails on either finding of check_no_wide_slp.sh.
 set(KESTREL_CPU_LEVELS baseline avx2 avx512)
 set(KESTREL_CPU_FLAGS_baseline "")
 set(KESTREL_CPU_FLAGS_avx2 -march=x86-64-v3 -mtune=generic)
 # GCC 12's own avx512fintrin.h trips -Wmaybe-uninitialized in Eigen's AVX-512 packets
 # (_mm512_undefined_ps, left undefined on purpose), hence the one silenced warning.
-set(KESTREL_CPU_FLAGS_avx512 -march=x86-64-v4 -mtune=generic -mprefer-vector-width=256 -Wno-maybe-uninitialized)
+set(KESTREL_CPU_FLAGS_avx512 ${KESTREL_AVX512_FLAGS} -mtune=generic -Wno-maybe-uninitialized)
+
+# The sources compiled per level, for checks that compile them again (tests/framework/ops).
+set_property(GLOBAL PROPERTY KESTREL_CPU_KERNEL_SOURCES "")
 
 # kestrel_add_cpu_kernels(TARGET SOURCES... LIBS...): compiles SOURCES once per level, with the
 # usage requirements of LIBS, into TARGET.
 function(kestrel_add_cpu_kernels target)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
   set(sources ${ARG_SOURCES})
+  set_property(GLOBAL APPEND PROPERTY KESTREL_CPU_KERNEL_SOURCES ${sources})
   foreach(level IN LISTS KESTREL_CPU_LEVELS)
     set(objects ${target}_cpu_${level})
     add_library(${objects} OBJECT ${sources})

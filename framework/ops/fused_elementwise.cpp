@@ -35,59 +35,6 @@ ElementwiseBuilder& same_builder(const char* what, Value a, Value b) {
 
 }  // namespace
 
-std::string_view opcode_name(ElementwiseOpcode opcode) {
-  switch (opcode) {
-    case Op::input: return "input";
-    case Op::constant: return "constant";
-    case Op::negative: return "negative";
-    case Op::abs: return "abs";
-    case Op::square: return "square";
-    case Op::sqrt: return "sqrt";
-    case Op::rsqrt: return "rsqrt";
-    case Op::exp: return "exp";
-    case Op::log: return "log";
-    case Op::tanh: return "tanh";
-    case Op::sigmoid: return "sigmoid";
-    case Op::relu: return "relu";
-    case Op::erf: return "erf";
-    case Op::gelu: return "gelu";
-    case Op::gelu_tanh: return "gelu_tanh";
-    case Op::add: return "add";
-    case Op::subtract: return "subtract";
-    case Op::multiply: return "multiply";
-    case Op::divide: return "divide";
-    case Op::maximum: return "maximum";
-    case Op::minimum: return "minimum";
-    case Op::greater: return "greater";
-    case Op::greater_equal: return "greater_equal";
-    case Op::less: return "less";
-    case Op::less_equal: return "less_equal";
-    case Op::equal: return "equal";
-    case Op::select: return "select";
-  }
-  return "?";
-}
-
-int opcode_arity(ElementwiseOpcode opcode) {
-  switch (opcode) {
-    case Op::input:
-    case Op::constant: return 0;
-    case Op::add:
-    case Op::subtract:
-    case Op::multiply:
-    case Op::divide:
-    case Op::maximum:
-    case Op::minimum:
-    case Op::greater:
-    case Op::greater_equal:
-    case Op::less:
-    case Op::less_equal:
-    case Op::equal: return 2;
-    case Op::select: return 3;
-    default: return 1;
-  }
-}
-
 bool operator==(const ElementwiseInstruction& a, const ElementwiseInstruction& b) {
   return a.opcode == b.opcode && a.args == b.args &&
          std::bit_cast<std::uint32_t>(a.value) == std::bit_cast<std::uint32_t>(b.value);
@@ -123,26 +70,6 @@ std::string ElementwiseProgram::to_string() const {
   return out;
 }
 
-namespace {
-
-// Infix for arithmetic and comparisons, so a formula reads as it would be written by hand.
-std::string_view infix(ElementwiseOpcode opcode) {
-  switch (opcode) {
-    case Op::add: return " + ";
-    case Op::subtract: return " - ";
-    case Op::multiply: return " * ";
-    case Op::divide: return " / ";
-    case Op::greater: return " > ";
-    case Op::greater_equal: return " >= ";
-    case Op::less: return " < ";
-    case Op::less_equal: return " <= ";
-    case Op::equal: return " == ";
-    default: return {};
-  }
-}
-
-}  // namespace
-
 std::string ElementwiseProgram::to_expression() const {
   const auto count = instructions_.size();
   std::vector<int> uses(count, 0);
@@ -161,14 +88,15 @@ std::string ElementwiseProgram::to_expression() const {
       formula.append("in").append(std::to_string(in.args[0]));
     } else if (in.opcode == Op::constant) {
       formula = float_text(in.value);
-    } else if (!infix(in.opcode).empty()) {
-      formula.append("(").append(arg(0)).append(infix(in.opcode)).append(arg(1)).append(")");
-    } else if (in.opcode == Op::negative) {
-      formula.append("-").append(arg(0));
-    } else {
+    } else if (const std::string_view symbol = opcode_symbol(in.opcode); symbol.empty()) {
       formula.append(opcode_name(in.opcode)).append("(");
       for (int k = 0; k < opcode_arity(in.opcode); ++k) formula.append(k ? ", " : "").append(arg(k));
       formula.append(")");
+    } else if (opcode_arity(in.opcode) == 1) {
+      formula.append(symbol).append(arg(0));
+    } else {
+      // Infix for arithmetic and comparisons, so a formula reads as it would be written by hand.
+      formula.append("(").append(arg(0)).append(" ").append(symbol).append(" ").append(arg(1)).append(")");
     }
     const bool shared = uses[r] > 1 && opcode_arity(in.opcode) > 0 && static_cast<std::int32_t>(r) != result_;
     if (shared) {

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -39,48 +40,9 @@
 #include <vector>
 
 #include "framework/core/tensor.h"
+#include "framework/ops/elementwise_opcode.h"
 
 namespace kestrel {
-
-/// What one instruction computes. Names follow the public ops (ops::subtract is subtract).
-enum class ElementwiseOpcode : std::uint8_t {
-  input,     ///< the value of input k (args[0] holds k)
-  constant,  ///< a float32 constant (value)
-  // unary
-  negative,
-  abs,
-  square,
-  sqrt,
-  rsqrt,
-  exp,
-  log,
-  tanh,
-  sigmoid,
-  relu,
-  erf,
-  gelu,       ///< ops::gelu: x * Phi(x), with erf
-  gelu_tanh,  ///< ops::gelu with {.approximate = true}: the tanh approximation
-  // binary
-  add,
-  subtract,
-  multiply,
-  divide,
-  maximum,
-  minimum,
-  // comparisons: 1 where true, else 0
-  greater,
-  greater_equal,
-  less,
-  less_equal,
-  equal,
-  // select(c, a, b): a where c != 0, else b
-  select,
-};
-
-/// The opcode's name as in to_string() ("subtract").
-std::string_view opcode_name(ElementwiseOpcode opcode);
-/// How many registers the opcode reads (0 for input and constant).
-int opcode_arity(ElementwiseOpcode opcode);
 
 /// One instruction; it defines the register numbered by its position in the program.
 struct ElementwiseInstruction {
@@ -150,34 +112,17 @@ class ElementwiseBuilder {
   /// A constant, rounded to float32 as ops::scalar_like rounds it.
   Value constant(double value);
 
-  Value negative(Value x) { return emit(ElementwiseOpcode::negative, {x}); }
-  Value abs(Value x) { return emit(ElementwiseOpcode::abs, {x}); }
-  Value square(Value x) { return emit(ElementwiseOpcode::square, {x}); }
-  Value sqrt(Value x) { return emit(ElementwiseOpcode::sqrt, {x}); }
-  Value rsqrt(Value x) { return emit(ElementwiseOpcode::rsqrt, {x}); }
-  Value exp(Value x) { return emit(ElementwiseOpcode::exp, {x}); }
-  Value log(Value x) { return emit(ElementwiseOpcode::log, {x}); }
-  Value tanh(Value x) { return emit(ElementwiseOpcode::tanh, {x}); }
-  Value sigmoid(Value x) { return emit(ElementwiseOpcode::sigmoid, {x}); }
-  Value relu(Value x) { return emit(ElementwiseOpcode::relu, {x}); }
-  Value erf(Value x) { return emit(ElementwiseOpcode::erf, {x}); }
-  Value gelu(Value x) { return emit(ElementwiseOpcode::gelu, {x}); }
-  Value gelu_tanh(Value x) { return emit(ElementwiseOpcode::gelu_tanh, {x}); }
-  Value add(Value a, Value b) { return emit(ElementwiseOpcode::add, {a, b}); }
-  Value subtract(Value a, Value b) { return emit(ElementwiseOpcode::subtract, {a, b}); }
-  Value multiply(Value a, Value b) { return emit(ElementwiseOpcode::multiply, {a, b}); }
-  Value divide(Value a, Value b) { return emit(ElementwiseOpcode::divide, {a, b}); }
-  /// a >= b ? a : b, as ops::maximum.
-  Value maximum(Value a, Value b) { return emit(ElementwiseOpcode::maximum, {a, b}); }
-  /// a <= b ? a : b, as ops::minimum.
-  Value minimum(Value a, Value b) { return emit(ElementwiseOpcode::minimum, {a, b}); }
-  Value greater(Value a, Value b) { return emit(ElementwiseOpcode::greater, {a, b}); }
-  Value greater_equal(Value a, Value b) { return emit(ElementwiseOpcode::greater_equal, {a, b}); }
-  Value less(Value a, Value b) { return emit(ElementwiseOpcode::less, {a, b}); }
-  Value less_equal(Value a, Value b) { return emit(ElementwiseOpcode::less_equal, {a, b}); }
-  Value equal(Value a, Value b) { return emit(ElementwiseOpcode::equal, {a, b}); }
-  /// a where mask != 0, else b (a 0/1 mask comes from the comparisons).
-  Value select(Value mask, Value a, Value b) { return emit(ElementwiseOpcode::select, {mask, a, b}); }
+  // One method per opcode of KESTREL_ELEMENTWISE_OPCODES (op_list.h), named after it and taking
+  // as many values as it reads: b.exp(x), b.maximum(x, y), b.select(mask, a, b).
+#define KESTREL_BUILDER_METHOD(opcode, arity, op, symbol)                      \
+  template <std::same_as<Value>... Args>                                      \
+    requires(sizeof...(Args) == (arity))                                       \
+  Value opcode(Args... args) {                                                 \
+    return emit(ElementwiseOpcode::opcode, {args...});                         \
+  }
+  KESTREL_ELEMENTWISE_OPCODES(KESTREL_BUILDER_METHOD)
+#undef KESTREL_BUILDER_METHOD
+
   /// Any computing opcode on as many values as it reads (for code that maps other programs or
   /// graphs onto a builder). Throws ValueError for input, constant, or a wrong argument count.
   Value apply(ElementwiseOpcode opcode, std::span<const Value> args);

@@ -11,15 +11,8 @@ constexpr std::array<std::string_view, kNumOps> kNames = {
 #undef KESTREL_OP_NAME
 };
 
-constexpr std::array<OpKind, kNumOps> kKinds = {
-#define KESTREL_OP_KIND(name, kind) OpKind::kind,
-    KESTREL_OPS(KESTREL_OP_KIND)
-#undef KESTREL_OP_KIND
-};
-
 }  // namespace
 
 std::string_view op_name(OpId id) { return kNames[static_cast<std::size_t>(id)]; }
-OpKind op_kind(OpId id) { return kKinds[static_cast<std::size_t>(id)]; }
 
 }  // namespace kestrel

@@ -1,10 +1,12 @@
 // The one list of Kestrel's ops. Everything that enumerates ops (names, kinds, the op test
-// table, and later the jit's fusion rules) expands this list, so none of them can drift apart.
+// table, the instructions of fused elementwise programs) expands this list, so none of them can
+// drift apart.
 //
 //   op_name(OpId::matmul);    // "matmul"
 //   op_kind(OpId::add);       // OpKind::broadcast
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string_view>
 
@@ -102,6 +104,58 @@ inline constexpr std::size_t kNumOps = 0 KESTREL_OPS(KESTREL_OP_COUNT);
 static_assert(kNumOps == 56, "op list changed: update kNumOps's expected count and the op test table");
 
 std::string_view op_name(OpId id);
-OpKind op_kind(OpId id);
+
+inline constexpr std::array<OpKind, kNumOps> kOpKinds = {
+#define KESTREL_OP_KIND(name, kind) OpKind::kind,
+    KESTREL_OPS(KESTREL_OP_KIND)
+#undef KESTREL_OP_KIND
+};
+constexpr OpKind op_kind(OpId id) { return kOpKinds[static_cast<std::size_t>(id)]; }
+
+// X(opcode, arity, op, symbol): the instructions of fused elementwise programs (ops::fused_elementwise,
+// the jit's elementwise fusion). Each computes `op` as the op's own kernel does, with the one
+// functor both call (ops/kernels/elementwise_functors.h); the op's primitive names its opcode
+// (Primitive::fusion_opcode). The opcode enum, names, arities, the builder's methods and the
+// kernels' switches all expand this list. `symbol` is how program formulas write the opcode: an
+// infix operator for binary ones, a prefix for unary ones, or "" for a call (exp(x)).
+// An op of kind elementwise or broadcast without a line here is a fusion barrier or is only
+// carried through fused regions; tests/framework/ops/fusion_coverage_test.cpp says which and why.
+#define KESTREL_ELEMENTWISE_OPCODES(X)                                                                   \
+  X(negative, 1, negative, "-")                                                                          \
+  X(abs, 1, abs, "")                                                                                     \
+  X(square, 1, multiply, "") /* multiply(x, x), which ops::square is */                                  \
+  X(sqrt, 1, sqrt, "")                                                                                   \
+  X(rsqrt, 1, rsqrt, "")                                                                                 \
+  X(exp, 1, exp, "")                                                                                     \
+  X(log, 1, log, "")                                                                                     \
+  X(tanh, 1, tanh, "")                                                                                   \
+  X(sigmoid, 1, sigmoid, "")                                                                             \
+  X(relu, 1, relu, "")                                                                                   \
+  X(erf, 1, erf, "")                                                                                     \
+  X(gelu, 1, gelu, "")      /* gelu: x * Phi(x), with erf */                                             \
+  X(gelu_tanh, 1, gelu, "") /* gelu {.approximate = true}: the tanh approximation */                     \
+  X(add, 2, add, "+")                                                                                    \
+  X(subtract, 2, subtract, "-")                                                                          \
+  X(multiply, 2, multiply, "*")                                                                          \
+  X(divide, 2, divide, "/")                                                                              \
+  X(maximum, 2, maximum, "")                                                                             \
+  X(minimum, 2, minimum, "")                                                                             \
+  /* comparisons: 1 where true, else 0 (a bool inside a fused program) */                               \
+  X(greater, 2, greater, ">")                                                                            \
+  X(greater_equal, 2, greater_equal, ">=")                                                               \
+  X(less, 2, less, "<")                                                                                  \
+  X(less_equal, 2, less_equal, "<=")                                                                     \
+  X(equal, 2, equal, "==")                                                                               \
+  X(not_equal, 2, not_equal, "!=")                                                                       \
+  /* select(mask, a, b): a where mask != 0, else b */                                                    \
+  X(select, 3, where, "")
+
+// Each opcode computes an op of the list that fusion may take: one of kind elementwise or broadcast.
+#define KESTREL_OPCODE_CHECK(opcode, arity, op, symbol)                                                  \
+  static_assert(op_kind(OpId::op) == OpKind::elementwise || op_kind(OpId::op) == OpKind::broadcast,      \
+                "opcode " #opcode " computes " #op ", which is neither elementwise nor broadcast");       \
+  static_assert((arity) >= 1 && (arity) <= 3, "opcode " #opcode ": an instruction reads 1 to 3 registers");
+KESTREL_ELEMENTWISE_OPCODES(KESTREL_OPCODE_CHECK)
+#undef KESTREL_OPCODE_CHECK
 
 }  // namespace kestrel

@@ -4,7 +4,8 @@
 //   infer()     the output's shape and dtype from the inputs' (and rejects bad inputs),
 //   eval_cpu()  the CPU kernel, over non-owning views,
 //   vjp()       the vector-Jacobian product, written with the public ops in kestrel::ops,
-// plus equality and a hash over its parameters, for CSE and compile-cache keys.
+// plus equality and a hash over its parameters, for CSE and compile-cache keys, and, for an
+// elementwise op, the fused-program opcode computing it (its math is that opcode's functor).
 // Eager execution, autodiff and the jit all run ops through this interface.
 //
 //   class Exp final : public PrimitiveOf<Exp, OpId::exp> {
@@ -18,6 +19,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "framework/core/tensor.h"
+#include "framework/ops/elementwise_opcode.h"
 #include "framework/ops/op_list.h"
 
 namespace kestrel {
@@ -62,6 +65,9 @@ class Primitive {
   /// False for kernels that only handle float32: the dispatcher then runs bfloat16 inputs
   /// through them in float32 and rounds the result back (bf16 storage, f32 compute).
   virtual bool handles_bfloat16() const { return false; }
+  /// The fused-program instruction computing this op as its kernel does, for the jit's
+  /// elementwise fusion; nullopt when there is none (the op is not fusible).
+  virtual std::optional<ElementwiseOpcode> fusion_opcode() const { return std::nullopt; }
 };
 
 namespace detail {

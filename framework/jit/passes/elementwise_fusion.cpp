@@ -11,53 +11,22 @@
 #include "framework/core/error.h"
 #include "framework/jit/rewriter.h"
 #include "framework/ops/fused_elementwise.h"
+#include "framework/ops/primitive.h"
 
 namespace kestrel::jit {
 namespace {
 
 using Value = ElementwiseBuilder::Value;
-using Op = ElementwiseOpcode;
 
-// The instruction computing op `id` directly, if there is one.
-std::optional<Op> opcode_of(OpId id) {
-  switch (id) {
-    case OpId::add: return Op::add;
-    case OpId::subtract: return Op::subtract;
-    case OpId::multiply: return Op::multiply;
-    case OpId::divide: return Op::divide;
-    case OpId::maximum: return Op::maximum;
-    case OpId::minimum: return Op::minimum;
-    case OpId::equal: return Op::equal;
-    case OpId::less: return Op::less;
-    case OpId::less_equal: return Op::less_equal;
-    case OpId::greater: return Op::greater;
-    case OpId::greater_equal: return Op::greater_equal;
-    case OpId::where: return Op::select;
-    case OpId::negative: return Op::negative;
-    case OpId::abs: return Op::abs;
-    case OpId::exp: return Op::exp;
-    case OpId::log: return Op::log;
-    case OpId::tanh: return Op::tanh;
-    case OpId::sqrt: return Op::sqrt;
-    case OpId::rsqrt: return Op::rsqrt;
-    case OpId::erf: return Op::erf;
-    case OpId::sigmoid: return Op::sigmoid;
-    case OpId::relu: return Op::relu;
-    default: return std::nullopt;
-  }
+// Ops that join regions without an instruction of their own: they only relabel a value (cast
+// between float32 and a 0/1 bool), broadcast it (the kernel repeats scalars and suffixes itself),
+// or are fused programs already (inlined). Every other member is an op with a fusion_opcode().
+bool fuses_without_instruction(OpId id) {
+  return id == OpId::cast || id == OpId::broadcast_to || id == OpId::fused_elementwise;
 }
 
-// Ops written as an instruction chosen by their parameters, as a few instructions, or as none
-// (they only relabel or broadcast a value).
-bool has_program(OpId id) {
-  switch (id) {
-    case OpId::not_equal:
-    case OpId::gelu:
-    case OpId::cast:
-    case OpId::broadcast_to:
-    case OpId::fused_elementwise: return true;
-    default: return opcode_of(id).has_value();
-  }
+bool has_program(const Primitive& primitive) {
+  return primitive.fusion_opcode().has_value() || fuses_without_instruction(primitive.id());
 }
 
 // Programs compute in float32; a bool is carried as 0 or 1, which every instruction that can
@@ -66,7 +35,7 @@ bool carried(DType dtype) { return dtype == DType::float32 || dtype == DType::bo
 
 // Whether node could be a region member, judged on itself alone.
 bool fusible(const Graph& graph, const Node& node) {
-  if (node.kind != NodeKind::op || !has_program(node.primitive->id()) || !carried(node.spec.dtype)) return false;
+  if (node.kind != NodeKind::op || !has_program(*node.primitive) || !carried(node.spec.dtype)) return false;
   return std::all_of(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
     const TensorSpec& spec = graph.node(in).spec;
     return carried(spec.dtype) && detail::fused_input_fits(spec.shape, node.spec.shape);
@@ -80,9 +49,9 @@ Value inline_program(ElementwiseBuilder& b, const ElementwiseProgram& program, c
   std::vector<Value> registers;
   registers.reserve(program.instructions().size());
   for (const ElementwiseInstruction& instruction : program.instructions()) {
-    if (instruction.opcode == Op::input) {
+    if (instruction.opcode == ElementwiseOpcode::input) {
       registers.push_back(in[static_cast<std::size_t>(instruction.args[0])]);
-    } else if (instruction.opcode == Op::constant) {
+    } else if (instruction.opcode == ElementwiseOpcode::constant) {
       registers.push_back(b.constant(instruction.value));
     } else {
       std::vector<Value> args;
@@ -97,22 +66,15 @@ Value inline_program(ElementwiseBuilder& b, const ElementwiseProgram& program, c
 
 // The instructions computing node from its operands' registers.
 Value emit(ElementwiseBuilder& b, const Graph& graph, const Node& node, const std::vector<Value>& in) {
-  const OpId id = node.primitive->id();
-  if (std::optional<Op> opcode = opcode_of(id)) return b.apply(*opcode, in);
-  switch (id) {
-    case OpId::not_equal: {
-      const Value equal = b.equal(in[0], in[1]);
-      return b.subtract(b.constant(1.0), equal);
-    }
-    case OpId::gelu: return node.primitive->params() == "approximate=true" ? b.gelu_tanh(in[0]) : b.gelu(in[0]);
+  if (std::optional<ElementwiseOpcode> opcode = node.primitive->fusion_opcode()) return b.apply(*opcode, in);
+  switch (node.primitive->id()) {
     case OpId::cast:
       // float32 -> bool is x != 0; bool -> float32 is already 0 or 1.
       if (node.spec.dtype == DType::bool_ && graph.node(node.inputs[0]).spec.dtype == DType::float32) {
-        const Value zero = b.equal(in[0], b.constant(0.0));
-        return b.subtract(b.constant(1.0), zero);
+        return b.not_equal(in[0], b.constant(0.0));
       }
       return in[0];
-    case OpId::broadcast_to: return in[0];  // the kernel repeats scalars and suffixes itself
+    case OpId::broadcast_to: return in[0];
     case OpId::fused_elementwise: return inline_program(b, *detail::fused_program_of(*node.primitive), in);
     default: break;
   }

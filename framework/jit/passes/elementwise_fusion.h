@@ -7,10 +7,11 @@
 //   // before: %3 = matmul(%0, %1)   %4 = add(%3, %2)   %5 = relu(%4)
 //   // after:  %3 = matmul(%0, %1)   %4 = fused_elementwise(%3, %2) {relu((in0 + in1))}
 //
-// What fuses, on float32 data (bool values of comparisons stay inside a region, as 0 and 1):
-//   add subtract multiply divide maximum minimum, the unary math ops, relu, sigmoid, gelu,
-//   equal not_equal less less_equal greater greater_equal, where, cast between float32 and bool,
-//   broadcast_to, and fused_elementwise itself (its program is inlined).
+// What fuses, on float32 data (bool values of comparisons stay inside a region, as 0 and 1): every
+// op whose primitive names the instruction computing it (Primitive::fusion_opcode; the ops of
+// KESTREL_ELEMENTWISE_OPCODES in op_list.h: arithmetic, min/max, the unary math ops and
+// activations, comparisons, where), plus cast between float32 and bool, broadcast_to, and
+// fused_elementwise itself (its program is inlined).
 // Each operand must be what the fused kernel reads as it is: the op's own shape, a suffix of it
 // (a bias [N] against [B, N]), or rank-0. Not fused: pow (no instruction for it), bfloat16 ops
 // (each rounds its result to bfloat16, which a float32 program would skip, changing results), and

@@ -9,6 +9,7 @@
 // means one line in the list below and its definition in a file there.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -16,6 +17,8 @@
 #include "framework/core/cpu_capability.h"
 #include "framework/core/shape.h"
 #include "framework/core/tensor.h"
+#include "framework/ops/elementwise_opcode.h"
+#include "framework/ops/kernels/elementwise_operand.h"
 #include "framework/ops/kernels/gemm.h"
 #include "framework/ops/kernels/pool_geometry.h"
 
@@ -25,6 +28,13 @@ enum class Reduction { sum, max };
 
 // X(name, result type, (parameters)): one entry per kernel.
 #define KESTREL_CPU_KERNELS(X)                                                                     \
+  /* out = opcode(in...) over float32 tensors with NumPy broadcasting: the kernel of each op with  \
+     an elementwise opcode (comparisons write bool, select reads a bool mask) */                  \
+  X(elementwise_float32, void, (ElementwiseOpcode opcode, std::span<const TensorView> in, const TensorView& out)) \
+  /* y[0..n) = opcode(args...) on one thread (comparisons write 1 or 0): one instruction of a      \
+     fused elementwise program over one block */                                                  \
+  X(elementwise_step, void,                                                                       \
+    (ElementwiseOpcode opcode, const std::array<ElementwiseOperand, 3>& args, float* y, std::int64_t n)) \
   /* softmax (log = false) or log_softmax (log = true) of float32 x over one axis of shape */     \
   X(softmax, void, (const float* x, float* y, const Shape& shape, int axis, bool log))             \
   /* per row of [rows, classes] logits: logsumexp - logit of the label (0 where ignored); labels  \

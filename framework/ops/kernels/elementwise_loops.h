@@ -1,5 +1,5 @@
-// Parallel loops for elementwise kernels (internal). Header-only templates, included only by the
-// few .cpp files that define elementwise primitives.
+// Parallel loops for elementwise kernels (internal). Header-only templates, for the elementwise
+// primitives' integer and bool paths and the per-level float32 kernels (kernels/cpu/elementwise.cpp).
 #pragma once
 
 #include <algorithm>
@@ -76,9 +76,9 @@ void binary_loop(const TensorView& a, const TensorView& b, const TensorView& out
   });
 }
 
-/// out = cond ? x : y with NumPy broadcasting of all three.
-template <class T>
-void select_loop(const TensorView& cond, const TensorView& x, const TensorView& y, const TensorView& out) {
+/// out = fn(cond, x, y) (a select: fn(c, a, b) is c ? a : b) with NumPy broadcasting of all three.
+template <class T, class Fn>
+void select_loop(const TensorView& cond, const TensorView& x, const TensorView& y, const TensorView& out, Fn fn) {
   // Read as bytes: GCC does not vectorize a select on bool loads, and a bool is one 0/1 byte.
   const auto* pc = cond.as<unsigned char>();
   const T* px = x.as<T>();
@@ -91,16 +91,16 @@ void select_loop(const TensorView& cond, const TensorView& x, const TensorView& 
     const bool x_full = x.shape == out.shape, y_full = y.shape == out.shape;
     parallel_for(out.numel(), kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
       if (x_full && y_full) {
-        for (std::int64_t i = lo; i < hi; ++i) po[i] = pc[i] ? px[i] : py[i];
+        for (std::int64_t i = lo; i < hi; ++i) po[i] = fn(pc[i], px[i], py[i]);
       } else if (x_full) {
         const T vy = py[0];
-        for (std::int64_t i = lo; i < hi; ++i) po[i] = pc[i] ? px[i] : vy;
+        for (std::int64_t i = lo; i < hi; ++i) po[i] = fn(pc[i], px[i], vy);
       } else if (y_full) {
         const T vx = px[0];
-        for (std::int64_t i = lo; i < hi; ++i) po[i] = pc[i] ? vx : py[i];
+        for (std::int64_t i = lo; i < hi; ++i) po[i] = fn(pc[i], vx, py[i]);
       } else {
         const T vx = px[0], vy = py[0];
-        for (std::int64_t i = lo; i < hi; ++i) po[i] = pc[i] ? vx : vy;
+        for (std::int64_t i = lo; i < hi; ++i) po[i] = fn(pc[i], vx, vy);
       }
     });
     return;
@@ -113,7 +113,7 @@ void select_loop(const TensorView& cond, const TensorView& x, const TensorView& 
       auto base = ix.input_offsets(run);
       T* ro = po + run * len;
       for (std::int64_t k = 0; k < len; ++k) {
-        ro[k] = pc[base[0] + k * sc] ? px[base[1] + k * sx] : py[base[2] + k * sy];
+        ro[k] = fn(pc[base[0] + k * sc], px[base[1] + k * sx], py[base[2] + k * sy]);
       }
     }
   });

@@ -1,25 +1,22 @@
+// The fused kernel's plan: where each register lives, which instructions run per block, how
+// the output is cut into blocks. The math of each instruction is the CPU level's elementwise_step
+// (framework/ops/kernels/cpu/elementwise.cpp).
 #include "framework/ops/kernels/fused_elementwise_kernel.h"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <array>
-#include <unsupported/Eigen/SpecialFunctions>
 #include <vector>
 
 #include "framework/core/error.h"
 #include "framework/core/thread_pool.h"
 #include "framework/ops/fused_elementwise.h"
+#include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/kernels/elementwise_loops.h"
 
 namespace kestrel::kernels {
 namespace {
 
 using Op = ElementwiseOpcode;
-
-// ops::gelu's constants (primitives/unary.cpp), so the gelu instructions round as it does.
-constexpr float kSqrtHalf = 0.70710678118654752f;       // 1/sqrt(2)
-constexpr float kTanhGeluScale = 0.79788456080286536f;  // sqrt(2/pi)
-constexpr float kTanhGeluCubic = 0.044715f;
 
 // Where a register's value lives while the kernel runs.
 struct Place {
@@ -36,120 +33,18 @@ struct Step {
   std::array<Place, 3> args;
 };
 
-// An operand as one step sees it: a pointer into a block, or one value for every element.
-struct Arg {
-  const float* data = nullptr;
-  float value = 0.0f;
-  bool uniform = false;
-};
-
-struct Vector {
-  const float* data;
-  float operator[](std::int64_t i) const { return data[i]; }
-};
-struct Uniform {
-  float value;
-  float operator[](std::int64_t) const { return value; }
-};
-
-template <class Fn>
-void visit(const Arg& a, Fn&& fn) {
-  if (a.uniform) {
-    fn(Uniform{a.value});
-  } else {
-    fn(Vector{a.data});
-  }
-}
-
-// The same expressions as the standalone ops (primitives/unary.cpp and binary.cpp), so each
-// instruction rounds exactly as its op does.
-void unary_step(Op op, const float* x_data, float* y_data, std::int64_t n) {
-  Eigen::Map<const Eigen::ArrayXf> x(x_data, n);
-  Eigen::Map<Eigen::ArrayXf> y(y_data, n);
-  switch (op) {
-    case Op::negative: y = -x; return;
-    case Op::abs: y = x.abs(); return;
-    case Op::sqrt: y = x.sqrt(); return;
-    case Op::rsqrt: y = x.rsqrt(); return;
-    case Op::exp: y = x.exp(); return;
-    case Op::log: y = x.log(); return;
-    case Op::tanh: y = x.tanh(); return;
-    case Op::sigmoid: y = x.logistic(); return;
-    case Op::relu: y = x.max(0.0f); return;
-    case Op::erf: y = x.erf(); return;
-    case Op::gelu: y = 0.5f * x * (1.0f + (x * kSqrtHalf).erf()); return;
-    case Op::gelu_tanh: y = 0.5f * x * (1.0f + (kTanhGeluScale * (x + kTanhGeluCubic * x.cube())).tanh()); return;
-    case Op::square:  // ops::square is multiply(x, x)
-      for (std::int64_t i = 0; i < n; ++i) y_data[i] = x_data[i] * x_data[i];
-      return;
-    default: KESTREL_DCHECK(false);
-  }
-}
-
-template <class A, class B, class Fn>
-void binary_loop_of(A a, B b, float* __restrict y, std::int64_t n, Fn fn) {
-  for (std::int64_t i = 0; i < n; ++i) y[i] = fn(a[i], b[i]);
-}
-
-template <class Fn>
-void binary(const Arg& a, const Arg& b, float* y, std::int64_t n, Fn fn) {
-  visit(a, [&](auto va) { visit(b, [&](auto vb) { binary_loop_of(va, vb, y, n, fn); }); });
-}
-
-void binary_step(Op op, const Arg& a, const Arg& b, float* y, std::int64_t n) {
-  switch (op) {
-    case Op::add: return binary(a, b, y, n, [](float p, float q) { return p + q; });
-    case Op::subtract: return binary(a, b, y, n, [](float p, float q) { return p - q; });
-    case Op::multiply: return binary(a, b, y, n, [](float p, float q) { return p * q; });
-    case Op::divide: return binary(a, b, y, n, [](float p, float q) { return p / q; });
-    case Op::maximum: return binary(a, b, y, n, [](float p, float q) { return p >= q ? p : q; });
-    case Op::minimum: return binary(a, b, y, n, [](float p, float q) { return p <= q ? p : q; });
-    case Op::greater: return binary(a, b, y, n, [](float p, float q) { return p > q ? 1.0f : 0.0f; });
-    case Op::greater_equal: return binary(a, b, y, n, [](float p, float q) { return p >= q ? 1.0f : 0.0f; });
-    case Op::less: return binary(a, b, y, n, [](float p, float q) { return p < q ? 1.0f : 0.0f; });
-    case Op::less_equal: return binary(a, b, y, n, [](float p, float q) { return p <= q ? 1.0f : 0.0f; });
-    case Op::equal: return binary(a, b, y, n, [](float p, float q) { return p == q ? 1.0f : 0.0f; });
-    default: KESTREL_DCHECK(false);
-  }
-}
-
-void select_step(const Arg& c, const Arg& a, const Arg& b, float* __restrict y, std::int64_t n) {
-  visit(c, [&](auto vc) {
-    visit(a, [&](auto va) {
-      visit(b, [&](auto vb) {
-        for (std::int64_t i = 0; i < n; ++i) y[i] = vc[i] != 0.0f ? va[i] : vb[i];
-      });
-    });
-  });
-}
-
-void run_step(Op op, const std::array<Arg, 3>& args, float* y, std::int64_t n) {
-  const int arity = opcode_arity(op);
-  if (arity == 1 && args[0].uniform) {
-    // A row-broadcast input is one value over the block: compute it once, in a vector lane, so it
-    // rounds as the standalone op does on a tensor (vectorized rsqrt or exp differ from scalar).
-    alignas(64) std::array<float, 16> lanes;
-    lanes.fill(args[0].value);
-    unary_step(op, lanes.data(), lanes.data(), static_cast<std::int64_t>(lanes.size()));
-    std::fill(y, y + n, lanes[0]);
-  } else if (arity == 1) {
-    unary_step(op, args[0].data, y, n);
-  } else if (arity == 2) {
-    binary_step(op, args[0], args[1], y, n);
-  } else {
-    select_step(args[0], args[1], args[2], y, n);
-  }
-}
-
 struct Plan {
   std::vector<Step> steps;
   int buffers = 0;
   Place result;
 };
 
+// The CPU level's kernel that runs one instruction over a block.
+using StepKernel = decltype(CpuKernels::elementwise_step);
+
 // Decides where each register lives: uniform registers are computed here, once; the others get
 // a block buffer, reused once its last reader has run, and the result goes straight to out.
-Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> inputs) {
+Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> inputs, StepKernel run_step) {
   const auto& code = program.instructions();
   const auto count = code.size();
   std::vector<Place> places(count);
@@ -183,8 +78,8 @@ Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> in
     if (all_uniform) {
       // One element through the same code as a block, so it rounds as the standalone op would
       // on rank-0 tensors.
-      std::array<Arg, 3> scalars;
-      for (std::size_t k = 0; k < scalars.size(); ++k) scalars[k] = Arg{&args[k].value, 0.0f, false};
+      std::array<ElementwiseOperand, 3> scalars;
+      for (std::size_t k = 0; k < scalars.size(); ++k) scalars[k] = ElementwiseOperand{&args[k].value};
       float value = 0.0f;
       run_step(in.opcode, scalars, &value, 1);
       places[r] = Place{Place::uniform, 0, value};
@@ -251,7 +146,8 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
                              const TensorView& out) {
   const std::int64_t n = out.numel();
   if (n == 0) return;
-  const Plan plan = make_plan(program, inputs);
+  const StepKernel run_step = cpu().elementwise_step;
+  const Plan plan = make_plan(program, inputs, run_step);
   float* y = out.as<float>();
   const Place& result = plan.result;
   if (result.kind == Place::uniform) {
@@ -329,16 +225,16 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
       const std::int64_t lo = block / blocks.per_row * blocks.row + within;
       const std::int64_t len = std::min(blocks.block, blocks.row - within);
       for (const Step& step : plan.steps) {
-        std::array<Arg, 3> args;
+        std::array<ElementwiseOperand, 3> args;
         for (std::size_t k = 0; k < 3; ++k) {
           const Place& p = step.args[k];
           if (p.kind == Place::uniform) {
-            args[k] = Arg{nullptr, p.value, true};
+            args[k] = ElementwiseOperand{nullptr, p.value};
           } else if (p.kind == Place::input && sources[static_cast<std::size_t>(p.index)].repeat > 0) {
             const Source& source = sources[static_cast<std::size_t>(p.index)];
-            args[k] = Arg{nullptr, source.data[lo / source.repeat], true};  // one value over the block
+            args[k] = ElementwiseOperand{nullptr, source.data[lo / source.repeat]};  // one value over the block
           } else {
-            args[k] = Arg{resolve(p, lo), 0.0f, false};
+            args[k] = ElementwiseOperand{resolve(p, lo)};
           }
         }
         run_step(step.opcode, args, resolve(step.destination, lo), len);

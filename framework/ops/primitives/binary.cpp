@@ -1,5 +1,8 @@
-// Binary elementwise primitives with NumPy broadcasting: arithmetic, comparisons and where.
+// Binary elementwise primitives with NumPy broadcasting: arithmetic, comparisons and where. The
+// math of each op with an opcode is its functor (kernels/elementwise_functors.h), shared with the
+// fused kernel; here are the dtype rules and the gradients.
 #include <cmath>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -7,6 +10,8 @@
 #include "framework/core/error.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/kernels/cpu_kernels.h"
+#include "framework/ops/kernels/elementwise_functors.h"
 #include "framework/ops/kernels/elementwise_loops.h"
 #include "framework/ops/promotion.h"
 #include "framework/ops/reduce.h"
@@ -21,11 +26,14 @@ Tensor unbroadcast(const Tensor& g, const Tensor& operand) {
 
 Tensor zero_of(const Tensor& like) { return ops::scalar_like(like, 0.0); }
 
-// One struct per binary op: its kernel (apply), what dtypes it takes, and its gradient.
+using Opcode = ElementwiseOpcode;
+
+// One struct per binary op: its opcode (the math), what dtypes it takes, and its gradient. pow
+// has no opcode: it computes with std::pow, which has no vector form to share.
 struct AddOp {
   static constexpr OpId kId = OpId::add;
+  static constexpr Opcode kOpcode = Opcode::add;
   static constexpr bool kComparison = false, kFloatOnly = false, kTakesBool = false;
-  template <class T> static T apply(T a, T b) { return a + b; }
   static std::vector<Tensor> vjp(const VjpArgs& v) {
     return {v.wanted[0] ? unbroadcast(v.cotangent, v.primals[0]) : Tensor(),
             v.wanted[1] ? unbroadcast(v.cotangent, v.primals[1]) : Tensor()};
@@ -34,8 +42,8 @@ struct AddOp {
 
 struct SubtractOp {
   static constexpr OpId kId = OpId::subtract;
+  static constexpr Opcode kOpcode = Opcode::subtract;
   static constexpr bool kComparison = false, kFloatOnly = false, kTakesBool = false;
-  template <class T> static T apply(T a, T b) { return a - b; }
   static std::vector<Tensor> vjp(const VjpArgs& v) {
     return {v.wanted[0] ? unbroadcast(v.cotangent, v.primals[0]) : Tensor(),
             v.wanted[1] ? unbroadcast(ops::negative(v.cotangent), v.primals[1]) : Tensor()};
@@ -44,8 +52,8 @@ struct SubtractOp {
 
 struct MultiplyOp {
   static constexpr OpId kId = OpId::multiply;
+  static constexpr Opcode kOpcode = Opcode::multiply;
   static constexpr bool kComparison = false, kFloatOnly = false, kTakesBool = false;
-  template <class T> static T apply(T a, T b) { return a * b; }
   static std::vector<Tensor> vjp(const VjpArgs& v) {
     const Tensor &a = v.primals[0], &b = v.primals[1];
     return {v.wanted[0] ? unbroadcast(ops::multiply(v.cotangent, b), a) : Tensor(),
@@ -55,14 +63,12 @@ struct MultiplyOp {
 
 struct DivideOp {
   static constexpr OpId kId = OpId::divide;
+  static constexpr Opcode kOpcode = Opcode::divide;
   static constexpr bool kComparison = false, kFloatOnly = false, kTakesBool = false;
+  // Integer division by zero would trap the process; report it instead.
   template <class T>
-  static T apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      // Integer division by zero would trap the process; report it instead.
-      if (b == 0) throw ValueError(op_message("divide", "integer division by zero"));
-    }
-    return a / b;
+  static void check_integer_operands(T a, T b) {
+    if (b == 0) throw ValueError(op_message("divide", "integer division by zero"));
   }
   static std::vector<Tensor> vjp(const VjpArgs& v) {
     const Tensor &a = v.primals[0], &b = v.primals[1];
@@ -75,8 +81,8 @@ struct DivideOp {
 
 struct MaximumOp {
   static constexpr OpId kId = OpId::maximum;
+  static constexpr Opcode kOpcode = Opcode::maximum;
   static constexpr bool kComparison = false, kFloatOnly = false, kTakesBool = false;
-  template <class T> static T apply(T a, T b) { return a >= b ? a : b; }
   static std::vector<Tensor> vjp(const VjpArgs& v) {
     // Ties send the gradient to a, matching the kernel's choice.
     Tensor a_wins = ops::greater_equal(v.primals[0], v.primals[1]);
@@ -88,8 +94,8 @@ struct MaximumOp {
 
 struct MinimumOp {
   static constexpr OpId kId = OpId::minimum;
+  static constexpr Opcode kOpcode = Opcode::minimum;
   static constexpr bool kComparison = false, kFloatOnly = false, kTakesBool = false;
-  template <class T> static T apply(T a, T b) { return a <= b ? a : b; }
   static std::vector<Tensor> vjp(const VjpArgs& v) {
     Tensor a_wins = ops::less_equal(v.primals[0], v.primals[1]);
     Tensor zero = zero_of(v.cotangent);
@@ -121,22 +127,36 @@ struct PowOp {
   }
 };
 
-template <OpId kOp, class Compare, bool kOrdered>
+template <Opcode kOpcodeOfOp, bool kOrdered>
 struct ComparisonOp {
-  static constexpr OpId kId = kOp;
+  static constexpr Opcode kOpcode = kOpcodeOfOp;
+  static constexpr OpId kId = *opcode_op(kOpcodeOfOp);
   static constexpr bool kComparison = true, kFloatOnly = false, kTakesBool = !kOrdered;
-  template <class T> static bool apply(T a, T b) { return Compare{}(a, b); }
   static std::vector<Tensor> vjp(const VjpArgs& v) { return {Tensor(), Tensor()}; }  // bool output: no gradient
 };
-using EqualOp = ComparisonOp<OpId::equal, std::equal_to<>, false>;
-using NotEqualOp = ComparisonOp<OpId::not_equal, std::not_equal_to<>, false>;
-using LessOp = ComparisonOp<OpId::less, std::less<>, true>;
-using LessEqualOp = ComparisonOp<OpId::less_equal, std::less_equal<>, true>;
-using GreaterOp = ComparisonOp<OpId::greater, std::greater<>, true>;
-using GreaterEqualOp = ComparisonOp<OpId::greater_equal, std::greater_equal<>, true>;
+using EqualOp = ComparisonOp<Opcode::equal, false>;
+using NotEqualOp = ComparisonOp<Opcode::not_equal, false>;
+using LessOp = ComparisonOp<Opcode::less, true>;
+using LessEqualOp = ComparisonOp<Opcode::less_equal, true>;
+using GreaterOp = ComparisonOp<Opcode::greater, true>;
+using GreaterEqualOp = ComparisonOp<Opcode::greater_equal, true>;
+
+template <class Op>
+constexpr bool has_opcode = requires { Op::kOpcode; };
+
+template <class Op>
+constexpr bool opcode_computes_op() {
+  if constexpr (has_opcode<Op>) {
+    return opcode_op(Op::kOpcode) == Op::kId;
+  } else {
+    return true;
+  }
+}
 
 template <class Op>
 class Binary final : public PrimitiveOf<Binary<Op>, Op::kId> {
+  static_assert(opcode_computes_op<Op>(), "the opcode computes another op (KESTREL_ELEMENTWISE_OPCODES)");
+
  public:
   auto fields() const { return std::tuple<>(); }
 
@@ -169,16 +189,32 @@ class Binary final : public PrimitiveOf<Binary<Op>, Op::kId> {
     KESTREL_DCHECK(false);
   }
 
+  std::optional<ElementwiseOpcode> fusion_opcode() const override {
+    if constexpr (has_opcode<Op>) {
+      return Op::kOpcode;
+    } else {
+      return std::nullopt;  // pow
+    }
+  }
+
   std::vector<Tensor> vjp(const VjpArgs& args) const override { return Op::vjp(args); }
 
  private:
   template <class T>
   static void run(std::span<const TensorView> in, const TensorView& out) {
+    using Out = std::conditional_t<Op::kComparison, bool, T>;
     if constexpr (Op::kFloatOnly && !std::is_floating_point_v<T>) {
       KESTREL_DCHECK(false);
+    } else if constexpr (!has_opcode<Op>) {
+      kernels::binary_loop<T, Out>(in[0], in[1], out, [](T a, T b) { return Op::apply(a, b); });
+    } else if constexpr (std::is_same_v<T, float>) {
+      kernels::cpu().elementwise_float32(Op::kOpcode, in, out);
     } else {
-      using Out = std::conditional_t<Op::kComparison, bool, T>;
-      kernels::binary_loop<T, Out>(in[0], in[1], out, [](T a, T b) { return static_cast<Out>(Op::apply(a, b)); });
+      kernels::binary_loop<T, Out>(in[0], in[1], out, [](T a, T b) {
+        // divide rejects an integer divisor of 0 before the functor divides by it.
+        if constexpr (requires { Op::check_integer_operands(a, b); }) Op::check_integer_operands(a, b);
+        return static_cast<Out>(kernels::ElementwiseFn<Op::kOpcode>{}(a, b));
+      });
     }
   }
 };
@@ -190,6 +226,8 @@ Tensor binary(const Tensor& a, const Tensor& b) {
 }
 
 class Where final : public PrimitiveOf<Where, OpId::where> {
+  static_assert(opcode_op(Opcode::select) == OpId::where, "select computes where (KESTREL_ELEMENTWISE_OPCODES)");
+
  public:
   auto fields() const { return std::tuple<>(); }
   bool handles_bfloat16() const override { return true; }  // selection copies bits
@@ -209,19 +247,28 @@ class Where final : public PrimitiveOf<Where, OpId::where> {
 
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
     switch (out.dtype) {
-      case DType::float32: return kernels::select_loop<float>(in[0], in[1], in[2], out);
-      case DType::bfloat16: return kernels::select_loop<bfloat16>(in[0], in[1], in[2], out);
-      case DType::int32: return kernels::select_loop<std::int32_t>(in[0], in[1], in[2], out);
-      case DType::int64: return kernels::select_loop<std::int64_t>(in[0], in[1], in[2], out);
-      case DType::bool_: return kernels::select_loop<bool>(in[0], in[1], in[2], out);
+      case DType::float32: return kernels::cpu().elementwise_float32(Opcode::select, in, out);
+      case DType::bfloat16: return select<bfloat16>(in, out);
+      case DType::int32: return select<std::int32_t>(in, out);
+      case DType::int64: return select<std::int64_t>(in, out);
+      case DType::bool_: return select<bool>(in, out);
     }
   }
+
+  /// Fused programs carry the condition as 1 or 0, which select reads as where does its bool.
+  std::optional<ElementwiseOpcode> fusion_opcode() const override { return Opcode::select; }
 
   std::vector<Tensor> vjp(const VjpArgs& v) const override {
     const Tensor& c = v.primals[0];
     Tensor zero = zero_of(v.cotangent);
     return {Tensor(), v.wanted[1] ? unbroadcast(ops::where(c, v.cotangent, zero), v.primals[1]) : Tensor(),
             v.wanted[2] ? unbroadcast(ops::where(c, zero, v.cotangent), v.primals[2]) : Tensor()};
+  }
+
+ private:
+  template <class T>
+  static void select(std::span<const TensorView> in, const TensorView& out) {
+    kernels::select_loop<T>(in[0], in[1], in[2], out, kernels::ElementwiseFn<Opcode::select>{});
   }
 };
 

@@ -1,60 +1,38 @@
-// Unary elementwise primitives: math functions and activations, as Eigen array expressions
-// (vectorized exp/log/tanh/erf), plus negative and abs for integers.
-#include <algorithm>
+// Unary elementwise primitives: math functions and activations, plus negative and abs for
+// integers. Their math is the opcode's functor (kernels/elementwise_functors.h), shared with the
+// fused kernel; here are the dtype rules and the gradients.
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <string>
 #include <tuple>
-#include <unsupported/Eigen/SpecialFunctions>
-#include <Eigen/Core>
+#include <type_traits>
 
 #include "framework/core/error.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/kernels/cpu_kernels.h"
+#include "framework/ops/kernels/elementwise_functors.h"
 #include "framework/ops/kernels/elementwise_loops.h"
 
 namespace kestrel {
 namespace {
 
-using FloatArray = Eigen::Map<const Eigen::ArrayXf>;
+using Opcode = ElementwiseOpcode;
 
-constexpr float kSqrtHalf = 0.70710678118654752f;               // 1/sqrt(2)
-constexpr float kTanhGeluScale = 0.79788456080286536f;          // sqrt(2/pi)
-constexpr float kTanhGeluCubic = 0.044715f;
-
-/// Applies an Eigen array expression chunk by chunk over the thread pool.
-template <class Expr>
-void float_map(const TensorView& in, const TensorView& out, Expr expr) {
-  const float* x = in.as<float>();
-  float* y = out.as<float>();
-  // Threads split on 16-element boundaries: Eigen computes whole packets with its vector
-  // functions and only a tail with scalar ones, which round differently (sqrt under fast math).
-  // Aligned splits leave one tail, at the end, so the bits do not depend on the thread count.
-  constexpr std::int64_t kLanes = 16;
-  const std::int64_t n = in.numel();
-  parallel_for((n + kLanes - 1) / kLanes, kernels::kElementwiseGrain / kLanes, [&](std::int64_t first, std::int64_t last) {
-    const std::int64_t lo = first * kLanes;
-    const std::int64_t hi = std::min(last * kLanes, n);
-    FloatArray chunk(x + lo, hi - lo);
-    Eigen::Map<Eigen::ArrayXf>(y + lo, hi - lo) = expr(chunk);
-  });
-}
-
-// One struct per unary op: the float kernel (an Eigen expression), optionally an integer kernel,
-// and the gradient written with public ops.
+// One struct per unary op: its opcode (the math), whether it takes integers, and its gradient
+// written with public ops.
 struct NegativeOp {
   static constexpr OpId kId = OpId::negative;
+  static constexpr Opcode kOpcode = Opcode::negative;
   static constexpr bool kTakesIntegers = true;
-  static auto apply(const FloatArray& x) { return -x; }
-  template <class T> static T apply_int(T x) { return -x; }
   static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) { return ops::negative(g); }
 };
 
 struct AbsOp {
   static constexpr OpId kId = OpId::abs;
+  static constexpr Opcode kOpcode = Opcode::abs;
   static constexpr bool kTakesIntegers = true;
-  static auto apply(const FloatArray& x) { return x.abs(); }
-  template <class T> static T apply_int(T x) { return x < 0 ? -x : x; }
   static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
     // sign(x) * g, with sign(0) = 0 as in TF.
     Tensor zero = ops::scalar_like(x, 0.0);
@@ -64,22 +42,22 @@ struct AbsOp {
 
 struct ExpOp {
   static constexpr OpId kId = OpId::exp;
+  static constexpr Opcode kOpcode = Opcode::exp;
   static constexpr bool kTakesIntegers = false;
-  static auto apply(const FloatArray& x) { return x.exp(); }
   static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) { return ops::multiply(g, y); }
 };
 
 struct LogOp {
   static constexpr OpId kId = OpId::log;
+  static constexpr Opcode kOpcode = Opcode::log;
   static constexpr bool kTakesIntegers = false;
-  static auto apply(const FloatArray& x) { return x.log(); }
   static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) { return ops::divide(g, x); }
 };
 
 struct TanhOp {
   static constexpr OpId kId = OpId::tanh;
+  static constexpr Opcode kOpcode = Opcode::tanh;
   static constexpr bool kTakesIntegers = false;
-  static auto apply(const FloatArray& x) { return x.tanh(); }
   static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
     return ops::multiply(g, ops::subtract(ops::scalar_like(y, 1.0), ops::square(y)));
   }
@@ -87,8 +65,8 @@ struct TanhOp {
 
 struct SqrtOp {
   static constexpr OpId kId = OpId::sqrt;
+  static constexpr Opcode kOpcode = Opcode::sqrt;
   static constexpr bool kTakesIntegers = false;
-  static auto apply(const FloatArray& x) { return x.sqrt(); }
   static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
     return ops::divide(ops::multiply(g, ops::scalar_like(g, 0.5)), y);
   }
@@ -96,8 +74,8 @@ struct SqrtOp {
 
 struct RsqrtOp {
   static constexpr OpId kId = OpId::rsqrt;
+  static constexpr Opcode kOpcode = Opcode::rsqrt;
   static constexpr bool kTakesIntegers = false;
-  static auto apply(const FloatArray& x) { return x.rsqrt(); }
   static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
     // d(x^-1/2)/dx = -1/2 x^-3/2 = -1/2 y^3
     return ops::multiply(g, ops::multiply(ops::scalar_like(y, -0.5), ops::multiply(y, ops::square(y))));
@@ -106,8 +84,8 @@ struct RsqrtOp {
 
 struct ErfOp {
   static constexpr OpId kId = OpId::erf;
+  static constexpr Opcode kOpcode = Opcode::erf;
   static constexpr bool kTakesIntegers = false;
-  static auto apply(const FloatArray& x) { return x.erf(); }
   static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
     // d erf(x)/dx = 2/sqrt(pi) exp(-x^2)
     Tensor slope = ops::multiply(ops::scalar_like(x, 2.0 / std::sqrt(std::numbers::pi)), ops::exp(ops::negative(ops::square(x))));
@@ -117,8 +95,8 @@ struct ErfOp {
 
 struct SigmoidOp {
   static constexpr OpId kId = OpId::sigmoid;
+  static constexpr Opcode kOpcode = Opcode::sigmoid;
   static constexpr bool kTakesIntegers = false;
-  static auto apply(const FloatArray& x) { return x.logistic(); }
   static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
     return ops::multiply(g, ops::multiply(y, ops::subtract(ops::scalar_like(y, 1.0), y)));
   }
@@ -126,8 +104,8 @@ struct SigmoidOp {
 
 struct ReluOp {
   static constexpr OpId kId = OpId::relu;
+  static constexpr Opcode kOpcode = Opcode::relu;
   static constexpr bool kTakesIntegers = false;
-  static auto apply(const FloatArray& x) { return x.max(0.0f); }
   // From the output (y > 0 exactly where x > 0), not the input: in a compiled step the input is
   // then dead once relu has run, so bias + relu can fuse into one op without keeping x alive.
   static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
@@ -137,6 +115,8 @@ struct ReluOp {
 
 template <class Op>
 class Unary final : public PrimitiveOf<Unary<Op>, Op::kId> {
+  static_assert(opcode_op(Op::kOpcode) == Op::kId, "the opcode computes another op (KESTREL_ELEMENTWISE_OPCODES)");
+
  public:
   auto fields() const { return std::tuple<>(); }
 
@@ -152,12 +132,14 @@ class Unary final : public PrimitiveOf<Unary<Op>, Op::kId> {
 
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
     switch (in[0].dtype) {
-      case DType::float32: return float_map(in[0], out, [](const FloatArray& x) { return Op::apply(x); });
+      case DType::float32: return kernels::cpu().elementwise_float32(Op::kOpcode, in, out);
       case DType::int32: return run_int<std::int32_t>(in[0], out);
       case DType::int64: return run_int<std::int64_t>(in[0], out);
       default: KESTREL_DCHECK(false);
     }
   }
+
+  std::optional<ElementwiseOpcode> fusion_opcode() const override { return Op::kOpcode; }
 
   std::vector<Tensor> vjp(const VjpArgs& v) const override {
     if (!v.wanted[0]) return {Tensor()};
@@ -168,7 +150,7 @@ class Unary final : public PrimitiveOf<Unary<Op>, Op::kId> {
   template <class T>
   static void run_int(const TensorView& in, const TensorView& out) {
     if constexpr (Op::kTakesIntegers) {
-      kernels::unary_loop<T, T>(in, out, [](T x) { return Op::apply_int(x); });
+      kernels::unary_loop<T, T>(in, out, kernels::ElementwiseFn<Op::kOpcode>{});
     } else {
       KESTREL_DCHECK(false);
     }
@@ -189,14 +171,10 @@ class Gelu final : public PrimitiveOf<Gelu, OpId::gelu> {
   }
 
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
-    if (approximate_) {
-      float_map(in[0], out, [](const FloatArray& x) {
-        return 0.5f * x * (1.0f + (kTanhGeluScale * (x + kTanhGeluCubic * x.cube())).tanh());
-      });
-    } else {
-      float_map(in[0], out, [](const FloatArray& x) { return 0.5f * x * (1.0f + (x * kSqrtHalf).erf()); });
-    }
+    kernels::cpu().elementwise_float32(opcode(), in, out);
   }
+
+  std::optional<ElementwiseOpcode> fusion_opcode() const override { return opcode(); }
 
   std::vector<Tensor> vjp(const VjpArgs& v) const override {
     if (!v.wanted[0]) return {Tensor()};
@@ -204,14 +182,15 @@ class Gelu final : public PrimitiveOf<Gelu, OpId::gelu> {
     auto c = [&](double value) { return ops::scalar_like(x, value); };
     Tensor slope;
     if (approximate_) {
+      constexpr float kScale = GeluTanh::kScale, kCubic = GeluTanh::kCubic;
       // u = s(x + k x^3), t = tanh(u): d/dx = 0.5(1 + t) + 0.5 x (1 - t^2) s (1 + 3k x^2)
       Tensor x2 = ops::square(x);
-      Tensor t = ops::tanh(c(kTanhGeluScale) * (x + c(kTanhGeluCubic) * x2 * x));
-      Tensor du = c(kTanhGeluScale) * (c(1.0) + c(3.0 * kTanhGeluCubic) * x2);
+      Tensor t = ops::tanh(c(kScale) * (x + c(kCubic) * x2 * x));
+      Tensor du = c(kScale) * (c(1.0) + c(3.0 * kCubic) * x2);
       slope = c(0.5) * (c(1.0) + t) + c(0.5) * x * (c(1.0) - ops::square(t)) * du;
     } else {
       // d/dx x Phi(x) = Phi(x) + x phi(x)
-      Tensor cdf = c(0.5) * (c(1.0) + ops::erf(x * c(kSqrtHalf)));
+      Tensor cdf = c(0.5) * (c(1.0) + ops::erf(x * c(GeluErf::kSqrtHalf)));
       Tensor pdf = c(1.0 / std::sqrt(2.0 * std::numbers::pi)) * ops::exp(c(-0.5) * ops::square(x));
       slope = cdf + x * pdf;
     }
@@ -219,6 +198,11 @@ class Gelu final : public PrimitiveOf<Gelu, OpId::gelu> {
   }
 
  private:
+  using GeluErf = kernels::ElementwiseFn<Opcode::gelu>;
+  using GeluTanh = kernels::ElementwiseFn<Opcode::gelu_tanh>;
+
+  Opcode opcode() const { return approximate_ ? Opcode::gelu_tanh : Opcode::gelu; }
+
   bool approximate_;
 };
 

@@ -85,6 +85,7 @@ std::vector<OpCase> binary_cases() {
   cases.push_back(binary_case(OpId::add, "add_both_broadcast", {2, 1, 3}, {4, 1}, ops::add, add));
   cases.push_back(binary_case(OpId::add, "add_scalar", {2, 3}, {}, ops::add, add));
   cases.push_back(binary_case(OpId::subtract, "subtract_column_broadcast", {3, 4}, {3, 1}, ops::subtract, sub));
+  cases.push_back(binary_case(OpId::subtract, "subtract_scalar_first", {}, {3, 4}, ops::subtract, sub));
   cases.push_back(binary_case(OpId::multiply, "multiply_same_shape", {3, 4}, {3, 4}, ops::multiply, mul));
   cases.push_back(binary_case(OpId::multiply, "multiply_middle_broadcast", {2, 3, 4}, {2, 1, 4}, ops::multiply, mul));
   cases.push_back(binary_case(OpId::divide, "divide_broadcast", {2, 3}, {3}, ops::divide, div, -1, 1, 0.5, 2.0));

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <bit>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -71,6 +73,44 @@ TEST(CpuKernels, SoftmaxAgreesAtEveryLevel) {
               ASSERT_NEAR(y[at(k)], want, 2e-6 * (1.0 + std::fabs(want)))
                   << to_string(level) << " axis " << axis << (log ? " log_softmax" : " softmax");
             }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Each elementwise instruction at every level against baseline's, on full and uniform operands:
+// the arithmetic, comparisons and select are exact at any width, so they agree bit for bit; the
+// unary math runs on each level's own vector functions, so it agrees to rounding.
+TEST(CpuKernels, ElementwiseStepsAgreeAtEveryLevel) {
+  constexpr std::int64_t n = 1037;  // not a multiple of a vector: a scalar tail too
+  std::vector<float> a = random_floats(n), b = random_floats(n), mask(n);
+  for (float& x : a) x = 0.1f + std::fabs(x);  // in every unary function's domain
+  for (std::int64_t i = 0; i < n; ++i) mask[i] = i % 3 == 0 ? 1.0f : 0.0f;
+  using Operands = std::array<kernels::ElementwiseOperand, 3>;
+  const Operands full = {{{a.data()}, {b.data()}, {b.data()}}};
+  const Operands mixed = {{{nullptr, 0.75f}, {a.data()}, {nullptr, -2.5f}}};
+  const Operands selects = {{{mask.data()}, {a.data()}, {nullptr, -2.5f}}};
+  auto run = [&](CpuCapability level, ElementwiseOpcode opcode, const Operands& args) {
+    std::vector<float> y(n);
+    kernels::cpu_kernels_at(level).elementwise_step(opcode, args, y.data(), n);
+    return y;
+  };
+  for (ElementwiseOpcode opcode : kComputingOpcodes) {
+    const bool exact = opcode_arity(opcode) > 1;
+    for (const auto* args : {&full, &mixed, &selects}) {
+      if ((args == &selects) != (opcode == ElementwiseOpcode::select)) continue;
+      const std::vector<float> want = run(CpuCapability::baseline, opcode, *args);
+      for (CpuCapability level : runnable_levels()) {
+        const std::vector<float> got = run(level, opcode, *args);
+        for (std::int64_t i = 0; i < n; ++i) {
+          if (exact) {
+            ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(want[i]))
+                << opcode_name(opcode) << " at " << to_string(level) << ", element " << i;
+          } else {
+            ASSERT_NEAR(got[i], want[i], 2e-6 * (1.0 + std::fabs(want[i])))
+                << opcode_name(opcode) << " at " << to_string(level) << ", element " << i;
           }
         }
       }

@@ -38,7 +38,7 @@ ElementwiseProgram every_instruction() {
   Value smooth = b.exp(x) + b.log(positive) + b.tanh(x) * b.sigmoid(-x) + b.rsqrt(positive) * b.erf(y);
   Value clipped = b.minimum(b.maximum(smooth, x * s), 2.0 - b.relu(y));
   Value mask = b.greater(x, y) + b.less_equal(x, s) * b.equal(y, y) + b.greater_equal(x, b.constant(0.25)) -
-               b.less(y, b.constant(-0.75));
+               b.less(y, b.constant(-0.75)) * b.not_equal(x, s);
   return b.build(b.select(mask, clipped / b.square(positive), b.negative(smooth)));
 }
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <numbers>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "framework/core/tensor.h"
@@ -66,7 +68,13 @@ inline Tensor interpret_in_double(const ElementwiseProgram& program, const std::
         case ElementwiseOpcode::less: y = a < b; break;
         case ElementwiseOpcode::less_equal: y = a <= b; break;
         case ElementwiseOpcode::equal: y = a == b; break;
+        case ElementwiseOpcode::not_equal: y = a != b; break;
         case ElementwiseOpcode::select: y = a != 0.0 ? b : arg(2); break;
+        default:
+          // A new opcode needs a line here only once a program of these tests uses it: its op's
+          // math is checked by the op table, and its instruction against the op by
+          // fusion_coverage_test.cpp.
+          throw std::logic_error("interpret_in_double: no reference for " + std::string(opcode_name(in.opcode)));
       }
     }
     out[i] = reg[static_cast<std::size_t>(program.result())];

@@ -2,6 +2,7 @@
 // scalar broadcasting, errors, and bit-for-bit agreement with the standalone ops.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <functional>
@@ -261,7 +262,7 @@ TEST(FusedElementwise, EveryInstructionMatchesItsOpBitForBit) {
       {Op::add, ops::add},         {Op::subtract, ops::subtract}, {Op::multiply, ops::multiply},
       {Op::divide, ops::divide},   {Op::maximum, ops::maximum},   {Op::minimum, ops::minimum},
       {Op::greater, ops::greater}, {Op::greater_equal, ops::greater_equal}, {Op::less, ops::less},
-      {Op::less_equal, ops::less_equal}, {Op::equal, ops::equal},
+      {Op::less_equal, ops::less_equal}, {Op::equal, ops::equal}, {Op::not_equal, ops::not_equal},
   };
   // Rounded to a grid so that equal pairs occur for the comparisons.
   auto grid = [](const Tensor& t) { return ops::cast(ops::cast(t, DType::int32), DType::float32); };
@@ -271,22 +272,8 @@ TEST(FusedElementwise, EveryInstructionMatchesItsOpBitForBit) {
     for (const auto& [lhs, rhs] : {std::pair{x, y}, std::pair{a, c}, std::pair{x, Tensor::scalar(0.5)},
                                    std::pair{Tensor::scalar(-0.5), y}}) {
       ElementwiseBuilder b;
-      ElementwiseProgram p = [&] {
-        Value l = b.input(0), r = b.input(1);
-        switch (opcode) {
-          case Op::add: return b.build(b.add(l, r));
-          case Op::subtract: return b.build(b.subtract(l, r));
-          case Op::multiply: return b.build(b.multiply(l, r));
-          case Op::divide: return b.build(b.divide(l, r));
-          case Op::maximum: return b.build(b.maximum(l, r));
-          case Op::minimum: return b.build(b.minimum(l, r));
-          case Op::greater: return b.build(b.greater(l, r));
-          case Op::greater_equal: return b.build(b.greater_equal(l, r));
-          case Op::less: return b.build(b.less(l, r));
-          case Op::less_equal: return b.build(b.less_equal(l, r));
-          default: return b.build(b.equal(l, r));
-        }
-      }();
+      const std::array<Value, 2> operands = {b.input(0), b.input(1)};
+      ElementwiseProgram p = b.build(b.apply(opcode, operands));
       Tensor want = op(lhs, rhs);
       if (comparison) want = ops::cast(want, DType::float32);
       EXPECT_EQ(bits(ops::fused_elementwise(p, {lhs, rhs})), bits(want)) << opcode_name(opcode);

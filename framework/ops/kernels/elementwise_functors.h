@@ -1,0 +1,270 @@
+// The math of each elementwise opcode, written once: the ops' own kernels and the fused-program
+// kernel both call these functors, so a fused program gives the standalone ops' bits.
+//
+//   ElementwiseFn<ElementwiseOpcode::exp>{}(x)          // x an Eigen float array: Eigen's vector exp
+//   ElementwiseFn<ElementwiseOpcode::add>{}(1.0f, 2.0f) // 3.0f
+//   with_opcode(opcode, [&](auto op) { using Fn = ElementwiseFn<op.value>; ... });
+//
+// Unary functors take an Eigen float array and return an expression, so they run on Eigen's
+// vector functions; negative and abs, which also take integers, take a scalar too. Binary ones
+// and select take scalars: their loops vectorize as written, and a scalar a + b rounds as a
+// vector one does. Comparisons return bool (fused programs store it as 1 or 0).
+//
+// Adding a fusible op: its line in KESTREL_ELEMENTWISE_OPCODES (op_list.h, beside its own), its
+// functor here, its primitive's kOpcode (which gives fusion_opcode()), and its op test case; the
+// kernels and the jit need nothing more.
+//
+// Header-only and stateless, so that each CPU level's kernels (kernels/cpu/elementwise.cpp)
+// compile it with their own flags.
+#pragma once
+
+#include <Eigen/Core>
+#include <type_traits>
+#include <unsupported/Eigen/SpecialFunctions>
+
+#include "framework/core/error.h"
+#include "framework/ops/elementwise_opcode.h"
+
+namespace kestrel::kernels {
+
+/// The math of one opcode; defined for each computing opcode of KESTREL_ELEMENTWISE_OPCODES.
+template <ElementwiseOpcode>
+struct ElementwiseFn;
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::negative> {
+  auto operator()(const auto& x) const { return -x; }  // an Eigen array or an integer
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::abs> {
+  template <class T>
+    requires std::is_integral_v<T>
+  T operator()(T x) const {
+    return x < 0 ? -x : x;
+  }
+  template <class D>
+  auto operator()(const Eigen::ArrayBase<D>& x) const {
+    return x.abs();
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::square> {
+  template <class D>
+  auto operator()(const Eigen::ArrayBase<D>& x) const {
+    return x * x;  // rounds as multiply(x, x) does
+  }
+};
+
+// Under EIGEN_FAST_MATH (Eigen's default) the vector sqrt and rsqrt round differently from the
+// scalar ones: what the standalone op computes is what Eigen's array code computes.
+template <>
+struct ElementwiseFn<ElementwiseOpcode::sqrt> {
+  template <class D>
+  auto operator()(const Eigen::ArrayBase<D>& x) const {
+    return x.sqrt();
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::rsqrt> {
+  template <class D>
+  auto operator()(const Eigen::ArrayBase<D>& x) const {
+    return x.rsqrt();
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::exp> {
+  template <class D>
+  auto operator()(const Eigen::ArrayBase<D>& x) const {
+    return x.exp();
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::log> {
+  template <class D>
+  auto operator()(const Eigen::ArrayBase<D>& x) const {
+    return x.log();
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::tanh> {
+  template <class D>
+  auto operator()(const Eigen::ArrayBase<D>& x) const {
+    return x.tanh();
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::sigmoid> {
+  template <class D>
+  auto operator()(const Eigen::ArrayBase<D>& x) const {
+    return x.logistic();
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::relu> {
+  template <class D>
+  auto operator()(const Eigen::ArrayBase<D>& x) const {
+    return x.max(0.0f);
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::erf> {
+  template <class D>
+  auto operator()(const Eigen::ArrayBase<D>& x) const {
+    return x.erf();
+  }
+};
+
+/// x * Phi(x) = x/2 (1 + erf(x / sqrt(2))).
+template <>
+struct ElementwiseFn<ElementwiseOpcode::gelu> {
+  static constexpr float kSqrtHalf = 0.70710678118654752f;  // 1/sqrt(2)
+  template <class D>
+  auto operator()(const Eigen::ArrayBase<D>& x) const {
+    return 0.5f * x * (1.0f + (x * kSqrtHalf).erf());
+  }
+};
+
+/// x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as ops::gelu with {.approximate = true}.
+template <>
+struct ElementwiseFn<ElementwiseOpcode::gelu_tanh> {
+  static constexpr float kScale = 0.79788456080286536f;  // sqrt(2/pi)
+  static constexpr float kCubic = 0.044715f;
+  template <class D>
+  auto operator()(const Eigen::ArrayBase<D>& x) const {
+    return 0.5f * x * (1.0f + (kScale * (x + kCubic * x.cube())).tanh());
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::add> {
+  template <class T>
+  T operator()(T a, T b) const {
+    return a + b;
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::subtract> {
+  template <class T>
+  T operator()(T a, T b) const {
+    return a - b;
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::multiply> {
+  template <class T>
+  T operator()(T a, T b) const {
+    return a * b;
+  }
+};
+
+/// True division for floats; integer division rounds toward zero (the primitive rejects b == 0).
+template <>
+struct ElementwiseFn<ElementwiseOpcode::divide> {
+  template <class T>
+  T operator()(T a, T b) const {
+    return a / b;
+  }
+};
+
+/// Ties pick a, where maximum's gradient goes; a NaN on either side picks b.
+template <>
+struct ElementwiseFn<ElementwiseOpcode::maximum> {
+  template <class T>
+  T operator()(T a, T b) const {
+    return a >= b ? a : b;
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::minimum> {
+  template <class T>
+  T operator()(T a, T b) const {
+    return a <= b ? a : b;
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::greater> {
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a > b;
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::greater_equal> {
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a >= b;
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::less> {
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a < b;
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::less_equal> {
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a <= b;
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::equal> {
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a == b;
+  }
+};
+
+template <>
+struct ElementwiseFn<ElementwiseOpcode::not_equal> {
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a != b;
+  }
+};
+
+/// a where mask is nonzero (true, or a float other than +-0), else b.
+template <>
+struct ElementwiseFn<ElementwiseOpcode::select> {
+  template <class Mask, class T>
+  T operator()(Mask mask, T a, T b) const {
+    return mask != Mask{} ? a : b;
+  }
+};
+
+/// Calls fn(std::integral_constant<ElementwiseOpcode, opcode>{}), so that a kernel's switch over
+/// opcodes is this one, expanded from the list. Only for computing opcodes: input and constant
+/// have no math (fn is not called for them).
+template <class Fn>
+void with_opcode(ElementwiseOpcode opcode, Fn&& fn) {
+  switch (opcode) {
+#define KESTREL_OPCODE_CASE(name, arity, op, symbol) \
+  case ElementwiseOpcode::name:                      \
+    return fn(std::integral_constant<ElementwiseOpcode, ElementwiseOpcode::name>{});
+    KESTREL_ELEMENTWISE_OPCODES(KESTREL_OPCODE_CASE)
+#undef KESTREL_OPCODE_CASE
+    case ElementwiseOpcode::input:
+    case ElementwiseOpcode::constant: KESTREL_DCHECK(false); return;
+  }
+}
+
+}  // namespace kestrel::kernels
