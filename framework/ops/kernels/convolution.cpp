@@ -121,33 +121,33 @@ std::shared_ptr<const ConvPrimitive> primitive_for(Direction direction, const Co
 void run(Direction direction, const ConvShape& s, std::int64_t images, void* image, void* output, void* filter) {
   const onednn::OnCallingThread one_thread;
   const std::shared_ptr<const ConvPrimitive> p = primitive_for(direction, s, images);
-  const dnnl::engine engine(onednn::engine(), /*weak=*/true);
-  dnnl::stream stream(onednn::stream(), /*weak=*/true);
   // This thread's buffer holds the scratchpad, then the filter in oneDNN's layout if it differs.
   const std::size_t scratch_bytes = (p->scratchpad.get_size() + 63) / 64 * 64;
   auto* buffer =
       static_cast<std::byte*>(onednn::scratchpad(scratch_bytes + (p->reorder ? p->filter.get_size() : std::size_t{0})));
-  const dnnl::memory keras(p->keras_filter, engine, filter);
-  const dnnl::memory weights = p->reorder ? dnnl::memory(p->filter, engine, buffer + scratch_bytes) : keras;
-  const bool gradient_of_filter = direction == Direction::backward_weights;
-  if (p->reorder && !gradient_of_filter) p->reorder->execute(stream, {{DNNL_ARG_FROM, keras}, {DNNL_ARG_TO, weights}});
-  const dnnl::memory image_memory(p->image, engine, image), output_memory(p->output, engine, output);
-  const dnnl::memory scratchpad(p->scratchpad, engine, buffer);
-  switch (direction) {
-    case Direction::forward:
-      p->primitive.execute(stream, {{DNNL_ARG_SRC, image_memory},
-                                    {DNNL_ARG_WEIGHTS, weights},
-                                    {DNNL_ARG_DST, output_memory},
-                                    {DNNL_ARG_SCRATCHPAD, scratchpad}});
-      break;
-    case Direction::backward_weights:
-      p->primitive.execute(stream, {{DNNL_ARG_SRC, image_memory},
-                                    {DNNL_ARG_DIFF_WEIGHTS, weights},
-                                    {DNNL_ARG_DIFF_DST, output_memory},
-                                    {DNNL_ARG_SCRATCHPAD, scratchpad}});
-      break;
+  void* weights = p->reorder ? static_cast<void*>(buffer + scratch_bytes) : filter;
+  const onednn::Argument scratchpad = {DNNL_ARG_SCRATCHPAD, &p->scratchpad.data, buffer};
+  if (direction == Direction::forward) {
+    // Into oneDNN's layout: from the caller's filter (FROM) into this thread's buffer (TO).
+    if (p->reorder) {
+      onednn::execute(p->reorder->get(),
+                      {{DNNL_ARG_FROM, &p->keras_filter.data, filter}, {DNNL_ARG_TO, &p->filter.data, weights}});
+    }
+    onednn::execute(p->primitive.get(), {{DNNL_ARG_SRC, &p->image.data, image},
+                                         {DNNL_ARG_WEIGHTS, &p->filter.data, weights},
+                                         {DNNL_ARG_DST, &p->output.data, output},
+                                         scratchpad});
+  } else {
+    onednn::execute(p->primitive.get(), {{DNNL_ARG_SRC, &p->image.data, image},
+                                         {DNNL_ARG_DIFF_WEIGHTS, &p->filter.data, weights},
+                                         {DNNL_ARG_DIFF_DST, &p->output.data, output},
+                                         scratchpad});
+    // Back to Keras's layout: from oneDNN's (FROM) into the caller's filter (TO).
+    if (p->reorder) {
+      onednn::execute(p->reorder->get(),
+                      {{DNNL_ARG_FROM, &p->filter.data, weights}, {DNNL_ARG_TO, &p->keras_filter.data, filter}});
+    }
   }
-  if (p->reorder && gradient_of_filter) p->reorder->execute(stream, {{DNNL_ARG_FROM, weights}, {DNNL_ARG_TO, keras}});
 }
 
 // The number of runs the images are split into: as many as threads that each get enough work.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -172,13 +173,11 @@ void run_on_this_thread(const GemmArgs& g) {
   const onednn::OnCallingThread one_thread;
   const std::shared_ptr<const MatmulPrimitive> p = primitive_cache().get<MatmulPrimitive>(
       key_of(g), [&] { return std::make_shared<const MatmulPrimitive>(build(g)); });
-  const dnnl::engine engine(onednn::engine(), /*weak=*/true);
-  dnnl::stream stream(onednn::stream(), /*weak=*/true);
-  p->primitive.execute(stream, {{DNNL_ARG_SRC, dnnl::memory(p->a, engine, const_cast<float*>(g.a))},
-                                {DNNL_ARG_WEIGHTS, dnnl::memory(p->b, engine, const_cast<float*>(g.b))},
-                                {DNNL_ARG_DST, dnnl::memory(p->c, engine, g.c)},
-                                {DNNL_ARG_SCRATCHPAD,
-                                 dnnl::memory(p->scratchpad, engine, onednn::scratchpad(p->scratchpad.get_size()))}});
+  onednn::execute(p->primitive.get(),
+                  {{DNNL_ARG_SRC, &p->a.data, g.a},
+                   {DNNL_ARG_WEIGHTS, &p->b.data, g.b},
+                   {DNNL_ARG_DST, &p->c.data, g.c},
+                   {DNNL_ARG_SCRATCHPAD, &p->scratchpad.data, onednn::scratchpad(p->scratchpad.get_size())}});
 }
 
 // Splits [0, extent) into `parts` ranges whose bounds are multiples of `align`.

@@ -3,9 +3,11 @@
 #include <omp.h>
 
 #include <memory>
-#include <mutex>
 #include <new>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+
+#include "framework/core/error.h"
 
 namespace kestrel::kernels::onednn {
 namespace {
@@ -84,6 +86,28 @@ dnnl_engine* engine() {
 dnnl_stream* stream() {
   thread_local const dnnl::stream instance(dnnl::engine(engine(), /*weak=*/true));
   return instance.get();
+}
+
+void execute(dnnl_primitive* primitive, std::initializer_list<Argument> arguments) {
+  constexpr std::size_t kMaxArguments = 8;
+  KESTREL_DCHECK(arguments.size() <= kMaxArguments);
+  dnnl_exec_arg_t args[kMaxArguments];
+  int count = 0;
+  dnnl_status_t status = dnnl_success;
+  for (const Argument& a : arguments) {
+    dnnl_memory_t memory = nullptr;
+    status = dnnl_memory_create(&memory, static_cast<const dnnl_memory_desc_t*>(a.desc), engine(),
+                                const_cast<void*>(a.data));
+    if (status != dnnl_success) break;
+    args[count++] = {a.index, memory};
+  }
+  if (status == dnnl_success) status = dnnl_primitive_execute(primitive, stream(), count, args);
+  for (int i = 0; i < count; ++i) dnnl_memory_destroy(args[i].memory);
+  if (status != dnnl_success) {
+    throw Error(op_message("onednn", "running a primitive failed with oneDNN status " +
+                                         std::to_string(static_cast<int>(status)) +
+                                         "; a Kestrel bug: report it with this message (DNNL_VERBOSE=1 shows more)"));
+  }
 }
 
 void* scratchpad(std::size_t bytes) {

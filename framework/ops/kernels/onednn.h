@@ -2,10 +2,10 @@
 // per thread, its instruction-set cap, and the rule that keeps it on Kestrel's threads.
 //
 //   onednn::OnCallingThread one_thread;   // around every oneDNN call, primitive creation included
-//   dnnl::engine engine(onednn::engine(), /*weak=*/true);
-//   dnnl::stream stream(onednn::stream(), /*weak=*/true);
-//   primitive.execute(stream, {..., {DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch_desc, engine,
-//                                        onednn::scratchpad(scratch_desc.get_size()))}});
+//   dnnl::matmul::primitive_desc pd(desc, attr, dnnl::engine(onednn::engine(), /*weak=*/true));
+//   onednn::execute(primitive.get(), {{DNNL_ARG_SRC, &src_desc.data, a}, ...,
+//                                     {DNNL_ARG_SCRATCHPAD, &scratch_desc.data,
+//                                      onednn::scratchpad(scratch_desc.get_size())}});
 //
 // Threads: oneDNN always runs on the thread that calls it. Kestrel's kernels split their work over
 // Kestrel's thread pool (kernels/gemm.cpp tiles a product), so there is one set of threads:
@@ -26,11 +26,13 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 
 #include "framework/core/cpu_capability.h"
 
 struct dnnl_engine;
 struct dnnl_stream;
+struct dnnl_primitive;
 
 namespace kestrel::kernels::onednn {
 
@@ -39,6 +41,20 @@ dnnl_engine* engine();
 
 /// The calling thread's stream on engine() (a oneDNN stream is not shared between threads).
 dnnl_stream* stream();
+
+/// One argument of a primitive run: oneDNN's index (DNNL_ARG_SRC, ...), the memory descriptor the
+/// primitive was built with (a dnnl_memory_desc_t: `&desc.data` of a dnnl::memory::desc), and the
+/// data, which oneDNN takes through a non-const pointer even when it only reads it.
+struct Argument {
+  int index;
+  const void* desc;
+  const void* data;
+};
+
+/// Runs `primitive` on the calling thread's stream. Through oneDNN's C API, so that a run
+/// allocates no more than oneDNN needs (the C++ wrapper's shared handles and argument map cost
+/// about a microsecond a call, which many small products per step add up).
+void execute(dnnl_primitive* primitive, std::initializer_list<Argument> arguments);
 
 /// At least `bytes` of 64-byte-aligned memory owned by the calling thread, for the scratchpad of
 /// the primitive it is about to run (primitives are built with a user-provided scratchpad, so that

@@ -5,7 +5,7 @@
 namespace kestrel::kernels {
 
 std::size_t PrimitiveCache::Hash::operator()(const PrimitiveKey& key) const {
-  std::size_t h = key.size();
+  std::size_t h = 0;
   for (std::int64_t v : key) h ^= std::hash<std::int64_t>{}(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
   return h;
 }

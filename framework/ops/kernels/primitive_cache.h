@@ -12,6 +12,7 @@
 // running it keeps it alive through its shared_ptr.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -19,12 +20,12 @@
 #include <memory>
 #include <shared_mutex>
 #include <unordered_map>
-#include <vector>
 
 namespace kestrel::kernels {
 
-/// The full description of a primitive: its kind first, then every dim, stride and flag it was built for.
-using PrimitiveKey = std::vector<std::int64_t>;
+/// The full description of a primitive: its kind first, then every dim, stride and flag it was
+/// built for, the unused fields 0. Fixed-size, so that a lookup allocates nothing.
+using PrimitiveKey = std::array<std::int64_t, 16>;
 
 struct PrimitiveCacheStats {
   std::int64_t hits = 0;

@@ -274,7 +274,8 @@ TEST(Gemm, OneDnnStartsNoThreadsOfItsOwn) {
     Problem p(l);
     gemm(p.args);
   }
-  EXPECT_EQ(threads_in_process(), before);
+  // At most as many: a thread of an earlier test may still be on its way out.
+  EXPECT_LE(threads_in_process(), before);
 }
 
 TEST(OneDnn, RunsAtKestrelsCpuLevel) {
