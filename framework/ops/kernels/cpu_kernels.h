@@ -19,6 +19,7 @@
 #include "framework/core/tensor.h"
 #include "framework/ops/elementwise_opcode.h"
 #include "framework/ops/kernels/elementwise_operand.h"
+#include "framework/ops/kernels/gemm.h"
 #include "framework/ops/kernels/pool_geometry.h"
 
 namespace kestrel::kernels {
@@ -69,7 +70,10 @@ enum class Reduction { sum, max };
      indices name, in index order (float32, int32 or int64) */                                    \
   X(scatter_add, void,                                                                            \
     (std::span<const std::int64_t> indices, const TensorView& updates, const TensorView& out,      \
-     std::int64_t outer, std::int64_t n, std::int64_t inner))
+     std::int64_t outer, std::int64_t n, std::int64_t inner))                                     \
+  /* Eigen's packed GEMM on the calling thread, leading dims filled in (kernels/gemm.h's          \
+     gemm chooses it over oneDNN for some shapes) */                                               \
+  X(packed_gemm, void, (const GemmArgs& args))
 
 /// One level's kernels.
 struct CpuKernels {

@@ -7,8 +7,10 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 
+#include "framework/core/cpu_capability.h"
 #include "framework/core/error.h"
 #include "framework/core/thread_pool.h"
+#include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/kernels/onednn.h"
 #include "framework/ops/kernels/primitive_cache.h"
 
@@ -23,6 +25,9 @@ constexpr std::int64_t kMinMacsPerTask = std::int64_t{1} << 21;
 // so no tile ends in a partial block it did not need.
 constexpr std::int64_t kTileAlign = 48;
 constexpr std::int64_t kMatmulKind = 1;  // PrimitiveKey's first field
+// See packed_gemm_is_faster.
+constexpr double kOneDnnNoCopyThreshold = 0.0038;
+constexpr std::int64_t kMinPackedDepth = 256;
 
 // A oneDNN matmul built for one shape and layout; the pointers come with each call.
 struct MatmulPrimitive {
@@ -126,10 +131,33 @@ void scale_c(const GemmArgs& g) {
   }
 }
 
-// One oneDNN call for the whole of `g` (leading dims filled), on the calling thread.
+// Below AVX-512, oneDNN 2.6 runs a float32 matmul on its sgemm, which skips packing when C has a
+// short side (1/m + 1/n >= 0.0038: a side under ~260 when the other is long). Its no-copy kernels
+// then read A and B in place, and past k = 256 they stream them from memory: at about half the
+// speed of Eigen's packed kernel, worse on a transposed A with power-of-two rows, whose rows all
+// fall in the same cache sets. Those products, a training step's weight gradients among them,
+// stay on Eigen's packed kernel (kernels/cpu/packed_gemm.cpp); with AVX-512 oneDNN packs (brgemm).
+// Zen 3, 1 thread, ms, Eigen vs oneDNN (no-copy):
+//   A^T B m=8192 n=256 k=2048 (GPT-tiny's tied embedding gradient)   170-200 vs 377-385
+//   A^T B m=1024 n=256 k=2048 (its FFN weight gradient)              18-20 vs 44-47
+//   A B   m=2048 n=256 k=256 (its attention output projection)        3.2 vs 3.8-4.0
+//   A B   m=n=k=512 (kernels_bench)                                    3.0-3.4 vs 4.6-5.2
+// and with a short k the no-copy kernels win: m=4096 n=128 k=128 1.65 vs 1.44 (kernels_bench);
+// attention, 64 x [128,64] x [64,128], 2.4 vs 1.95. When oneDNN packs (m = n = 1024, 2048; GPT-tiny's
+// QKV m=2048 n=768 k=256) it matches or beats Eigen.
+bool packed_gemm_is_faster(const GemmArgs& g) {
+  return cpu_capability() != CpuCapability::avx512 && g.k >= kMinPackedDepth &&
+         1.0 / static_cast<double>(g.m) + 1.0 / static_cast<double>(g.n) >= kOneDnnNoCopyThreshold;
+}
+
+// The whole of `g` (leading dims filled) on the calling thread: one oneDNN call, or Eigen's.
 void run_on_this_thread(const GemmArgs& g) {
   if (g.k == 0 || g.alpha == 0.0f) {
     scale_c(g);
+    return;
+  }
+  if (packed_gemm_is_faster(g)) {
+    cpu().packed_gemm(g);
     return;
   }
   if (g.batch > 1 && g.stride_a == 0 && g.stride_b == 0) {

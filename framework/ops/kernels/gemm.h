@@ -7,10 +7,12 @@
 //                  .batch = 8, .stride_a = k * m, .stride_b = k * n, .stride_c = m * n});
 //
 // oneDNN's matmul does the arithmetic, one primitive per shape and layout, built once and cached
-// (kernels/onednn.h, kernels/primitive_cache.h). Each oneDNN call runs on one thread: gemm splits
-// the product into tiles over kestrel::parallel_for, and problems too small to gain from a second
-// thread run on the caller's thread. Results are bitwise reproducible for one CPU, ISA level and
-// kestrel::num_threads(), whichever threads run the tiles.
+// (kernels/onednn.h, kernels/primitive_cache.h); below AVX-512, long thin products (k >= 256 and a
+// short side of C, as weight gradients are) run on Eigen's packed kernel instead, which is twice
+// as fast there (gemm.cpp). Each call runs on one thread: gemm splits the product into tiles over
+// kestrel::parallel_for, and problems too small to gain from a second thread run on the caller's
+// thread. Results are bitwise reproducible for one CPU, ISA level and kestrel::num_threads(),
+// whichever threads run the tiles.
 #pragma once
 
 #include <cstdint>

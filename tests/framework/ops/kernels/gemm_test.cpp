@@ -1,15 +1,19 @@
-// kernels::gemm on oneDNN: every layout GemmArgs describes (transposes, leading dims, batch
-// strides, a shared operand, alpha and beta) against a naive product in double, on one thread and
-// tiled over two; primitives built once per layout; the same bits wherever the tiles run; and no
-// OpenMP thread of oneDNN's own.
+// kernels::gemm on oneDNN (and Eigen's packed kernel for long, thin products below AVX-512):
+// every layout GemmArgs describes (transposes, leading dims, batch strides, a shared operand, alpha
+// and beta) against a naive product in double, on one thread and tiled over two; primitives built
+// once per layout; the same bits wherever the tiles run and however the operands are aligned; and
+// no OpenMP thread of oneDNN's own.
 #include "framework/ops/kernels/gemm.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <dirent.h>
+#include <memory>
+#include <new>
 #include <random>
 #include <string>
 #include <thread>
@@ -135,6 +139,10 @@ const std::vector<Layout>& layouts() {
       {.label = "tiled_cols", .m = 90, .n = 450, .k = 120, .transpose_a = true, .beta = 1.0f},
       {.label = "tiled_batch_runs", .m = 128, .n = 128, .k = 128, .transpose_b = true, .batch = 8},
       {.label = "tiled_batch_matrices", .m = 200, .n = 150, .k = 96, .batch = 3, .share_b = true},
+      // A short side of C and k >= 256: Eigen's packed kernel below AVX-512 (gemm.cpp), whole and tiled.
+      {.label = "long_k_short_side", .m = 300, .n = 40, .k = 300, .transpose_a = true, .pad_a = 4, .beta = 1.0f},
+      {.label = "long_k_shared_a", .m = 20, .n = 64, .k = 280, .transpose_b = true, .batch = 3, .share_a = true},
+      {.label = "long_k_tiled", .m = 600, .n = 64, .k = 512, .transpose_a = true, .pad_c = 1},
   };
   return table;
 }
@@ -183,6 +191,46 @@ TEST(Gemm, TheSameBitsWhereverTheTilesRun) {
     for (auto& r : replicas) threads.emplace_back([&] { r = product(l, true); });
     for (auto& t : threads) t.join();
     for (const auto& r : replicas) EXPECT_TRUE(same_bits(r, pooled)) << "on a replica thread";
+  }
+}
+
+// A copy of `values` starting `offset` floats past a 64-byte boundary.
+class OffsetCopy {
+ public:
+  OffsetCopy(const std::vector<float>& values, std::size_t offset)
+      : storage_(static_cast<float*>(::operator new[]((values.size() + offset) * sizeof(float), std::align_val_t{64}))),
+        data_(storage_.get() + offset) {
+    std::copy(values.begin(), values.end(), data_);
+  }
+  float* data() const { return data_; }
+
+ private:
+  struct AlignedDelete {
+    void operator()(float* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  std::unique_ptr<float, AlignedDelete> storage_;
+  float* data_;
+};
+
+TEST(Gemm, TheSameBitsWhateverTheOperandsAlignment) {
+  // The jit's arena and eager tensors place operands differently, and oneDNN's kernels run
+  // faster or slower with the alignment of B; the result must not change with it.
+  ThreadCountGuard guard(1);
+  for (const Layout& l : layouts()) {
+    SCOPED_TRACE(l.label);
+    const Problem p(l);
+    std::vector<std::vector<float>> results;
+    for (const std::size_t offset : {0, 1, 4}) {
+      const OffsetCopy a(p.a, offset), b(p.b, offset), c(p.c, offset);
+      GemmArgs args = p.args;
+      args.a = a.data();
+      args.b = b.data();
+      args.c = c.data();
+      gemm(args);
+      results.emplace_back(c.data(), c.data() + p.c.size());
+    }
+    EXPECT_TRUE(same_bits(results[1], results[0])) << "4-byte against 64-byte aligned";
+    EXPECT_TRUE(same_bits(results[2], results[0])) << "16-byte against 64-byte aligned";
   }
 }
 
