@@ -78,6 +78,10 @@ dnnl_engine* engine() {
     // engine and any primitive: oneDNN fixes its ISA when it first dispatches a kernel. A cap that
     // comes too late (the application used oneDNN first) leaves oneDNN at its own level.
     cap_isa(cpu_capability());
+    // Kestrel keeps its own primitive cache (primitive_cache.h). oneDNN's global one would only
+    // duplicate it, and it hands one thread's primitive to another through synchronization
+    // ThreadSanitizer cannot see inside libdnnl, so the strategies' TSan run would report races.
+    dnnl::set_primitive_cache_capacity(0);
     return dnnl::engine(dnnl::engine::kind::cpu, 0);
   }();
   return instance.get();
