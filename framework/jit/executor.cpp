@@ -5,6 +5,7 @@
 
 #include "framework/core/error.h"
 #include "framework/ops/dispatch.h"
+#include "framework/ops/kernels/cpu_kernels.h"
 
 namespace kestrel::jit {
 namespace {
@@ -235,7 +236,7 @@ void Executor::run_widened(const Node& node, ValueId id) const {
     if (in.spec.dtype == DType::bfloat16) {
       TensorView wide{scratch, in.spec.shape, DType::float32};
       scratch += aligned_bytes(in.spec.shape.numel() * 4);
-      detail::widen_to_float32(view, wide);  // as the eager dispatcher, so results match bit for bit
+      kernels::cpu().convert(view, wide);  // as the eager dispatcher, so results match bit for bit
       view = wide;
     }
     wide_operands_[k] = view;
@@ -248,7 +249,7 @@ void Executor::run_widened(const Node& node, ValueId id) const {
   }
   TensorView wide_out{scratch, node.spec.shape, DType::float32};
   node.primitive->eval_cpu(operands, wide_out);
-  detail::round_to_bfloat16(wide_out, out);
+  kernels::cpu().convert(wide_out, out);
 }
 
 // After the last kernel: the aliased outputs not written in place yet go into the donated buffer,

@@ -4,39 +4,17 @@
 
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
-#include "framework/core/thread_pool.h"
 #include "framework/jit/trace.h"
+#include "framework/ops/kernels/cpu_kernels.h"
 
 namespace kestrel::detail {
 namespace {
 
-constexpr std::int64_t kConvertGrain = 1 << 15;
-
 Tensor to_float32(const Tensor& t) {
   Tensor out = Tensor::empty(t.shape(), DType::float32);
-  widen_to_float32(t.view(), out.view());
+  kernels::cpu().convert(t.view(), out.view());
   return out;
 }
-
-}  // namespace
-
-void widen_to_float32(const TensorView& src, const TensorView& dst) {
-  const auto* s = src.as<bfloat16>();
-  float* d = dst.as<float>();
-  parallel_for(src.numel(), kConvertGrain, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b; i < e; ++i) d[i] = static_cast<float>(s[i]);
-  });
-}
-
-void round_to_bfloat16(const TensorView& src, const TensorView& dst) {
-  const float* s = src.as<float>();
-  auto* d = dst.as<bfloat16>();
-  parallel_for(src.numel(), kConvertGrain, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b; i < e; ++i) d[i] = bfloat16(s[i]);
-  });
-}
-
-namespace {
 
 // Runs a float32-only kernel on bfloat16 data: widen the inputs, compute, round the output.
 void run_widened(const Primitive& p, const std::vector<Tensor>& inputs, const Tensor& out) {
@@ -53,7 +31,7 @@ void run_widened(const Primitive& p, const std::vector<Tensor>& inputs, const Te
   }
   Tensor wide_out = Tensor::empty(out.shape(), DType::float32);
   p.eval_cpu(views, wide_out.view());
-  round_to_bfloat16(wide_out.view(), out.view());
+  kernels::cpu().convert(wide_out.view(), out.view());
 }
 
 }  // namespace

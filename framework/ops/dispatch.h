@@ -15,11 +15,6 @@ namespace kestrel::detail {
 
 Tensor apply(std::shared_ptr<const Primitive> primitive, std::vector<Tensor> inputs);
 
-/// Widens bfloat16 src into float32 dst (same numel): how float32-only kernels see bfloat16 data.
-void widen_to_float32(const TensorView& src, const TensorView& dst);
-/// Rounds float32 src into bfloat16 dst (same numel), to nearest even.
-void round_to_bfloat16(const TensorView& src, const TensorView& dst);
-
 /// Runs a primitive's kernel into `out` (allocated with the inferred spec), widening bfloat16 for
 /// float32-only kernels: what apply() does after inference, and what the jit's executor calls.
 void run_kernel(const Primitive& p, const std::vector<Tensor>& inputs, const Tensor& out);

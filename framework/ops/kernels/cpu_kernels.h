@@ -71,6 +71,9 @@ enum class Reduction { sum, max };
   X(scatter_add, void,                                                                            \
     (std::span<const std::int64_t> indices, const TensorView& updates, const TensorView& out,      \
      std::int64_t outer, std::int64_t n, std::int64_t inner))                                     \
+  /* out = in in out's dtype, element by element (same numel): to bfloat16 rounds to nearest even \
+     through float32, to bool tests != 0 */                                                       \
+  X(convert, void, (const TensorView& in, const TensorView& out))                                 \
   /* Eigen's packed GEMM on the calling thread, leading dims filled in (kernels/gemm.h's          \
      gemm chooses it over oneDNN for some shapes) */                                               \
   X(packed_gemm, void, (const GemmArgs& args))

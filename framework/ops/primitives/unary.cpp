@@ -206,21 +206,6 @@ class Gelu final : public PrimitiveOf<Gelu, OpId::gelu> {
   bool approximate_;
 };
 
-template <class Src, class Dst>
-void convert(const TensorView& in, const TensorView& out) {
-  kernels::unary_loop<Src, Dst>(in, out, [](Src v) {
-    if constexpr (std::is_same_v<Dst, bool>) {
-      return static_cast<float>(v) != 0.0f;
-    } else if constexpr (std::is_same_v<Dst, bfloat16>) {
-      return bfloat16(static_cast<float>(v));
-    } else if constexpr (std::is_same_v<Src, bfloat16>) {
-      return static_cast<Dst>(static_cast<float>(v));
-    } else {
-      return static_cast<Dst>(v);
-    }
-  });
-}
-
 class Cast final : public PrimitiveOf<Cast, OpId::cast> {
  public:
   explicit Cast(DType dtype) : dtype_(dtype) {}
@@ -231,9 +216,7 @@ class Cast final : public PrimitiveOf<Cast, OpId::cast> {
   TensorSpec infer(std::span<const TensorSpec> in) const override { return {in[0].shape, dtype_}; }
 
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
-    visit_dtype(in[0].dtype, [&](auto src) {
-      visit_dtype(out.dtype, [&](auto dst) { convert<decltype(src), decltype(dst)>(in[0], out); });
-    });
+    kernels::cpu().convert(in[0], out);
   }
 
   std::vector<Tensor> vjp(const VjpArgs& v) const override {

@@ -118,5 +118,49 @@ TEST(CpuKernels, ElementwiseStepsAgreeAtEveryLevel) {
   }
 }
 
+// Conversions at every level, on the values where rounding and special cases differ: ties to
+// even both ways, the largest float (rounds up to infinity), infinities, signed zero, NaN (stays
+// a NaN), a subnormal; and in a run long enough that the vector loop, not only its tail, sees them.
+TEST(CpuKernels, ConversionsAgreeAtEveryLevel) {
+  const std::vector<std::uint32_t> special = {
+      0x3F808000u,  // 1 + 2^-8: a tie, rounds down to the even 1.0 (0x3F80)
+      0x3F818000u,  // a tie whose kept bit is odd: rounds up to 0x3F82
+      0x3F80C000u,  // above the tie: rounds up to 0x3F81
+      0x7F7FFFFFu,  // the largest float: rounds up to infinity
+      0x7F800000u, 0xFF800000u, 0x80000000u,
+      0x7FC00001u,  // a quiet NaN
+      0x7F800001u,  // a signalling NaN, whose payload would round to infinity
+      0x00000001u,  // the smallest subnormal: rounds to +0
+  };
+  const std::vector<std::uint16_t> want_bits = {0x3F80, 0x3F82, 0x3F81, 0x7F80, 0x7F80,
+                                                0xFF80, 0x8000, 0x7FC0, 0x7FC0, 0x0000};
+  constexpr std::size_t kRepeats = 13;  // 130 elements: vector body and tail
+  std::vector<float> x;
+  for (std::size_t r = 0; r < kRepeats; ++r) {
+    for (std::uint32_t u : special) x.push_back(std::bit_cast<float>(u));
+  }
+  const Shape shape{static_cast<std::int64_t>(x.size())};
+  for (CpuCapability level : runnable_levels()) {
+    const kernels::CpuKernels& k = kernels::cpu_kernels_at(level);
+    std::vector<bfloat16> narrow(x.size());
+    k.convert(TensorView{x.data(), shape, DType::float32}, TensorView{narrow.data(), shape, DType::bfloat16});
+    std::vector<float> wide(x.size());
+    k.convert(TensorView{narrow.data(), shape, DType::bfloat16}, TensorView{wide.data(), shape, DType::float32});
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const std::uint16_t want = want_bits[i % special.size()];
+      ASSERT_EQ(narrow[i].bits, want) << to_string(level) << ", float bits 0x" << std::hex << special[i % special.size()];
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(wide[i]), std::uint32_t{want} << 16) << to_string(level);
+    }
+    const std::vector<std::int64_t> ints = {-3, 0, 7, (std::int64_t{1} << 40) + 1};
+    std::vector<float> floats(ints.size());
+    std::vector<std::uint8_t> bools(ints.size());
+    const Shape n{static_cast<std::int64_t>(ints.size())};
+    k.convert(TensorView{const_cast<std::int64_t*>(ints.data()), n, DType::int64}, TensorView{floats.data(), n, DType::float32});
+    k.convert(TensorView{const_cast<std::int64_t*>(ints.data()), n, DType::int64}, TensorView{bools.data(), n, DType::bool_});
+    EXPECT_EQ(floats, (std::vector<float>{-3.0f, 0.0f, 7.0f, 1099511627776.0f})) << to_string(level);
+    EXPECT_EQ(bools, (std::vector<std::uint8_t>{1, 0, 1, 1})) << to_string(level);
+  }
+}
+
 }  // namespace
 }  // namespace kestrel::testing

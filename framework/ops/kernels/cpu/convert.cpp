@@ -1,0 +1,37 @@
+// Element type conversion for every CPU level: ops::cast's kernel, and how float32-only kernels
+// see bfloat16 data (widened before, rounded after; framework/ops/dispatch.cpp, the jit's executor).
+#include "framework/ops/kernels/cpu/level.h"
+
+#include <type_traits>
+
+#include "framework/ops/kernels/elementwise_loops.h"
+
+namespace kestrel::kernels::KESTREL_CPU_LEVEL {
+namespace {
+
+template <class Src, class Dst>
+Dst convert_one(Src v) {
+  if constexpr (std::is_same_v<Dst, bool>) {
+    return static_cast<float>(v) != 0.0f;
+  } else if constexpr (std::is_same_v<Dst, bfloat16>) {
+    return bfloat16(static_cast<float>(v));  // through float32: bfloat16 rounds from it alone
+  } else if constexpr (std::is_same_v<Src, bfloat16>) {
+    return static_cast<Dst>(static_cast<float>(v));
+  } else {
+    return static_cast<Dst>(v);
+  }
+}
+
+}  // namespace
+
+void convert(const TensorView& in, const TensorView& out) {
+  visit_dtype(in.dtype, [&](auto src) {
+    visit_dtype(out.dtype, [&](auto dst) {
+      using Src = decltype(src);
+      using Dst = decltype(dst);
+      unary_loop<Src, Dst>(in, out, [](Src v) { return convert_one<Src, Dst>(v); });
+    });
+  });
+}
+
+}  // namespace kestrel::kernels::KESTREL_CPU_LEVEL
