@@ -52,8 +52,10 @@ std::string dtype_fix(example::Feature::KindCase kind) {
   switch (kind) {
     case example::Feature::kInt64List: return "FeatureDType::int64";
     case example::Feature::kFloatList: return "FeatureDType::float32";
-    default: return "FeatureDType::string";
+    case example::Feature::kBytesList:
+    case example::Feature::KIND_NOT_SET: break;
   }
+  return "FeatureDType::string";
 }
 
 Value broadcast_default(const FixedLenFeature& f, const Shape& shape) {

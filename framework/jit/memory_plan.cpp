@@ -105,27 +105,11 @@ Liveness analyze(const Graph& graph, MemoryPlan& plan) {
   return live;
 }
 
-// The arena value `id` may overwrite, or -1. Only a single-consumer elementwise kernel qualifies: it
-// writes element i after reading element i alone, so sharing the block is safe; anything else
-// (broadcast, matmul, ...) may still read an input element after writing the output's.
-ValueId in_place_candidate(const Graph& graph, const MemoryPlan& plan, const Liveness& live, ValueId id) {
-  const Node& node = graph.node(id);
-  if (node.primitive->kind() != OpKind::elementwise) return -1;
-  for (ValueId in : node.inputs) {
-    const ValueId root = plan.values[static_cast<std::size_t>(in)].root;
-    const ValuePlan& r = plan.values[static_cast<std::size_t>(root)];
-    const bool sole_reader = live.uses[static_cast<std::size_t>(in)] == 1 &&
-                             live.readers[static_cast<std::size_t>(root)] == 1 && r.live_to == id;
-    if (r.storage == Storage::arena && sole_reader && raw_bytes(graph.node(in).spec) == raw_bytes(node.spec)) {
-      return root;
-    }
-  }
-  return -1;
-}
-
 // True when node `id` may write its output over `input`'s memory while it reads it: an elementwise
 // kernel (one op, or a fused program) reads element i of a full-sized operand before it writes
 // element i, and nothing else. Broadcasting kernels and the rest may read an element again later.
+// The one rule for both ways a value is overwritten: in place of a dying intermediate, and into a
+// donated input.
 bool writes_where_it_reads(const Graph& graph, const MemoryPlan& plan, ValueId id, ValueId input) {
   const Node& node = graph.node(id);
   const bool elementwise =
@@ -135,6 +119,19 @@ bool writes_where_it_reads(const Graph& graph, const MemoryPlan& plan, ValueId i
     return plan.values[static_cast<std::size_t>(in)].root != input ||
            raw_bytes(graph.node(in).spec) == raw_bytes(node.spec);
   });
+}
+
+// The arena value `id` may overwrite, or -1: the block of an input that dies at `id` and that no
+// other node reads, where `id` writes where it reads.
+ValueId in_place_candidate(const Graph& graph, const MemoryPlan& plan, const Liveness& live, ValueId id) {
+  for (ValueId in : graph.node(id).inputs) {
+    const ValueId root = plan.values[static_cast<std::size_t>(in)].root;
+    const ValuePlan& r = plan.values[static_cast<std::size_t>(root)];
+    const bool sole_reader = live.uses[static_cast<std::size_t>(in)] == 1 &&
+                             live.readers[static_cast<std::size_t>(root)] == 1 && r.live_to == id;
+    if (r.storage == Storage::arena && sole_reader && writes_where_it_reads(graph, plan, id, root)) return root;
+  }
+  return -1;
 }
 
 // How each aliased output reaches its input's buffer (offsets are placed later). A value that is

@@ -6,7 +6,7 @@
 //   jit::PassPipeline pipeline;
 //   pipeline.add(std::make_unique<jit::DeadCodeElimination>());
 //   pipeline.add(std::make_unique<jit::CommonSubexpressionElimination>());
-//   pipeline.run(graph);   // verifies after each pass in debug builds; logs what changed
+//   pipeline.run(graph);   // verifies after each pass (debug builds, or KESTREL_JIT_VERIFY=1); logs changes
 #pragma once
 
 #include <memory>
@@ -26,11 +26,19 @@ class Pass {
   virtual bool run(Graph& graph) = 0;
 };
 
+/// True when PassPipeline verifies the graph after every pass: always in debug builds, and in any
+/// build with KESTREL_JIT_VERIFY=1 (the test suite runs with it). Read once per process.
+bool verify_after_each_pass();
+
+/// What a KESTREL_JIT_VERIFY setting means: unset, "" or "0" off, "1" on; anything else is a
+/// ValueError naming the variable.
+bool parse_jit_verify_setting(const char* setting);
+
 class PassPipeline {
  public:
   void add(std::unique_ptr<Pass> pass) { passes_.push_back(std::move(pass)); }
-  /// Runs every pass once, in order. In debug builds the graph is verified after each pass, so a
-  /// broken rewrite is caught where it happens.
+  /// Runs every pass once, in order. When verify_after_each_pass(), the graph is verified after
+  /// each pass, so a broken rewrite is caught where it happens, with the pass named.
   void run(Graph& graph) const;
   const std::vector<std::unique_ptr<Pass>>& passes() const { return passes_; }
 

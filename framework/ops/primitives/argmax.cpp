@@ -86,7 +86,10 @@ class Argmax final : public PrimitiveOf<Argmax, OpId::argmax> {
       case DType::float32: return argmax_kernel(in[0].as<float>(), dst, outer, length, inner);
       case DType::int32: return argmax_kernel(in[0].as<std::int32_t>(), dst, outer, length, inner);
       case DType::int64: return argmax_kernel(in[0].as<std::int64_t>(), dst, outer, length, inner);
-      default: KESTREL_DCHECK(false);  // bfloat16 is widened by the dispatcher; bool is rejected
+      case DType::bfloat16:  // widened by the dispatcher
+      case DType::bool_:     // rejected by infer
+        KESTREL_DCHECK(false);
+        return;
     }
   }
 

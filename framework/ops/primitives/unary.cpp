@@ -135,7 +135,10 @@ class Unary final : public PrimitiveOf<Unary<Op>, Op::kId> {
       case DType::float32: return kernels::cpu().elementwise_float32(Op::kOpcode, in, out);
       case DType::int32: return run_int<std::int32_t>(in[0], out);
       case DType::int64: return run_int<std::int64_t>(in[0], out);
-      default: KESTREL_DCHECK(false);
+      case DType::bfloat16:  // widened by the dispatcher
+      case DType::bool_:     // rejected by infer
+        KESTREL_DCHECK(false);
+        return;
     }
   }
 

@@ -6,6 +6,7 @@
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/random.h"
 #include "framework/jit/memory_plan.h"
+#include "framework/jit/passes/pipeline.h"
 #include "framework/jit/trace.h"
 #include "framework/ops/ops.h"
 #include "tests/framework/jit/pass_test_support.h"
@@ -163,6 +164,33 @@ TEST(MemoryPlan, ElementwiseChainRunsInPlace) {
   EXPECT_EQ(p.arena_bytes, 4 * kMiB);
   EXPECT_EQ(p.in_place_reuses, 3);
   expect_no_live_overlap(to_output, p);
+}
+
+// After fusion a chain is one fused_elementwise node; it overwrites the matmul's product, which
+// dies there, as each op of the chain would have. A fused node that also reads another operand
+// broadcast from a smaller shape still writes where it reads the full-sized one.
+TEST(MemoryPlan, FusedChainRunsInPlaceOfTheInputThatDiesThere) {
+  const std::vector<TensorSpec> specs{{{256, 128}, DType::float32}, {{128, 128}, DType::float32},
+                                      {{128}, DType::float32}};
+  Graph g = trace_graph([](const std::vector<Tensor>& in) {
+    Tensor product = ops::matmul(in[0], in[1]);
+    Tensor chain = ops::tanh(ops::relu(product * 2.0 + in[2]));
+    return std::vector<Tensor>{ops::sum(chain)};
+  }, specs);
+  default_pipeline().run(g);
+  ValueId fused = -1, product = -1;
+  for (ValueId id = 0; id < g.size(); ++id) {
+    if (g.node(id).kind != NodeKind::op) continue;
+    if (g.node(id).primitive->id() == OpId::fused_elementwise) fused = id;
+    if (g.node(id).primitive->id() == OpId::matmul) product = id;
+  }
+  ASSERT_GE(fused, 0) << g.to_string();
+  ASSERT_GE(product, 0) << g.to_string();
+  MemoryPlan plan = plan_memory(g);
+  EXPECT_EQ(at(plan, fused).in_place_of, product) << g.to_string();
+  EXPECT_EQ(at(plan, fused).offset, at(plan, product).offset);
+  EXPECT_EQ(plan.in_place_reuses, 1);
+  expect_no_live_overlap(g, plan);
 }
 
 TEST(MemoryPlan, NoInPlaceWhenTheInputHasTwoConsumers) {

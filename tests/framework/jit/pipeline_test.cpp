@@ -6,10 +6,12 @@
 
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/random.h"
+#include "framework/core/error.h"
 #include "framework/jit/function.h"
 #include "framework/jit/passes/pipeline.h"
 #include "framework/ops/ops.h"
 #include "tests/framework/jit/pass_test_support.h"
+#include "tests/support/error_message.h"
 
 namespace kestrel::jit {
 namespace {
@@ -18,6 +20,8 @@ using pass_testing::count_nodes;
 using pass_testing::count_ops;
 using pass_testing::expect_bitwise_equal;
 using pass_testing::trace_graph;
+using testing::contains;
+using testing::error_message;
 
 // (x, labels, w1, b1, w2, b2) -> (w1', b1', w2', b2', loss): one SGD step of a 4-16-3 MLP.
 std::vector<Tensor> mlp_train_step(const std::vector<Tensor>& in) {
@@ -92,6 +96,38 @@ TEST(DefaultPipeline, FunctionCompilesWithIt) {
   const Graph* compiled = step.graph(signature_of(specs, {"x", "labels", "w1", "b1", "w2", "b2"}));
   ASSERT_NE(compiled, nullptr);
   EXPECT_LT(compiled->num_ops(), trace_graph(mlp_train_step, inputs).num_ops());
+}
+
+TEST(JitVerify, SettingIsOneOrZero) {
+  EXPECT_FALSE(parse_jit_verify_setting(nullptr));
+  EXPECT_FALSE(parse_jit_verify_setting(""));
+  EXPECT_FALSE(parse_jit_verify_setting("0"));
+  EXPECT_TRUE(parse_jit_verify_setting("1"));
+  const std::string m = error_message<ValueError>([] { parse_jit_verify_setting("yes"); });
+  EXPECT_TRUE(contains(m, "KESTREL_JIT_VERIFY='yes'")) << m;
+}
+
+// A pass that appends a node whose spec its primitive does not infer: the pipeline stops at
+// that pass, and says which.
+class MisshapingPass final : public Pass {
+ public:
+  std::string name() const override { return "misshape"; }
+  bool run(Graph& graph) override {
+    const Node& exp = graph.node(graph.outputs()[0]);
+    graph.add_op(exp.primitive, exp.inputs, {{5}, DType::float32}, "");
+    return true;
+  }
+};
+
+TEST(JitVerify, ABrokenPassIsCaughtWhereItHappens) {
+  if (!verify_after_each_pass()) GTEST_SKIP() << "runs with KESTREL_JIT_VERIFY=1, as ctest sets it";
+  Graph g = trace_graph([](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::exp(in[0])}; },
+                        std::vector<TensorSpec>{{{4}, DType::float32}});
+  PassPipeline pipeline;
+  pipeline.add(std::make_unique<MisshapingPass>());
+  const std::string m = error_message<JitError>([&] { pipeline.run(g); });
+  EXPECT_TRUE(contains(m, "after pass misshape")) << m;
+  EXPECT_TRUE(contains(m, "float32[5]")) << m;
 }
 
 }  // namespace

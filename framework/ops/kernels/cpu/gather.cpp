@@ -69,8 +69,11 @@ void scatter_add(std::span<const std::int64_t> indices, const TensorView& update
       return scatter_add_columns(indices, updates.as<std::int32_t>(), out.as<std::int32_t>(), outer, n, inner);
     case DType::int64:
       return scatter_add_columns(indices, updates.as<std::int64_t>(), out.as<std::int64_t>(), outer, n, inner);
-    default:  // float32; bfloat16 arrives widened, so sums are rounded once, at the end
+    case DType::float32:
+    case DType::bfloat16:  // arrives widened to float32, so sums are rounded once, at the end
       return scatter_add_columns(indices, updates.as<float>(), out.as<float>(), outer, n, inner);
+    case DType::bool_:  // rejected by the op's shape rule
+      return;
   }
 }
 
