@@ -1,18 +1,19 @@
 #include "framework/autodiff/recording.h"
 
-namespace kestrel::autodiff {
-namespace {
-thread_local int t_recording_depth = 0;
-}  // namespace
+#include "framework/ops/recording.h"
 
-bool is_recording() { return t_recording_depth > 0; }
+namespace kestrel::autodiff {
+
+bool is_recording() { return kestrel::detail::gradient_recording_depth() > 0; }
 
 namespace detail {
-void push_recording() { ++t_recording_depth; }
-void pop_recording() { --t_recording_depth; }
+void push_recording() { kestrel::detail::set_gradient_recording_depth(kestrel::detail::gradient_recording_depth() + 1); }
+void pop_recording() { kestrel::detail::set_gradient_recording_depth(kestrel::detail::gradient_recording_depth() - 1); }
 }  // namespace detail
 
-NoGradScope::NoGradScope() : saved_(t_recording_depth) { t_recording_depth = 0; }
-NoGradScope::~NoGradScope() { t_recording_depth = saved_; }
+NoGradScope::NoGradScope() : saved_(kestrel::detail::gradient_recording_depth()) {
+  kestrel::detail::set_gradient_recording_depth(0);
+}
+NoGradScope::~NoGradScope() { kestrel::detail::set_gradient_recording_depth(saved_); }
 
 }  // namespace kestrel::autodiff

@@ -2,7 +2,8 @@
 //
 // A GradientTape turns recording on for its lifetime; GradientTape::gradient() pauses its own
 // tape while it runs, so an outer tape can still record the gradient computation (second order).
-// The state is per thread, so replicas on different threads record independently.
+// The state is per thread, so replicas on different threads record independently; it lives with
+// the op dispatcher that reads it (framework/ops/recording.h).
 #pragma once
 
 namespace kestrel::autodiff {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 
 namespace kestrel::callbacks {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 #include "framework/callbacks/monitor.h"
 #include "framework/core/tensor.h"
 

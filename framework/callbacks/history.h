@@ -6,7 +6,7 @@
 //   recorder->history().history.at("loss");     // one value per epoch
 #pragma once
 
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 #include "framework/model/fit_options.h"
 
 namespace kestrel::callbacks {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 
 namespace kestrel::callbacks {
 

@@ -11,7 +11,7 @@
 
 #include <functional>
 
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 
 namespace kestrel::callbacks {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <variant>
 
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 #include "framework/callbacks/monitor.h"
 
 namespace kestrel::callbacks {

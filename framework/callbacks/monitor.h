@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 
 namespace kestrel::callbacks::detail {
 

@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 #include "framework/callbacks/monitor.h"
 
 namespace kestrel::callbacks {

@@ -18,7 +18,7 @@
 #include <string>
 #include <variant>
 
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 #include "framework/io/record_writer.h"
 
 namespace kestrel::callbacks {

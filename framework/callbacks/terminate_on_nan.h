@@ -4,7 +4,7 @@
 //   model.fit(x, y, {.epochs = 10, .callbacks = {callbacks::TerminateOnNaN()}});
 #pragma once
 
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 
 namespace kestrel::callbacks {
 

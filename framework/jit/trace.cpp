@@ -3,22 +3,19 @@
 #include "framework/core/error.h"
 
 namespace kestrel::jit {
-namespace {
-thread_local Trace* current = nullptr;
-}  // namespace
 
-Trace* active_trace() { return current; }
+Trace* active_trace() { return dynamic_cast<Trace*>(kestrel::detail::op_recorder()); }
 
 TraceScope::TraceScope(Trace& trace) {
-  if (current != nullptr) {
+  if (kestrel::detail::op_recorder() != nullptr) {
     throw JitError("a jit trace is already running on this thread; a traced function cannot trace another one");
   }
-  current = &trace;
+  kestrel::detail::set_op_recorder(&trace);
 }
 
-TraceScope::~TraceScope() { current = nullptr; }
+TraceScope::~TraceScope() { kestrel::detail::set_op_recorder(nullptr); }
 
-LayerScope::LayerScope(const std::string& name, const std::string& class_name) : trace_(current) {
+LayerScope::LayerScope(const std::string& name, const std::string& class_name) : trace_(active_trace()) {
   if (trace_ != nullptr) trace_->push_scope(name, class_name);
 }
 

@@ -17,10 +17,11 @@
 #include <vector>
 
 #include "framework/jit/graph.h"
+#include "framework/ops/recording.h"
 
 namespace kestrel::jit {
 
-class Trace {
+class Trace final : public OpRecorder {
  public:
   Trace() = default;
   Trace(const Trace&) = delete;
@@ -30,7 +31,7 @@ class Trace {
   Tensor input(const TensorSpec& spec, std::string name, bool requires_grad = false);
   /// Records one op on its inputs (the op dispatcher calls this while the trace is active).
   Tensor record(std::shared_ptr<const Primitive> primitive, const std::vector<Tensor>& inputs,
-                const TensorSpec& spec);
+                const TensorSpec& spec) override;
   /// The graph value of a tensor: its own when it is this trace's, else a captured constant.
   ValueId value_of(const Tensor& tensor);
   /// Marks the outputs and hands over the graph.

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 
 namespace kestrel::detail {
 

@@ -7,7 +7,7 @@
 #include <variant>
 #include <vector>
 
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 #include "framework/data/dataset.h"
 #include "framework/model/inputs.h"
 

@@ -9,7 +9,6 @@
 #include "framework/model/jit_steps.h"
 #include "framework/model/replica_steps.h"
 #include "framework/ops/elementwise.h"
-#include "framework/saving/weights_file.h"
 
 namespace kestrel {
 
@@ -118,12 +117,6 @@ void Model::set_weights(const std::vector<Tensor>& values) {
     }
   }
   for (std::size_t i = 0; i < vars.size(); ++i) vars[i].assign(ops::cast(values[i], vars[i].dtype()));
-}
-
-void Model::save_weights(const std::string& path) const { saving::save_weights(*this, path); }
-
-void Model::load_weights(const std::string& path, LoadWeightsOptions options) {
-  saving::load_weights(*this, path, options);
 }
 
 }  // namespace kestrel

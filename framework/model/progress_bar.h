@@ -20,7 +20,7 @@
 #include <optional>
 #include <string>
 
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 
 namespace kestrel {
 

@@ -2,10 +2,9 @@
 
 #include <string>
 
-#include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
-#include "framework/jit/trace.h"
 #include "framework/ops/kernels/cpu_kernels.h"
+#include "framework/ops/recording.h"
 
 namespace kestrel::detail {
 namespace {
@@ -62,8 +61,8 @@ Tensor apply(std::shared_ptr<const Primitive> primitive, std::vector<Tensor> inp
   TensorSpec out_spec = primitive->infer(specs);
 
   Tensor out;
-  if (jit::Trace* trace = jit::active_trace()) {
-    out = trace->record(primitive, inputs, out_spec);  // no kernel: the op joins the traced graph
+  if (OpRecorder* recorder = op_recorder()) {
+    out = recorder->record(primitive, inputs, out_spec);  // no kernel: the op joins the traced graph
   } else if (primitive->is_view()) {
     out = Tensor::from_buffer(inputs[0].buffer(), out_spec.shape, out_spec.dtype);
   } else {
@@ -71,7 +70,7 @@ Tensor apply(std::shared_ptr<const Primitive> primitive, std::vector<Tensor> inp
     run_kernel(*primitive, inputs, out);
   }
 
-  if (autodiff::is_recording() && is_floating(out_spec.dtype)) {
+  if (gradient_recording_depth() > 0 && is_floating(out_spec.dtype)) {
     bool needs_grad = false;
     for (const Tensor& t : inputs) needs_grad |= t.requires_grad();
     if (needs_grad) {

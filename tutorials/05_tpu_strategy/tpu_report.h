@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 #include "framework/data/padding_stats.h"
 #include "framework/model/fit_options.h"
 #include "framework/model/model.h"

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 
 namespace kestrel::tutorials {
 

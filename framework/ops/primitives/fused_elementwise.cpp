@@ -4,11 +4,11 @@
 #include <string>
 #include <tuple>
 
-#include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/fused_elementwise.h"
 #include "framework/ops/kernels/fused_elementwise_kernel.h"
+#include "framework/ops/recording.h"
 
 namespace kestrel {
 namespace {
@@ -98,7 +98,7 @@ namespace ops {
 
 Tensor fused_elementwise(const ElementwiseProgram& program, const std::vector<Tensor>& inputs,
                          FusedElementwiseOptions options) {
-  if (autodiff::is_recording()) {
+  if (detail::gradient_recording_depth() > 0) {
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       if (inputs[i].defined() && inputs[i].requires_grad()) {
         throw ValueError(op_message("fused_elementwise", input_name(i) +

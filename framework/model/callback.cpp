@@ -1,4 +1,4 @@
-#include "framework/callbacks/callback.h"
+#include "framework/model/callback.h"
 
 #include "framework/core/error.h"
 
