@@ -1,11 +1,10 @@
 #include "framework/callbacks/tensorboard.h"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 
 #include "framework/core/error.h"
+#include "framework/io/host_name.h"
 #include "framework/io/protobuf_wire.h"
 #include "framework/model/model.h"
 #include "framework/optimizers/optimizer.h"
@@ -32,12 +31,6 @@ double steady_seconds() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-std::string host_name() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
-  return name;
-}
-
 // "events.out.tfevents.<unix time>.<host>", with ".1", ".2", ... when a writer in the same second
 // already took the name (TensorBoard reads every file whose name holds "tfevents").
 std::string new_event_file(const std::string& dir) {
@@ -46,7 +39,7 @@ std::string new_event_file(const std::string& dir) {
   fs::create_directories(dir, ec);
   if (ec) throw IOError("TensorBoard: cannot create directory '" + dir + "': " + ec.message());
   const std::string stamp = std::to_string(static_cast<std::int64_t>(wall_time()));
-  const std::string base = (fs::path(dir) / ("events.out.tfevents." + stamp + "." + host_name())).string();
+  const std::string base = (fs::path(dir) / ("events.out.tfevents." + stamp + "." + io::host_name())).string();
   std::string path = base;
   for (int n = 1; fs::exists(path, ec); ++n) path = base + "." + std::to_string(n);
   return path;
