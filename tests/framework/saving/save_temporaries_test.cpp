@@ -92,5 +92,38 @@ TEST(SaveTemporaries, ASaveRemovesThoseOfItsPathOnly) {
             sorted({"ckpt.weights.h5", "other.h5.tmp-" + io::host_name() + "-1"}));
 }
 
+// Each save's clean-up runs while the other process may be writing: it must leave that one's
+// temporary alone, or the other save fails when it syncs or renames it.
+TEST(SaveTemporaries, TwoProcessesSavingOnePathKeepEachOthersTemporary) {
+  clear_session();
+  ScratchDir dir;
+  testing::TestNet net;
+  net.build({2, 4});
+  const std::string path = dir.file("ckpt.h5");
+  std::vector<pid_t> savers;
+  for (int n = 0; n < 2; ++n) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      try {
+        for (int i = 0; i < 25; ++i) net.save_weights(path);
+      } catch (...) {
+        ::_exit(1);
+      }
+      ::_exit(0);
+    }
+    savers.push_back(pid);
+  }
+  for (const pid_t pid : savers) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a save failed (wait status " << status << ")";
+  }
+  EXPECT_EQ(dir.listing(), std::vector<std::string>{"ckpt.h5"});
+  testing::TestNet loaded;
+  loaded.build({2, 4});
+  loaded.load_weights(path);
+  testing::expect_same_weights(net, loaded);
+}
+
 }  // namespace
 }  // namespace kestrel
