@@ -1,26 +1,16 @@
 #include "framework/callbacks/tensorboard.h"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 
+#include "callbacks/event.pb.h"
 #include "framework/core/error.h"
-#include "framework/io/protobuf_wire.h"
+#include "framework/io/host_name.h"
 #include "framework/model/model.h"
 #include "framework/optimizers/optimizer.h"
 
 namespace kestrel::callbacks {
 namespace {
-
-// Field numbers of tensorflow/core/util/event.proto and framework/summary.proto.
-constexpr int kEventWallTime = 1;
-constexpr int kEventStep = 2;
-constexpr int kEventFileVersion = 3;
-constexpr int kEventSummary = 5;
-constexpr int kSummaryValue = 1;
-constexpr int kValueTag = 1;
-constexpr int kValueSimpleValue = 2;
 
 double wall_time() {
   using namespace std::chrono;
@@ -32,12 +22,6 @@ double steady_seconds() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-std::string host_name() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
-  return name;
-}
-
 // "events.out.tfevents.<unix time>.<host>", with ".1", ".2", ... when a writer in the same second
 // already took the name (TensorBoard reads every file whose name holds "tfevents").
 std::string new_event_file(const std::string& dir) {
@@ -46,22 +30,10 @@ std::string new_event_file(const std::string& dir) {
   fs::create_directories(dir, ec);
   if (ec) throw IOError("TensorBoard: cannot create directory '" + dir + "': " + ec.message());
   const std::string stamp = std::to_string(static_cast<std::int64_t>(wall_time()));
-  const std::string base = (fs::path(dir) / ("events.out.tfevents." + stamp + "." + host_name())).string();
+  const std::string base = (fs::path(dir) / ("events.out.tfevents." + stamp + "." + io::host_name())).string();
   std::string path = base;
   for (int n = 1; fs::exists(path, ec); ++n) path = base + "." + std::to_string(n);
   return path;
-}
-
-// proto3 leaves out a zero step, as TensorFlow's writer does; the value is in a oneof, so it is
-// always written.
-std::string encode_event(double time, std::int64_t step, const io::ProtoWriter* summary,
-                         std::string_view file_version) {
-  io::ProtoWriter event;
-  event.add_double(kEventWallTime, time);
-  if (step != 0) event.add_int64(kEventStep, step);
-  if (!file_version.empty()) event.add_string(kEventFileVersion, file_version);
-  if (summary != nullptr) event.add_message(kEventSummary, *summary);
-  return event.release();
 }
 
 std::int64_t parse_update_freq(const std::variant<std::string, std::int64_t>& freq) {
@@ -81,16 +53,21 @@ std::int64_t parse_update_freq(const std::variant<std::string, std::int64_t>& fr
 }  // namespace
 
 EventFileWriter::EventFileWriter(const std::string& dir) : writer_(new_event_file(dir)) {
-  writer_.write(encode_event(wall_time(), 0, nullptr, "brain.Event:2"));
+  tensorboard::Event event;
+  event.set_wall_time(wall_time());
+  event.set_file_version("brain.Event:2");
+  writer_.write(event.SerializeAsString());
   writer_.flush();
 }
 
 void EventFileWriter::add_scalar(const std::string& tag, double value, std::int64_t step) {
-  io::ProtoWriter summary_value;
-  summary_value.add_string(kValueTag, tag).add_float(kValueSimpleValue, static_cast<float>(value));
-  io::ProtoWriter summary;
-  summary.add_message(kSummaryValue, summary_value);
-  writer_.write(encode_event(wall_time(), step, &summary, {}));
+  tensorboard::Event event;
+  event.set_wall_time(wall_time());
+  event.set_step(step);
+  tensorboard::Summary::Value& scalar = *event.mutable_summary()->add_value();
+  scalar.set_tag(tag);
+  scalar.set_simple_value(static_cast<float>(value));
+  writer_.write(event.SerializeAsString());
 }
 
 TensorBoard::TensorBoard(TensorBoardOptions options)

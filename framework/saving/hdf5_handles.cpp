@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "framework/core/error.h"
+#include "framework/saving/save_steps.h"
 
 namespace kestrel::saving::h5 {
 
@@ -137,6 +138,7 @@ void Object::write_text(const std::string& name, const std::string& value) const
   Id space(H5Screate(H5S_SCALAR), H5Sclose);
   Id attr(H5Acreate2(id(), name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   const char* text = value.c_str();
+  detail::before_save_step(SaveStep::write);
   if (!space.valid() || !attr.valid() || H5Awrite(attr.get(), type.get(), &text) < 0) {
     fail("cannot write attribute '" + name + "' of");
   }
@@ -151,6 +153,7 @@ void Object::write_bytes(const std::string& name, const std::string& value) cons
   Id space(H5Screate(H5S_SCALAR), H5Sclose);
   Id attr(H5Acreate2(id(), name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   std::string padded = value.empty() ? std::string(1, '\0') : value;
+  detail::before_save_step(SaveStep::write);
   if (!space.valid() || !attr.valid() || H5Awrite(attr.get(), type.get(), padded.data()) < 0) {
     fail("cannot write attribute '" + name + "' of");
   }
@@ -170,6 +173,7 @@ void Object::write_strings(const std::string& name, const std::vector<std::strin
   if (values.empty()) return;
   std::vector<char> packed(width * values.size(), '\0');
   for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(&packed[i * width], values[i].data(), values[i].size());
+  detail::before_save_step(SaveStep::write);
   if (H5Awrite(attr.get(), type.get(), packed.data()) < 0) fail("cannot write attribute '" + name + "' of");
 }
 
@@ -354,6 +358,7 @@ void Group::write_dataset(const std::string& name, const Tensor& value) const {
   Id dataset(H5Dcreate2(id(), name.c_str(), types.file.get(), space.get(), links.get(), H5P_DEFAULT, H5P_DEFAULT),
              H5Dclose);
   if (!dataset.valid()) fail(what, name);
+  detail::before_save_step(SaveStep::write);
   if (value.numel() > 0 &&
       H5Dwrite(dataset.get(), types.memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, value.raw_data()) < 0) {
     fail(what, name);
@@ -401,6 +406,7 @@ Group File::root() const {
 
 void File::close() {
   if (!id_.valid()) return;
+  detail::before_save_step(SaveStep::flush);
   // Flushing first surfaces write errors (a full disk) that a weak close would defer.
   const bool flushed = H5Fflush(id_.get(), H5F_SCOPE_GLOBAL) >= 0;
   const bool closed = id_.close();

@@ -16,6 +16,8 @@
 #include "framework/saving/hdf5_handles.h"
 #include "framework/saving/keras2_format.h"
 #include "framework/saving/keras3_format.h"
+#include "framework/saving/save_steps.h"
+#include "framework/saving/save_temporaries.h"
 
 namespace kestrel::saving {
 namespace {
@@ -127,10 +129,13 @@ void save_weights(const Model& model, const std::string& path) {
   require_built(model, "save_weights");
   std::lock_guard<std::mutex> lock(file_mutex());
   h5::silence_errors();
-  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
+  remove_stale_temporaries(path);
+  const std::string temporary = temporary_path(path);
   try {
     write_file(model, temporary, path, layout);
+    detail::before_save_step(SaveStep::sync);
     sync_to_disk(temporary, path);
+    detail::before_save_step(SaveStep::rename);
     if (std::rename(temporary.c_str(), path.c_str()) != 0) {
       const int error = errno;
       throw IOError(quoted(path) + ": cannot rename " + quoted(temporary) + " to it: " + std::strerror(error));

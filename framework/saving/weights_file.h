@@ -5,10 +5,11 @@
 //   saving::load_weights(model, "ckpt.h5", {.by_name = true, .skip_mismatch = true});
 //
 // The extension picks the layout (".weights.h5": Keras 3, other ".h5": Keras 2); files written
-// by Keras or h5py in either layout load too. A save writes "<path>.tmp-<pid>", syncs it and
-// renames it over path, so a crash never leaves half a file. Optimizer state is saved when the
-// model is compiled and its optimizer built; loading it builds the optimizer if needed, so
-// training resumes exactly. A load checks every count and shape before assigning anything.
+// by Keras or h5py in either layout load too. A save writes "<path>.tmp-<host>-<pid>", syncs it
+// and renames it over path, so a crash never leaves half a file; the next save of path removes
+// the temporaries that killed processes left. Optimizer state is saved when the model is
+// compiled and its optimizer built; loading it builds the optimizer if needed, so training
+// resumes exactly. A load checks every count and shape before assigning anything.
 #pragma once
 
 #include <string>

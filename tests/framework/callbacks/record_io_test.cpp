@@ -1,13 +1,10 @@
 #include <gtest/gtest.h>
 
-#include <bit>
-#include <cmath>
 #include <string>
 #include <vector>
 
 #include "framework/core/error.h"
 #include "framework/io/crc32c.h"
-#include "framework/io/protobuf_wire.h"
 #include "framework/io/record_writer.h"
 #include "tests/framework/callbacks/test_support.h"
 
@@ -15,7 +12,6 @@ namespace kestrel::io {
 namespace {
 
 using kestrel::testing::parse_records;
-using kestrel::testing::parse_wire;
 using kestrel::testing::read_file;
 using kestrel::testing::reference_crc32c;
 using kestrel::testing::ScratchDir;
@@ -62,52 +58,6 @@ TEST(Crc32c, MaskingRotatesAddsAndInverts) {
   // A hand-computed case: crc32c("123456789") = 0xE3069283 rotated right by 15 is 0x2507C60D,
   // plus the delta 0xA282EAD8 is 0xC78AB0E5.
   EXPECT_EQ(masked_crc32c("123456789"), 0xC78AB0E5u);
-}
-
-TEST(ProtoWriter, EncodesEachWireType) {
-  ProtoWriter w;
-  w.add_uint64(1, 150);  // the protobuf documentation's example: 08 96 01
-  EXPECT_EQ(w.bytes(), std::string("\x08\x96\x01", 3));
-  w.clear();
-  w.add_string(2, "testing");
-  EXPECT_EQ(w.bytes(), std::string("\x12\x07testing", 9));
-  w.clear();
-  w.add_int64(1, -1);  // ten bytes, as protobuf writes negative int64
-  EXPECT_EQ(w.bytes(), std::string("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11));
-  w.clear();
-  w.add_sint64(1, -1).add_sint64(1, 1);  // zigzag: -1 -> 1, 1 -> 2
-  EXPECT_EQ(w.bytes(), std::string("\x08\x01\x08\x02", 4));
-  w.clear();
-  w.add_float(2, 1.0f).add_double(1, 1.0).add_bool(3, true);
-  EXPECT_EQ(w.bytes(), std::string("\x15\x00\x00\x80\x3f"
-                                   "\x09\x00\x00\x00\x00\x00\x00\xf0\x3f"
-                                   "\x18\x01",
-                                   16));
-}
-
-TEST(ProtoWriter, NestsMessagesAndPacksLists) {
-  ProtoWriter inner;
-  inner.add_string(1, "epoch_loss").add_float(2, 0.25f);
-  ProtoWriter outer;
-  outer.add_message(1, inner);
-  auto fields = parse_wire(outer.bytes());
-  ASSERT_EQ(fields.size(), 1u);
-  EXPECT_EQ(fields[0].number, 1);
-  EXPECT_EQ(fields[0].type, 2);
-  auto inner_fields = parse_wire(fields[0].bytes);
-  ASSERT_EQ(inner_fields.size(), 2u);
-  EXPECT_EQ(inner_fields[0].bytes, "epoch_loss");
-  EXPECT_EQ(std::bit_cast<float>(static_cast<std::uint32_t>(inner_fields[1].value)), 0.25f);
-
-  ProtoWriter lists;
-  const std::vector<float> floats{1.5f, -2.0f};
-  const std::vector<std::int64_t> ints{1, 300, -1};
-  lists.add_packed_floats(1, floats).add_packed_int64s(2, ints).add_packed_floats(3, {});
-  auto list_fields = parse_wire(lists.bytes());
-  ASSERT_EQ(list_fields.size(), 2u);  // the empty list writes nothing
-  EXPECT_EQ(list_fields[0].bytes.size(), 8u);
-  // 1 -> 01, 300 -> ac 02, -1 -> ten bytes
-  EXPECT_EQ(list_fields[1].bytes.size(), 1u + 2u + 10u);
 }
 
 TEST(RecordWriter, FramesRecordsAsTFRecord) {

@@ -2,10 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "callbacks/event.pb.h"
 #include "framework/core/error.h"
 #include "framework/optimizers/sgd.h"
 #include "tests/framework/callbacks/test_support.h"
@@ -21,52 +22,14 @@ namespace kestrel::callbacks {
 namespace {
 
 using kestrel::testing::parse_records;
-using kestrel::testing::parse_wire;
 using kestrel::testing::read_file;
 using kestrel::testing::ScratchDir;
 using kestrel::testing::TinyModel;
-using kestrel::testing::WireField;
 
 void compile_sgd(Model& model, double lr) {
   CompileOptions options;
   options.optimizer = optimizers::SGD({.learning_rate = lr});
   model.compile(options);
-}
-
-// One decoded Event: wall_time, step, file_version, and the summary's (tag, simple_value) pairs.
-struct Event {
-  double wall_time = 0.0;
-  std::int64_t step = 0;
-  std::string file_version;
-  std::vector<std::pair<std::string, float>> values;
-};
-
-Event decode_event(const std::string& bytes) {
-  Event e;
-  for (const WireField& f : parse_wire(bytes)) {
-    if (f.number == 1 && f.type == 1) {
-      e.wall_time = std::bit_cast<double>(f.value);
-    } else if (f.number == 2 && f.type == 0) {
-      e.step = static_cast<std::int64_t>(f.value);
-    } else if (f.number == 3 && f.type == 2) {
-      e.file_version = f.bytes;
-    } else if (f.number == 5 && f.type == 2) {
-      for (const WireField& v : parse_wire(f.bytes)) {
-        EXPECT_EQ(v.number, 1);
-        std::pair<std::string, float> tv;
-        for (const WireField& field : parse_wire(v.bytes)) {
-          if (field.number == 1 && field.type == 2) tv.first = field.bytes;
-          if (field.number == 2 && field.type == 5) {
-            tv.second = std::bit_cast<float>(static_cast<std::uint32_t>(field.value));
-          }
-        }
-        e.values.push_back(tv);
-      }
-    } else {
-      ADD_FAILURE() << "unexpected Event field " << f.number << " of wire type " << f.type;
-    }
-  }
-  return e;
 }
 
 // The single events file in dir.
@@ -77,20 +40,25 @@ std::string event_file(const std::filesystem::path& dir) {
   return files.empty() ? std::string() : files.front();
 }
 
-std::vector<Event> read_events(const std::string& path) {
-  std::vector<Event> out;
-  for (const std::string& record : parse_records(read_file(path))) out.push_back(decode_event(record));
+// The file's events, framing checked by the test's own reader, messages parsed by protobuf.
+std::vector<tensorboard::Event> read_events(const std::string& path) {
+  std::vector<tensorboard::Event> out;
+  for (const std::string& record : parse_records(read_file(path))) {
+    EXPECT_TRUE(out.emplace_back().ParseFromString(record)) << "a record of " << path << " is no Event";
+  }
   return out;
 }
 
 // "step tag value" per scalar, after the file_version event.
-std::vector<std::string> scalars(const std::vector<Event>& events) {
+std::vector<std::string> scalars(const std::vector<tensorboard::Event>& events) {
   std::vector<std::string> out;
   for (std::size_t i = 1; i < events.size(); ++i) {
-    for (const auto& [tag, value] : events[i].values) {
+    EXPECT_TRUE(events[i].has_summary()) << "event " << i;
+    for (const tensorboard::Summary::Value& value : events[i].summary().value()) {
+      EXPECT_TRUE(value.has_simple_value()) << value.tag();
       char text[64];
-      std::snprintf(text, sizeof(text), "%g", static_cast<double>(value));
-      out.push_back(std::to_string(events[i].step) + " " + tag + " " + text);
+      std::snprintf(text, sizeof(text), "%g", static_cast<double>(value.simple_value()));
+      out.push_back(std::to_string(events[i].step()) + " " + value.tag() + " " + text);
     }
   }
   return out;
@@ -109,15 +77,41 @@ TEST(EventFileWriter, WritesFileVersionThenScalars) {
   const std::string name = std::filesystem::path(path).filename().string();
   EXPECT_EQ(name.rfind("events.out.tfevents.", 0), 0u) << name;
   EXPECT_EQ(std::filesystem::path(path).parent_path(), dir.path() / "run");
-  const std::vector<Event> events = read_events(path);
+  const std::vector<tensorboard::Event> events = read_events(path);
   ASSERT_EQ(events.size(), 3u);
-  EXPECT_EQ(events[0].file_version, "brain.Event:2");
-  EXPECT_TRUE(events[0].values.empty());
-  EXPECT_GT(events[0].wall_time, 1.5e9);  // seconds since 1970
+  EXPECT_EQ(events[0].file_version(), "brain.Event:2");
+  EXPECT_FALSE(events[0].has_summary());
+  EXPECT_GT(events[0].wall_time(), 1.5e9);  // seconds since 1970
   EXPECT_EQ(scalars(events), (std::vector<std::string>{"10 reward 1.5", "0 reward -2"}));
   // The file name carries the wall time of creation.
   const auto stamp = std::stoll(name.substr(std::string("events.out.tfevents.").size()));
-  EXPECT_NEAR(static_cast<double>(stamp), events[0].wall_time, 2.0);
+  EXPECT_NEAR(static_cast<double>(stamp), events[0].wall_time(), 2.0);
+}
+
+// The bytes spelled out from TensorFlow's event.proto and summary.proto, not read with Kestrel's
+// copy of them: Event{wall_time = 1 (fixed64), step = 2, file_version = 3, summary = 5},
+// Summary{value = 1}, Value{tag = 1, simple_value = 2 (fixed32)}.
+TEST(EventFileWriter, EventsHaveTensorFlowsFieldNumbers) {
+  using namespace std::string_literals;
+  ScratchDir dir;
+  std::string path;
+  {
+    EventFileWriter writer(dir / "run");
+    path = writer.path();
+    writer.add_scalar("loss", 1.5, 300);
+  }
+  const std::vector<std::string> records = parse_records(read_file(path));
+  ASSERT_EQ(records.size(), 2u);
+  for (const std::string& record : records) {
+    ASSERT_GT(record.size(), 9u);
+    EXPECT_EQ(record[0], '\x09');  // wall_time, then its 8 bytes
+    double wall_time = 0.0;
+    std::memcpy(&wall_time, record.data() + 1, sizeof wall_time);
+    EXPECT_GT(wall_time, 1.5e9);
+  }
+  EXPECT_EQ(records[0].substr(9), "\x1a\x0d"s + "brain.Event:2");
+  const std::string value = "\x0a\x04"s + "loss" + "\x15\x00\x00\xc0\x3f"s;  // 1.5f
+  EXPECT_EQ(records[1].substr(9), "\x10\xac\x02"s + "\x2a\x0d\x0a\x0b"s + value);  // step 300, summary
 }
 
 TEST(EventFileWriter, TwoWritersInOneDirectoryGetTwoFiles) {
@@ -194,12 +188,13 @@ TEST(TensorBoard, WritesStepsPerSecondWhenAsked) {
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
   tb.on_epoch_end(0, {{"loss", 1.0}});
   tb.on_train_end({});
-  const std::vector<Event> events = read_events(event_file(dir.path() / "logs/train"));
+  const std::vector<tensorboard::Event> events = read_events(event_file(dir.path() / "logs/train"));
   ASSERT_EQ(events.size(), 4u);  // file_version, loss, learning_rate, steps_per_second
-  ASSERT_EQ(events[3].values.size(), 1u);
-  EXPECT_EQ(events[3].values[0].first, "epoch_steps_per_second");
-  EXPECT_GT(events[3].values[0].second, 0.0f);
-  EXPECT_LT(events[3].values[0].second, 500.0f);  // one batch in at least 2 ms
+  ASSERT_EQ(events[3].summary().value_size(), 1);
+  const tensorboard::Summary::Value& steps_per_second = events[3].summary().value(0);
+  EXPECT_EQ(steps_per_second.tag(), "epoch_steps_per_second");
+  EXPECT_GT(steps_per_second.simple_value(), 0.0f);
+  EXPECT_LT(steps_per_second.simple_value(), 500.0f);  // one batch in at least 2 ms
 }
 
 TEST(TensorBoard, RejectsUnknownUpdateFrequencies) {

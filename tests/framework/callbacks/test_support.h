@@ -1,5 +1,5 @@
 // Helpers for the callback tests: a one-weight model, a scratch directory, and a reader for
-// TFRecord framing and protobuf wire format written independently of the library.
+// TFRecord framing written independently of the library.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -92,53 +92,6 @@ inline std::vector<std::string> parse_records(const std::string& stream) {
     EXPECT_EQ(read_le(stream, at + 12 + length, 4), reference_masked(data)) << "data crc at " << at;
     out.push_back(std::move(data));
     at += 16 + length;
-  }
-  return out;
-}
-
-/// One decoded protobuf field.
-struct WireField {
-  int number = 0;
-  int type = 0;             // 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32
-  std::uint64_t value = 0;  // varint and fixed values
-  std::string bytes;        // length-delimited payload
-};
-
-/// Decodes one message level into its fields, in order.
-inline std::vector<WireField> parse_wire(const std::string& message) {
-  std::vector<WireField> out;
-  std::size_t at = 0;
-  auto varint = [&]() {
-    std::uint64_t v = 0;
-    for (int shift = 0; at < message.size(); shift += 7) {
-      const auto byte = static_cast<unsigned char>(message[at++]);
-      v |= std::uint64_t{byte & 0x7fu} << shift;
-      if ((byte & 0x80u) == 0) break;
-    }
-    return v;
-  };
-  while (at < message.size()) {
-    const std::uint64_t key = varint();
-    WireField f;
-    f.number = static_cast<int>(key >> 3);
-    f.type = static_cast<int>(key & 7u);
-    if (f.type == 0) {
-      f.value = varint();
-    } else if (f.type == 1) {
-      f.value = read_le(message, at, 8);
-      at += 8;
-    } else if (f.type == 5) {
-      f.value = read_le(message, at, 4);
-      at += 4;
-    } else if (f.type == 2) {
-      const std::uint64_t n = varint();
-      f.bytes = message.substr(at, n);
-      at += n;
-    } else {
-      ADD_FAILURE() << "unexpected wire type " << f.type;
-      break;
-    }
-    out.push_back(std::move(f));
   }
   return out;
 }
