@@ -7,7 +7,9 @@ namespace kestrel::autodiff {
 bool is_recording() { return kestrel::detail::gradient_recording_depth() > 0; }
 
 namespace detail {
-void push_recording() { kestrel::detail::set_gradient_recording_depth(kestrel::detail::gradient_recording_depth() + 1); }
+void push_recording() {
+  kestrel::detail::set_gradient_recording_depth(kestrel::detail::gradient_recording_depth() + 1);
+}
 void pop_recording() { kestrel::detail::set_gradient_recording_depth(kestrel::detail::gradient_recording_depth() - 1); }
 }  // namespace detail
 

@@ -8,7 +8,6 @@
 //                                  callbacks::CSVLogger("training.log")}});
 #pragma once
 
-#include "framework/model/callback.h"
 #include "framework/callbacks/csv_logger.h"
 #include "framework/callbacks/early_stopping.h"
 #include "framework/callbacks/history.h"
@@ -18,3 +17,4 @@
 #include "framework/callbacks/reduce_lr_on_plateau.h"
 #include "framework/callbacks/tensorboard.h"
 #include "framework/callbacks/terminate_on_nan.h"
+#include "framework/model/callback.h"

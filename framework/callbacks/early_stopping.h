@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "framework/model/callback.h"
 #include "framework/callbacks/monitor.h"
 #include "framework/core/tensor.h"
+#include "framework/model/callback.h"
 
 namespace kestrel::callbacks {
 

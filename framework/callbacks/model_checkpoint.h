@@ -17,8 +17,8 @@
 #include <string>
 #include <variant>
 
-#include "framework/model/callback.h"
 #include "framework/callbacks/monitor.h"
+#include "framework/model/callback.h"
 
 namespace kestrel::callbacks {
 

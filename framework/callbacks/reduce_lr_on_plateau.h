@@ -12,8 +12,8 @@
 
 #include <string>
 
-#include "framework/model/callback.h"
 #include "framework/callbacks/monitor.h"
+#include "framework/model/callback.h"
 
 namespace kestrel::callbacks {
 

@@ -18,8 +18,8 @@
 #include <string>
 #include <variant>
 
-#include "framework/model/callback.h"
 #include "framework/io/record_writer.h"
+#include "framework/model/callback.h"
 
 namespace kestrel::callbacks {
 

@@ -51,7 +51,8 @@ CpuCapabilityChoice choose_cpu_capability(std::optional<std::string_view> settin
   const std::string pinned = std::string(kVariable) + "=" + std::string(*setting);
   const std::optional<CpuCapability> wanted = parse_cpu_capability(*setting);
   if (!wanted) {
-    throw ValueError(pinned + " names no CPU level: use baseline, avx2 or avx512, or unset it to use the CPU's highest (" +
+    throw ValueError(pinned +
+                     " names no CPU level: use baseline, avx2 or avx512, or unset it to use the CPU's highest (" +
                      highest + ")");
   }
   if (*wanted > detected) {

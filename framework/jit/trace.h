@@ -50,7 +50,7 @@ class Trace final : public OpRecorder {
 
   Graph graph_;
   std::unordered_map<const void*, ValueId> constants_;  // captured tensors, by identity
-  std::vector<Tensor> captured_;                         // keeps captured tensors alive (identity stays valid)
+  std::vector<Tensor> captured_;                        // keeps captured tensors alive (identity stays valid)
   struct Scope {
     std::string name;
     std::string class_name;

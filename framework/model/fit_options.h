@@ -7,8 +7,8 @@
 #include <variant>
 #include <vector>
 
-#include "framework/model/callback.h"
 #include "framework/data/dataset.h"
+#include "framework/model/callback.h"
 #include "framework/model/inputs.h"
 
 namespace kestrel {

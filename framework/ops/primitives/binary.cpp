@@ -73,9 +73,9 @@ struct DivideOp {
   static std::vector<Tensor> vjp(const VjpArgs& v) {
     const Tensor &a = v.primals[0], &b = v.primals[1];
     // d(a/b)/db = -a/b^2 = -out/b
-    return {v.wanted[0] ? unbroadcast(ops::divide(v.cotangent, b), a) : Tensor(),
-            v.wanted[1] ? unbroadcast(ops::negative(ops::divide(ops::multiply(v.cotangent, v.output), b)), b)
-                        : Tensor()};
+    return {
+        v.wanted[0] ? unbroadcast(ops::divide(v.cotangent, b), a) : Tensor(),
+        v.wanted[1] ? unbroadcast(ops::negative(ops::divide(ops::multiply(v.cotangent, v.output), b)), b) : Tensor()};
   }
 };
 
@@ -107,7 +107,10 @@ struct MinimumOp {
 struct PowOp {
   static constexpr OpId kId = OpId::pow;
   static constexpr bool kComparison = false, kFloatOnly = true, kTakesBool = false;
-  template <class T> static T apply(T a, T b) { return std::pow(a, b); }
+  template <class T>
+  static T apply(T a, T b) {
+    return std::pow(a, b);
+  }
   static std::vector<Tensor> vjp(const VjpArgs& v) {
     const Tensor &a = v.primals[0], &b = v.primals[1];
     std::vector<Tensor> out(2);
@@ -142,11 +145,13 @@ using GreaterOp = ComparisonOp<Opcode::greater, true>;
 using GreaterEqualOp = ComparisonOp<Opcode::greater_equal, true>;
 
 template <class Op>
-constexpr bool has_opcode = requires { Op::kOpcode; };
+constexpr bool kHasOpcode = requires {
+  Op::kOpcode;
+};
 
 template <class Op>
 constexpr bool opcode_computes_op() {
-  if constexpr (has_opcode<Op>) {
+  if constexpr (kHasOpcode<Op>) {
     return opcode_op(Op::kOpcode) == Op::kId;
   } else {
     return true;
@@ -190,7 +195,7 @@ class Binary final : public PrimitiveOf<Binary<Op>, Op::kId> {
   }
 
   std::optional<ElementwiseOpcode> fusion_opcode() const override {
-    if constexpr (has_opcode<Op>) {
+    if constexpr (kHasOpcode<Op>) {
       return Op::kOpcode;
     } else {
       return std::nullopt;  // pow
@@ -205,7 +210,7 @@ class Binary final : public PrimitiveOf<Binary<Op>, Op::kId> {
     using Out = std::conditional_t<Op::kComparison, bool, T>;
     if constexpr (Op::kFloatOnly && !std::is_floating_point_v<T>) {
       KESTREL_DCHECK(false);
-    } else if constexpr (!has_opcode<Op>) {
+    } else if constexpr (!kHasOpcode<Op>) {
       kernels::binary_loop<T, Out>(in[0], in[1], out, [](T a, T b) { return Op::apply(a, b); });
     } else if constexpr (std::is_same_v<T, float>) {
       kernels::cpu().elementwise_float32(Op::kOpcode, in, out);

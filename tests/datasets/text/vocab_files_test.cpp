@@ -108,8 +108,8 @@ TEST(TokenizerJson, TokenizerUsesThem) {
   TempDir dir;
   const std::string path = dir.write("tokenizer.json", kTokenizerJson);
   // pad_token is not named in this file, so the default "[PAD]" would be missing: a ValueError.
-  EXPECT_TRUE(contains(error_message<ValueError>([&] { text::WordPieceTokenizer::from_tokenizer_json(path); }),
-                       "[PAD]"));
+  EXPECT_TRUE(
+      contains(error_message<ValueError>([&] { text::WordPieceTokenizer::from_tokenizer_json(path); }), "[PAD]"));
   std::string with_padding = kTokenizerJson;
   with_padding.replace(with_padding.find("\"padding\": null"), 15, R"("padding": {"pad_token": "<pad>"})");
   auto tok = text::WordPieceTokenizer::from_tokenizer_json(dir.write("padded.json", with_padding));

@@ -110,7 +110,7 @@ TEST(EventFileWriter, EventsHaveTensorFlowsFieldNumbers) {
     EXPECT_GT(wall_time, 1.5e9);
   }
   EXPECT_EQ(records[0].substr(9), "\x1a\x0d"s + "brain.Event:2");
-  const std::string value = "\x0a\x04"s + "loss" + "\x15\x00\x00\xc0\x3f"s;  // 1.5f
+  const std::string value = "\x0a\x04"s + "loss" + "\x15\x00\x00\xc0\x3f"s;        // 1.5f
   EXPECT_EQ(records[1].substr(9), "\x10\xac\x02"s + "\x2a\x0d\x0a\x0b"s + value);  // step 300, summary
 }
 
@@ -270,9 +270,7 @@ for path in sys.argv[1:]:
             print(run, ev.step, v.tag, "%g" % v.simple_value)
 )PY";
 
-bool python_has_protobuf() {
-  return std::system("/usr/bin/python3 -c 'import google.protobuf' >/dev/null 2>&1") == 0;
-}
+bool python_has_protobuf() { return std::system("/usr/bin/python3 -c 'import google.protobuf' >/dev/null 2>&1") == 0; }
 
 TEST(TensorBoard, PythonProtobufReadsTheEvents) {
   if (!python_has_protobuf()) GTEST_SKIP() << "/usr/bin/python3 without google.protobuf (python3-protobuf)";

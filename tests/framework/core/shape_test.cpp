@@ -130,15 +130,15 @@ TEST(Shape, PushBackRejectsNegativeDims) {
 }
 
 TEST(Shape, ShapesWhoseElementCountOverflowsAreRejected) {
-  constexpr std::int64_t k2to31 = std::int64_t{1} << 31, k2to32 = std::int64_t{1} << 32;
-  EXPECT_EQ((Shape{k2to31, k2to31}).numel(), std::int64_t{1} << 62);
-  EXPECT_THROW((Shape{k2to32, k2to32}), ShapeError);
-  EXPECT_THROW((Shape{k2to31, k2to31, 2}), ShapeError);
+  constexpr std::int64_t k2To31 = std::int64_t{1} << 31, k2To32 = std::int64_t{1} << 32;
+  EXPECT_EQ((Shape{k2To31, k2To31}).numel(), std::int64_t{1} << 62);
+  EXPECT_THROW((Shape{k2To32, k2To32}), ShapeError);
+  EXPECT_THROW((Shape{k2To31, k2To31, 2}), ShapeError);
   // A zero dim makes the count 0, however large the others are.
-  EXPECT_EQ((Shape{k2to32, k2to32, 0}).numel(), 0);
-  Shape s{k2to32};
-  EXPECT_THROW(s.push_back(k2to32), ShapeError);
-  EXPECT_EQ(s, (Shape{k2to32})) << "a rejected push_back must leave the shape as it was";
+  EXPECT_EQ((Shape{k2To32, k2To32, 0}).numel(), 0);
+  Shape s{k2To32};
+  EXPECT_THROW(s.push_back(k2To32), ShapeError);
+  EXPECT_EQ(s, (Shape{k2To32})) << "a rejected push_back must leave the shape as it was";
 }
 
 TEST(Shape, EqualShapesHashEqually) {
@@ -162,13 +162,13 @@ TEST_P(BroadcastShapes, FollowsNumPyRulesInBothArgumentOrders) {
   EXPECT_EQ(broadcast_shapes(c.b, c.a, "add"), c.want) << c.b.to_string() << " with " << c.a.to_string();
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shape, BroadcastShapes,
-    ::testing::Values(BroadcastCase{{2, 3}, {2, 3}, {2, 3}}, BroadcastCase{{}, {}, {}},
-                      BroadcastCase{{}, {4, 5}, {4, 5}}, BroadcastCase{{2, 3}, {3}, {2, 3}},
-                      BroadcastCase{{2, 1}, {1, 3}, {2, 3}}, BroadcastCase{{8, 1, 6, 1}, {7, 1, 5}, {8, 7, 6, 5}},
-                      BroadcastCase{{5, 4}, {1}, {5, 4}}, BroadcastCase{{0, 3}, {1, 3}, {0, 3}},
-                      BroadcastCase{{0}, {1}, {0}}, BroadcastCase{{1, 1, 1}, {}, {1, 1, 1}}));
+INSTANTIATE_TEST_SUITE_P(Shape, BroadcastShapes,
+                         ::testing::Values(BroadcastCase{{2, 3}, {2, 3}, {2, 3}}, BroadcastCase{{}, {}, {}},
+                                           BroadcastCase{{}, {4, 5}, {4, 5}}, BroadcastCase{{2, 3}, {3}, {2, 3}},
+                                           BroadcastCase{{2, 1}, {1, 3}, {2, 3}},
+                                           BroadcastCase{{8, 1, 6, 1}, {7, 1, 5}, {8, 7, 6, 5}},
+                                           BroadcastCase{{5, 4}, {1}, {5, 4}}, BroadcastCase{{0, 3}, {1, 3}, {0, 3}},
+                                           BroadcastCase{{0}, {1}, {0}}, BroadcastCase{{1, 1, 1}, {}, {1, 1, 1}}));
 
 TEST(BroadcastShapesError, NamesTheOpAndBothShapes) {
   try {

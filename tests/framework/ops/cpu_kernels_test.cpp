@@ -84,17 +84,17 @@ TEST(CpuKernels, SoftmaxAgreesAtEveryLevel) {
 // the arithmetic, comparisons and select are exact at any width, so they agree bit for bit; the
 // unary math runs on each level's own vector functions, so it agrees to rounding.
 TEST(CpuKernels, ElementwiseStepsAgreeAtEveryLevel) {
-  constexpr std::int64_t n = 1037;  // not a multiple of a vector: a scalar tail too
-  std::vector<float> a = random_floats(n), b = random_floats(n), mask(n);
+  constexpr std::int64_t kN = 1037;  // not a multiple of a vector: a scalar tail too
+  std::vector<float> a = random_floats(kN), b = random_floats(kN), mask(kN);
   for (float& x : a) x = 0.1f + std::fabs(x);  // in every unary function's domain
-  for (std::int64_t i = 0; i < n; ++i) mask[i] = i % 3 == 0 ? 1.0f : 0.0f;
+  for (std::int64_t i = 0; i < kN; ++i) mask[i] = i % 3 == 0 ? 1.0f : 0.0f;
   using Operands = std::array<kernels::ElementwiseOperand, 3>;
   const Operands full = {{{a.data()}, {b.data()}, {b.data()}}};
   const Operands mixed = {{{nullptr, 0.75f}, {a.data()}, {nullptr, -2.5f}}};
   const Operands selects = {{{mask.data()}, {a.data()}, {nullptr, -2.5f}}};
   auto run = [&](CpuCapability level, ElementwiseOpcode opcode, const Operands& args) {
-    std::vector<float> y(n);
-    kernels::cpu_kernels_at(level).elementwise_step(opcode, args, y.data(), n);
+    std::vector<float> y(kN);
+    kernels::cpu_kernels_at(level).elementwise_step(opcode, args, y.data(), kN);
     return y;
   };
   for (ElementwiseOpcode opcode : kComputingOpcodes) {
@@ -104,7 +104,7 @@ TEST(CpuKernels, ElementwiseStepsAgreeAtEveryLevel) {
       const std::vector<float> want = run(CpuCapability::baseline, opcode, *args);
       for (CpuCapability level : runnable_levels()) {
         const std::vector<float> got = run(level, opcode, *args);
-        for (std::int64_t i = 0; i < n; ++i) {
+        for (std::int64_t i = 0; i < kN; ++i) {
           if (exact) {
             ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(want[i]))
                 << opcode_name(opcode) << " at " << to_string(level) << ", element " << i;
@@ -148,15 +148,18 @@ TEST(CpuKernels, ConversionsAgreeAtEveryLevel) {
     k.convert(TensorView{narrow.data(), shape, DType::bfloat16}, TensorView{wide.data(), shape, DType::float32});
     for (std::size_t i = 0; i < x.size(); ++i) {
       const std::uint16_t want = want_bits[i % special.size()];
-      ASSERT_EQ(narrow[i].bits, want) << to_string(level) << ", float bits 0x" << std::hex << special[i % special.size()];
+      ASSERT_EQ(narrow[i].bits, want) << to_string(level) << ", float bits 0x" << std::hex
+                                      << special[i % special.size()];
       ASSERT_EQ(std::bit_cast<std::uint32_t>(wide[i]), std::uint32_t{want} << 16) << to_string(level);
     }
     const std::vector<std::int64_t> ints = {-3, 0, 7, (std::int64_t{1} << 40) + 1};
     std::vector<float> floats(ints.size());
     std::vector<std::uint8_t> bools(ints.size());
     const Shape n{static_cast<std::int64_t>(ints.size())};
-    k.convert(TensorView{const_cast<std::int64_t*>(ints.data()), n, DType::int64}, TensorView{floats.data(), n, DType::float32});
-    k.convert(TensorView{const_cast<std::int64_t*>(ints.data()), n, DType::int64}, TensorView{bools.data(), n, DType::bool_});
+    k.convert(TensorView{const_cast<std::int64_t*>(ints.data()), n, DType::int64},
+              TensorView{floats.data(), n, DType::float32});
+    k.convert(TensorView{const_cast<std::int64_t*>(ints.data()), n, DType::int64},
+              TensorView{bools.data(), n, DType::bool_});
     EXPECT_EQ(floats, (std::vector<float>{-3.0f, 0.0f, 7.0f, 1099511627776.0f})) << to_string(level);
     EXPECT_EQ(bools, (std::vector<std::uint8_t>{1, 0, 1, 1})) << to_string(level);
   }

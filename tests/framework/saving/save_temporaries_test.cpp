@@ -61,9 +61,9 @@ TEST(SaveTemporaries, RemovesOnlyThoseOfEndedProcessesOnThisHost) {
   const std::string dead = std::to_string(dead_pid());
   const std::vector<std::string> kept{
       "ckpt.h5",
-      ours + std::to_string(running.pid()),   // a save in progress in another process
-      ours + std::to_string(::getpid()),      // this process's own
-      "ckpt.h5.tmp-another-host-" + dead,     // its pid means nothing here
+      ours + std::to_string(running.pid()),            // a save in progress in another process
+      ours + std::to_string(::getpid()),               // this process's own
+      "ckpt.h5.tmp-another-host-" + dead,              // its pid means nothing here
       "other.h5.tmp-" + io::host_name() + "-" + dead,  // another checkpoint's
       ours + dead + "x",
       ours,
@@ -88,8 +88,7 @@ TEST(SaveTemporaries, ASaveRemovesThoseOfItsPathOnly) {
   testing::write_bytes(dir.file(stale), "half a file");
   testing::write_bytes(dir.file("other.h5.tmp-" + io::host_name() + "-1"), "x");
   net.save_weights(dir.file("ckpt.weights.h5"));
-  EXPECT_EQ(sorted(dir.listing()),
-            sorted({"ckpt.weights.h5", "other.h5.tmp-" + io::host_name() + "-1"}));
+  EXPECT_EQ(sorted(dir.listing()), sorted({"ckpt.weights.h5", "other.h5.tmp-" + io::host_name() + "-1"}));
 }
 
 // Each save's clean-up runs while the other process may be writing: it must leave that one's
