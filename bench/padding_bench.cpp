@@ -19,7 +19,8 @@
 
 namespace {
 
-using namespace kestrel;  // NOLINT(google-build-using-namespace)
+// NOLINTNEXTLINE(google-build-using-namespace): a benchmark program's own main file
+using namespace kestrel;
 namespace fortunes = datasets::fortunes;
 
 data::Dataset pipeline(const fortunes::Split& split, const text::WordPieceTokenizer& tokenizer, std::int64_t batch_size,

@@ -19,6 +19,7 @@ struct PerReplica {
 };
 
 /// How Strategy::reduce combines the replicas' values (tf.distribute.ReduceOp).
+// NOLINTNEXTLINE(readability-identifier-naming): tf.distribute.ReduceOp's names
 enum class ReduceOp { SUM, MEAN };
 
 }  // namespace kestrel::distribute

@@ -15,7 +15,10 @@
 namespace kestrel::text {
 
 namespace detail {
-enum : std::uint8_t { kWhitespace = 1, kControl = 2, kPunctuation = 4, kSplitSpace = 8 };
+inline constexpr std::uint8_t kWhitespace = 1;
+inline constexpr std::uint8_t kControl = 2;
+inline constexpr std::uint8_t kPunctuation = 4;
+inline constexpr std::uint8_t kSplitSpace = 8;
 /// The classes of each ASCII character (kWhitespace | ...), so the common case is one load.
 extern const std::array<std::uint8_t, 128> kAsciiClasses;
 bool is_bert_whitespace_slow(char32_t c);

@@ -31,6 +31,7 @@ struct TFRecordOptions {
 };
 
 /// The records of the files, in order; throws ValueError for an unknown compression_type or no files.
+// NOLINTNEXTLINE(readability-identifier-naming): tf.data's name
 Dataset TFRecordDataset(std::vector<std::string> filenames, TFRecordOptions options = {});
 
 }  // namespace kestrel::data

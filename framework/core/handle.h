@@ -19,10 +19,12 @@ class Handle {
   /// Takes a subclass by value (copied or moved into shared storage).
   template <class T, std::enable_if_t<
                          std::is_base_of_v<Base, std::decay_t<T>> && !std::is_same_v<std::decay_t<T>, Handle>, int> = 0>
-  Handle(T&& value) : ptr_(std::make_shared<std::decay_t<T>>(std::forward<T>(value))) {}  // NOLINT
+  // NOLINTNEXTLINE(google-explicit-constructor): a handle is passed as the object it holds
+  Handle(T&& value) : ptr_(std::make_shared<std::decay_t<T>>(std::forward<T>(value))) {}
   /// Shares an existing object.
   template <class T, std::enable_if_t<std::is_base_of_v<Base, T>, int> = 0>
-  Handle(std::shared_ptr<T> ptr) : ptr_(std::move(ptr)) {}  // NOLINT
+  // NOLINTNEXTLINE(google-explicit-constructor): a handle is passed as the object it holds
+  Handle(std::shared_ptr<T> ptr) : ptr_(std::move(ptr)) {}
 
   explicit operator bool() const { return ptr_ != nullptr; }
   Base* get() const { return ptr_.get(); }

@@ -174,6 +174,7 @@ class Dataset {
 
 /// One element {"text": string[]} per line of each file, in order, without the line ending.
 /// A missing file raises IOError naming it when iteration reaches it.
+// NOLINTNEXTLINE(readability-identifier-naming): tf.data's name
 Dataset TextLineDataset(std::vector<std::string> filenames);
 
 }  // namespace kestrel::data

@@ -25,8 +25,9 @@ class ActivationFn {
 
   ActivationFn();
   /// By Keras name; an unknown name throws ValueError listing the known ones.
-  ActivationFn(const char* name);         // NOLINT(google-explicit-constructor): Keras takes strings
-  ActivationFn(const std::string& name);  // NOLINT(google-explicit-constructor)
+  ActivationFn(const char* name);  // NOLINT(google-explicit-constructor): Keras takes strings
+  // NOLINTNEXTLINE(google-explicit-constructor): activation = "relu", as Keras takes it
+  ActivationFn(const std::string& name);
   /// A custom activation under a name of your choice (shown in errors and summaries).
   ActivationFn(std::string name, Fn fn);
 

@@ -20,9 +20,12 @@ namespace kestrel::layers {
 /// Padding by Keras name ("valid" or "same") or as ops::Padding; other names throw ValueError.
 class PaddingArg {
  public:
-  PaddingArg(ops::Padding padding) : padding_(padding) {}  // NOLINT(google-explicit-constructor)
-  PaddingArg(const char* name);                            // NOLINT(google-explicit-constructor)
-  PaddingArg(const std::string& name);                     // NOLINT(google-explicit-constructor)
+  // NOLINTNEXTLINE(google-explicit-constructor): padding = "same", as Keras takes it
+  PaddingArg(ops::Padding padding) : padding_(padding) {}
+  // NOLINTNEXTLINE(google-explicit-constructor): padding = "same", as Keras takes it
+  PaddingArg(const char* name);
+  // NOLINTNEXTLINE(google-explicit-constructor): padding = "same", as Keras takes it
+  PaddingArg(const std::string& name);
 
   ops::Padding value() const { return padding_; }
   /// "valid" or "same".

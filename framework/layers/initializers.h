@@ -23,8 +23,9 @@ class Initializer {
   Initializer(std::string name, Fn fn);
   /// By Keras name: glorot_uniform, glorot_normal, he_uniform, he_normal, lecun_uniform, lecun_normal,
   /// zeros, ones, random_normal, random_uniform (or "uniform"), truncated_normal. Other names throw ValueError.
-  Initializer(const char* name);         // NOLINT(google-explicit-constructor): Keras takes strings
-  Initializer(const std::string& name);  // NOLINT(google-explicit-constructor)
+  Initializer(const char* name);  // NOLINT(google-explicit-constructor): Keras takes strings
+  // NOLINTNEXTLINE(google-explicit-constructor): kernel_initializer = "he_normal", as Keras takes it
+  Initializer(const std::string& name);
 
   Tensor operator()(const Shape& shape, DType dtype, const random::Key& key) const { return fn_(shape, dtype, key); }
   const std::string& name() const { return name_; }

@@ -19,24 +19,30 @@ namespace kestrel {
 class OptimizerArg : public Handle<optimizers::Optimizer> {
  public:
   using Handle::Handle;
-  OptimizerArg(const char* name) : Handle(optimizers::get(name)) {}         // NOLINT
-  OptimizerArg(const std::string& name) : Handle(optimizers::get(name)) {}  // NOLINT
+  // NOLINTNEXTLINE(google-explicit-constructor): compile takes optimizer, loss and metrics by name, as Keras does
+  OptimizerArg(const char* name) : Handle(optimizers::get(name)) {}
+  // NOLINTNEXTLINE(google-explicit-constructor): compile takes optimizer, loss and metrics by name, as Keras does
+  OptimizerArg(const std::string& name) : Handle(optimizers::get(name)) {}
 };
 
 /// A loss object, or a Keras name ("sparse_categorical_crossentropy").
 class LossArg : public Handle<losses::Loss> {
  public:
   using Handle::Handle;
-  LossArg(const char* name) : Handle(losses::get(name)) {}         // NOLINT
-  LossArg(const std::string& name) : Handle(losses::get(name)) {}  // NOLINT
+  // NOLINTNEXTLINE(google-explicit-constructor): compile takes optimizer, loss and metrics by name, as Keras does
+  LossArg(const char* name) : Handle(losses::get(name)) {}
+  // NOLINTNEXTLINE(google-explicit-constructor): compile takes optimizer, loss and metrics by name, as Keras does
+  LossArg(const std::string& name) : Handle(losses::get(name)) {}
 };
 
 /// A metric object, or a Keras name ("accuracy"), resolved against the loss at compile time.
 class MetricArg : public Handle<metrics::Metric> {
  public:
   using Handle::Handle;
-  MetricArg(const char* name) : name_(name) {}         // NOLINT
-  MetricArg(const std::string& name) : name_(name) {}  // NOLINT
+  // NOLINTNEXTLINE(google-explicit-constructor): compile takes optimizer, loss and metrics by name, as Keras does
+  MetricArg(const char* name) : name_(name) {}
+  // NOLINTNEXTLINE(google-explicit-constructor): compile takes optimizer, loss and metrics by name, as Keras does
+  MetricArg(const std::string& name) : name_(name) {}
   /// The Keras name, when given by name (resolution waits for the loss).
   const std::string& name() const { return name_; }
 

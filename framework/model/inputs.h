@@ -18,8 +18,9 @@ namespace kestrel {
 class Inputs {
  public:
   Inputs() = default;
-  Inputs(Tensor tensor);                        // NOLINT(google-explicit-constructor): a tensor is the common case
-  Inputs(std::map<std::string, Tensor> named);  // NOLINT(google-explicit-constructor)
+  Inputs(Tensor tensor);  // NOLINT(google-explicit-constructor): a tensor is the common case
+  // NOLINTNEXTLINE(google-explicit-constructor): fit takes a tensor or named tensors, as Keras does
+  Inputs(std::map<std::string, Tensor> named);
   Inputs(std::initializer_list<std::pair<const std::string, Tensor>> named);
 
   bool defined() const { return tensor_.defined() || !named_.empty(); }
@@ -29,7 +30,8 @@ class Inputs {
   /// A named tensor; throws ValueError naming the missing key and the keys present.
   const Tensor& operator[](const std::string& name) const;
   /// Lets a single-tensor Inputs be passed where a Tensor is expected (layers).
-  operator const Tensor&() const { return tensor(); }  // NOLINT(google-explicit-constructor)
+  // NOLINTNEXTLINE(google-explicit-constructor): fit takes a tensor or named tensors, as Keras does
+  operator const Tensor&() const { return tensor(); }
   const std::map<std::string, Tensor>& named() const { return named_; }
   /// The tensors: the single one, or the named ones in key order.
   std::vector<Tensor> tensors() const;

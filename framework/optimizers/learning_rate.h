@@ -31,11 +31,13 @@ class LearningRateSchedule {
 
 class LearningRate {
  public:
-  LearningRate(double value) : constant_(value) {}  // NOLINT(google-explicit-constructor)
+  // NOLINTNEXTLINE(google-explicit-constructor): learning_rate = 1e-3 or a schedule, as Keras takes it
+  LearningRate(double value) : constant_(value) {}
   template <class S, std::enable_if_t<std::is_base_of_v<LearningRateSchedule, std::decay_t<S>>, int> = 0>
-  LearningRate(S&& schedule)  // NOLINT(google-explicit-constructor)
-      : schedule_(std::make_shared<std::decay_t<S>>(std::forward<S>(schedule))) {}
-  LearningRate(std::shared_ptr<LearningRateSchedule> schedule) : schedule_(std::move(schedule)) {}  // NOLINT
+  // NOLINTNEXTLINE(google-explicit-constructor): learning_rate = 1e-3 or a schedule, as Keras takes it
+  LearningRate(S&& schedule) : schedule_(std::make_shared<std::decay_t<S>>(std::forward<S>(schedule))) {}
+  // NOLINTNEXTLINE(google-explicit-constructor): learning_rate = 1e-3 or a schedule, as Keras takes it
+  LearningRate(std::shared_ptr<LearningRateSchedule> schedule) : schedule_(std::move(schedule)) {}
 
   bool is_schedule() const { return schedule_ != nullptr; }
   /// The rate at a step: the schedule's value, or the constant.

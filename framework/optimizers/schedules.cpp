@@ -57,7 +57,7 @@ Tensor sin_of_quarter_turn(const Tensor& v) {
 }  // namespace
 
 ExponentialDecay::ExponentialDecay(ExponentialDecayOptions options) : options_(std::move(options)) {
-  const char* kName = "ExponentialDecay";
+  constexpr const char* kName = "ExponentialDecay";
   const double initial = require(options_.initial_learning_rate, kName, "initial_learning_rate");
   const std::int64_t steps = require(options_.decay_steps, kName, "decay_steps");
   const double rate = require(options_.decay_rate, kName, "decay_rate");
@@ -114,7 +114,7 @@ Tensor PiecewiseConstantDecay::operator()(const Tensor& step) const {
 }
 
 CosineDecay::CosineDecay(CosineDecayOptions options) : options_(std::move(options)) {
-  const char* kName = "CosineDecay";
+  constexpr const char* kName = "CosineDecay";
   const double initial = require(options_.initial_learning_rate, kName, "initial_learning_rate");
   const std::int64_t steps = require(options_.decay_steps, kName, "decay_steps");
   check(std::isfinite(initial), kName, "initial_learning_rate", "finite", initial);

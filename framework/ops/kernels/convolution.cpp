@@ -16,8 +16,8 @@
 namespace kestrel::kernels {
 namespace {
 
-using dims = dnnl::memory::dims;
-using tag = dnnl::memory::format_tag;
+using Dims = dnnl::memory::dims;
+using Tag = dnnl::memory::format_tag;
 
 // Below this many multiply-adds per extra thread, waking a worker costs more than it saves.
 constexpr std::int64_t kMinMacsPerTask = std::int64_t{1} << 21;
@@ -45,14 +45,14 @@ std::string describe(const ConvShape& s, std::int64_t images) {
 ConvPrimitive build(Direction direction, const ConvShape& s, std::int64_t images) {
   ConvPrimitive p;
   const auto f32 = dnnl::memory::data_type::f32;
-  p.image = dnnl::memory::desc({images, s.in_c, s.in_h, s.in_w}, f32, tag::nhwc);
-  p.output = dnnl::memory::desc({images, s.out_c, s.out_h, s.out_w}, f32, tag::nhwc);
-  p.keras_filter = dnnl::memory::desc({s.out_c, s.in_c, s.k_h, s.k_w}, f32, tag::hwio);
-  const dnnl::memory::desc any_filter({s.out_c, s.in_c, s.k_h, s.k_w}, f32, tag::any);
-  const dims strides = {s.stride_h, s.stride_w};
-  const dims pad_before = {s.pad_top, s.pad_left};
+  p.image = dnnl::memory::desc({images, s.in_c, s.in_h, s.in_w}, f32, Tag::nhwc);
+  p.output = dnnl::memory::desc({images, s.out_c, s.out_h, s.out_w}, f32, Tag::nhwc);
+  p.keras_filter = dnnl::memory::desc({s.out_c, s.in_c, s.k_h, s.k_w}, f32, Tag::hwio);
+  const dnnl::memory::desc any_filter({s.out_c, s.in_c, s.k_h, s.k_w}, f32, Tag::any);
+  const Dims strides = {s.stride_h, s.stride_w};
+  const Dims pad_before = {s.pad_top, s.pad_left};
   // Negative when a valid window leaves input rows or columns unread (oneDNN accepts that).
-  const dims pad_after = {(s.out_h - 1) * s.stride_h + s.k_h - s.in_h - s.pad_top,
+  const Dims pad_after = {(s.out_h - 1) * s.stride_h + s.k_h - s.in_h - s.pad_top,
                           (s.out_w - 1) * s.stride_w + s.k_w - s.in_w - s.pad_left};
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

@@ -18,7 +18,7 @@
 namespace kestrel::kernels {
 namespace {
 
-using dims = dnnl::memory::dims;
+using Dims = dnnl::memory::dims;
 
 // Below this many multiply-adds per extra thread, waking a worker costs more than it saves.
 constexpr std::int64_t kMinMacsPerTask = std::int64_t{1} << 21;
@@ -48,7 +48,7 @@ std::int64_t float_bits(float f) {
 // copy. A batch stride of 0 shares the matrix across the batch through a broadcast dim of 1.
 dnnl::memory::desc operand(std::int64_t batch, std::int64_t batch_stride, std::int64_t rows, std::int64_t cols,
                            std::int64_t ld, bool transposed) {
-  const dims matrix_strides = transposed ? dims{1, ld} : dims{ld, 1};
+  const Dims matrix_strides = transposed ? Dims{1, ld} : Dims{ld, 1};
   if (batch == 1) return {{rows, cols}, dnnl::memory::data_type::f32, matrix_strides};
   const bool shared = batch_stride == 0;
   return {{shared ? 1 : batch, rows, cols},

@@ -74,7 +74,7 @@ TEST(ThreadPool, EveryIndexIsVisitedExactlyOnce) {
     for (std::int64_t n : kSizes) {
       for (std::int64_t grain : kGrains) {
         expect_each_index_once(n, grain, threads,
-                               [&](auto n_, auto grain_, const auto& fn) { pool.parallel_for(n_, grain_, fn); });
+                               [&](auto count, auto chunk, const auto& fn) { pool.parallel_for(count, chunk, fn); });
       }
     }
   }
@@ -268,7 +268,7 @@ TEST(GlobalParallelFor, EveryIndexIsVisitedExactlyOnceAtEachThreadCount) {
     for (std::int64_t n : kSizes) {
       for (std::int64_t grain : kGrains) {
         expect_each_index_once(n, grain, threads,
-                               [](auto n_, auto grain_, const auto& fn) { parallel_for(n_, grain_, fn); });
+                               [](auto count, auto chunk, const auto& fn) { parallel_for(count, chunk, fn); });
       }
     }
   }
