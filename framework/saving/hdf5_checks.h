@@ -10,10 +10,15 @@
 //
 // Not checkable from outside libhdf5 (its own format, parsed by H5Fopen, H5Gopen2, H5Dopen2,
 // H5Aexists and H5Aopen): the superblock, object headers, B-trees, local and global heaps. The
-// layout h5py and Keras write (superblock 0, version 1 object headers) carries no checksums, so a
-// damaged structure there can still crash libhdf5 1.10 (heap overflows under H5Aexists) or make
-// it allocate what the damage claims. Variable-length strings live in the global heap, whose
-// lengths libhdf5 reads itself.
+// layout h5py and Keras write (superblock 0, version 1 object headers) carries no checksums, so
+// a damaged structure there still reaches libhdf5 1.10, which fuzzing shows
+//   - overflows a heap buffer decoding an attribute message whose data is larger than the
+//     message (under H5Aexists, from Object::has_attribute);
+//   - allocates an object header of the size the damage claims (up to 512 GiB, under H5Fopen,
+//     H5Gopen2, H5Dopen2): outside AddressSanitizer the allocation fails and libhdf5 reports it;
+//   - leaks a few bytes of its own when H5Fopen fails.
+// Checking these ahead would mean parsing HDF5's format beside libhdf5. Variable-length strings
+// live in the global heap, whose lengths libhdf5 reads itself.
 #pragma once
 
 #include <cstdint>
