@@ -27,8 +27,9 @@ cmake --build "$build" -j2 --target "${targets[@]/%/_fuzzer}"
 # allocator: "libhdf5", "kestrel" (anywhere else), or "none" when the replay reports nothing.
 failure_site() {
   local frame
-  frame=$(ASAN_OPTIONS=fast_unwind_on_malloc=0 "$1" "$2" 2>&1 | grep -E '^ +#[0-9]+ ' |
-    grep -vE ' in (malloc|calloc|realloc|free|__interceptor_|__sanitizer|__asan|fuzzer::|operator new|H5MM_|H5FL_)' | head -1 || true)
+  local plumbing=' in (malloc|calloc|realloc|free|__interceptor_|__sanitizer|__asan|fuzzer::|operator new|H5MM_|H5FL_)'
+  frame=$(ASAN_OPTIONS=fast_unwind_on_malloc=0 "$1" "$2" 2>&1 | grep -E '^ +#[0-9]+ ' | grep -vE "$plumbing" |
+    head -1 || true)
   if [[ -z "$frame" ]]; then
     echo none
   elif [[ "$frame" == *libhdf5* ]]; then

@@ -13,7 +13,8 @@ using namespace kestrel;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const bool json = (data[0] & 1) != 0;
-  const std::string path = fuzz::write_input_file(fuzz::bytes(data + 1, size - 1), json ? "-tokenizer.json" : "-vocab.txt");
+  const std::string path =
+      fuzz::write_input_file(fuzz::bytes(data + 1, size - 1), json ? "-tokenizer.json" : "-vocab.txt");
   try {
     const auto tok = json ? text::WordPieceTokenizer::from_tokenizer_json(path)
                           : text::WordPieceTokenizer::from_vocab_file(path);

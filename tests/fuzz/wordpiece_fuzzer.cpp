@@ -2,6 +2,7 @@
 // text or a pair with the truncation and padding the first byte picks, and decode ids made of the
 // input's bytes.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,9 +36,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                text::Truncation::only_first, text::Truncation::only_second};
   constexpr text::Padding kPaddings[] = {text::Padding::do_not_pad, text::Padding::longest,
                                          text::Padding::max_length, text::Padding::do_not_pad};
+  const std::optional<std::int64_t> max_length =
+      (mode & 0x20) != 0 ? std::optional<std::int64_t>(mode >> 6) : std::nullopt;  // 0 to 3 tokens
   const text::EncodeOptions options{.padding = kPaddings[(mode >> 1) & 3],
                                     .truncation = kTruncations[(mode >> 3) & 3],
-                                    .max_length = (mode & 0x20) != 0 ? std::optional<std::int64_t>(mode >> 6) : std::nullopt,
+                                    .max_length = max_length,
                                     .pad_to_multiple_of = (mode & 0x40) != 0 ? 3 : 0,
                                     .return_special_tokens_mask = (mode & 0x80) != 0};
   try {
