@@ -44,8 +44,8 @@ std::vector<Record> records_from_child(Harness& harness, const std::string& what
   }
   const int status = pipe != nullptr ? pclose(pipe) : -1;
   if (status != 0) {
-    const std::string why = status != -1 && WIFEXITED(status) ? "exited with " + std::to_string(WEXITSTATUS(status))
-                                                              : "did not finish";
+    const std::string why =
+        status != -1 && WIFEXITED(status) ? "exited with " + std::to_string(WEXITSTATUS(status)) : "did not finish";
     harness.note(what + " failed: its child process " + why + " (its error is above)");
     return {};
   }

@@ -169,7 +169,8 @@ std::string figure_unit(const std::string& key) {
   return key;
 }
 
-Harness::Harness(std::string program, std::string description) : program_(std::move(program)), cli_(std::move(description), program_) {
+Harness::Harness(std::string program, std::string description)
+    : program_(std::move(program)), cli_(std::move(description), program_) {
   cli_.add_option("--repeats", options_.repeats, "timed calls per case; the median is reported")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
@@ -202,7 +203,7 @@ std::optional<int> Harness::parse(int argc, char** argv) {
 bool Harness::selected(const std::string& label) const { return !filter_ || std::regex_search(label, *filter_); }
 
 std::optional<Record> Harness::measure(const std::string& name, Json params, const std::function<void()>& fn,
-                               const std::function<Figures(const Timing&)>& figures) {
+                                       const std::function<Figures(const Timing&)>& figures) {
   Record record;
   record.name = name;
   record.params = std::move(params);

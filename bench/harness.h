@@ -80,15 +80,15 @@ std::string exact_labels_regex(const std::vector<std::string>& labels);
 struct HarnessOptions {
   int repeats = 30;
   int warmup = 5;
-  std::string json_out;                 ///< empty: no JSON file
-  std::string filter;                   ///< ECMAScript regex searched in each case's label
-  bool no_peer = false;                 ///< skip the peer scripts
+  std::string json_out;                     ///< empty: no JSON file
+  std::string filter;                       ///< ECMAScript regex searched in each case's label
+  bool no_peer = false;                     ///< skip the peer scripts
   std::string python = "/usr/bin/python3";  ///< the interpreter that has Debian's python3-torch
 };
 
 /// What a peer script reported.
 struct PeerRun {
-  bool ran = false;            ///< the script ran and printed valid JSON
+  bool ran = false;  ///< the script ran and printed valid JSON
   std::vector<Record> records;
   Json environment = Json::object();  ///< versions, BLAS library, threads, as the peer saw them
 };
@@ -111,7 +111,7 @@ class Harness {
   /// case's row as soon as it is measured. Returns the record; nothing when excluded or when fn
   /// threw (the error becomes a note and finish() returns 1).
   std::optional<Record> measure(const std::string& name, Json params, const std::function<void()>& fn,
-                        const std::function<Figures(const Timing&)>& figures);
+                                const std::function<Figures(const Timing&)>& figures);
   /// Adds a record measured elsewhere (a peer's).
   void add(Record record);
   const std::vector<Record>& records() const { return records_; }

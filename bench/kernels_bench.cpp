@@ -62,8 +62,8 @@ std::string join(const auto& values) {
 std::string join_shapes(const std::vector<MatmulShape>& shapes) {
   std::string out;
   for (const MatmulShape& s : shapes) {
-    out += (out.empty() ? "" : ",") + std::to_string(s.batch) + "x" + std::to_string(s.m) + "x" +
-           std::to_string(s.k) + "x" + std::to_string(s.n);
+    out += (out.empty() ? "" : ",") + std::to_string(s.batch) + "x" + std::to_string(s.m) + "x" + std::to_string(s.k) +
+           "x" + std::to_string(s.n);
   }
   return out;
 }
@@ -76,12 +76,12 @@ void run_peer_on(Harness& harness, const std::vector<std::string>& labels) {
     if (harness.selected(label)) selected.push_back(label);
   }
   if (selected.empty()) return;
-  harness.run_peer("kernels_peer.py",
-                   {"--matmul-sizes", join(kMatmulSizes), "--matmul-shapes", join_shapes(kMatmulShapes),
-                    "--matmul-threads", join(kMatmulThreads),
-                    "--elementwise-size", std::to_string(kElementwiseSize), "--rows", std::to_string(kRows),
-                    "--cols", std::to_string(kCols), "--threads", std::to_string(kThreads)},
-                   kestrel::bench::exact_labels_regex(selected));
+  harness.run_peer(
+      "kernels_peer.py",
+      {"--matmul-sizes", join(kMatmulSizes), "--matmul-shapes", join_shapes(kMatmulShapes), "--matmul-threads",
+       join(kMatmulThreads), "--elementwise-size", std::to_string(kElementwiseSize), "--rows", std::to_string(kRows),
+       "--cols", std::to_string(kCols), "--threads", std::to_string(kThreads)},
+      kestrel::bench::exact_labels_regex(selected));
 }
 
 void bench_matmul(Harness& harness) {
@@ -96,7 +96,9 @@ void bench_matmul(Harness& harness) {
       labels.push_back(kestrel::bench::case_label("matmul", params));
       harness.measure(
           "matmul", params, [&] { Tensor c = ops::matmul(a, b); },
-          [&](const Timing& t) { return Figures{{"gflops", kestrel::bench::gflops(flops, t.median_ms)}}; });
+          [&](const Timing& t) {
+            return Figures{{"gflops", kestrel::bench::gflops(flops, t.median_ms)}};
+          });
     }
     run_peer_on(harness, labels);
   }
@@ -128,7 +130,9 @@ void bench_matmul_shapes(Harness& harness) {
       labels.push_back(kestrel::bench::case_label("matmul", params));
       harness.measure(
           "matmul", params, [&] { Tensor c = ops::matmul(a, b); },
-          [&](const Timing& t) { return Figures{{"gflops", kestrel::bench::gflops(flops, t.median_ms)}}; });
+          [&](const Timing& t) {
+            return Figures{{"gflops", kestrel::bench::gflops(flops, t.median_ms)}};
+          });
     }
     run_peer_on(harness, labels);
   }
@@ -149,7 +153,8 @@ void bench_conv(Harness& harness) {
       const auto figures = [&](const Timing& t) {
         return Figures{{"gflops", kestrel::bench::gflops(flops, t.median_ms)}};
       };
-      harness.measure("conv2d", params, [&] { Tensor y = ops::conv2d(x, w); }, figures);
+      harness.measure(
+          "conv2d", params, [&] { Tensor y = ops::conv2d(x, w); }, figures);
       if (s.in > 1) {
         harness.measure(
             "conv2d_backprop_input", params, [&] { Tensor dx = ops::conv2d_backprop_input(dy, w, x.shape()); },
@@ -173,7 +178,9 @@ void bench_relu_chain(Harness& harness) {
   const Json params = {{"n", kElementwiseSize}, {"threads", kThreads}};
   harness.measure(
       "relu_chain", params, [&] { Tensor y = ops::multiply(ops::relu(ops::add(ops::multiply(x, a), b)), c); },
-      [&](const Timing& t) { return Figures{{"gb_per_s", kestrel::bench::gb_per_s(bytes, t.median_ms)}}; });
+      [&](const Timing& t) {
+        return Figures{{"gb_per_s", kestrel::bench::gb_per_s(bytes, t.median_ms)}};
+      });
   run_peer_on(harness, {kestrel::bench::case_label("relu_chain", params)});
 }
 
@@ -184,7 +191,9 @@ void bench_softmax(Harness& harness) {
   const Json params = {{"rows", kRows}, {"cols", kCols}, {"threads", kThreads}};
   harness.measure(
       "softmax", params, [&] { Tensor y = ops::softmax(x); },
-      [&](const Timing& t) { return Figures{{"gb_per_s", kestrel::bench::gb_per_s(bytes, t.median_ms)}}; });
+      [&](const Timing& t) {
+        return Figures{{"gb_per_s", kestrel::bench::gb_per_s(bytes, t.median_ms)}};
+      });
   run_peer_on(harness, {kestrel::bench::case_label("softmax", params)});
 }
 
@@ -197,7 +206,9 @@ void bench_layer_norm(Harness& harness) {
   const Json params = {{"rows", kRows}, {"cols", kCols}, {"threads", kThreads}};
   harness.measure(
       "layer_norm", params, [&] { Tensor y = ops::layer_norm(x, gamma, beta, {.epsilon = 1e-5}); },
-      [&](const Timing& t) { return Figures{{"gb_per_s", kestrel::bench::gb_per_s(bytes, t.median_ms)}}; });
+      [&](const Timing& t) {
+        return Figures{{"gb_per_s", kestrel::bench::gb_per_s(bytes, t.median_ms)}};
+      });
   run_peer_on(harness, {kestrel::bench::case_label("layer_norm", params)});
 }
 
@@ -219,9 +230,9 @@ void report_matmul_goal(Harness& harness) {
   if (ratios.empty()) return;
   bool met = true;
   for (double r : ratios) met = met && r >= kGoalRatio;
-  std::string verdict = std::string("matmul goal (n >= ") + std::to_string(kGoalMinSize) + ": Kestrel >= " +
-                        std::to_string(static_cast<int>(100 * kGoalRatio)) + "% of the best peer's GFLOP/s): " +
-                        (met ? "met" : "not met") + " [" + detail + "]";
+  std::string verdict = std::string("matmul goal (n >= ") + std::to_string(kGoalMinSize) +
+                        ": Kestrel >= " + std::to_string(static_cast<int>(100 * kGoalRatio)) +
+                        "% of the best peer's GFLOP/s): " + (met ? "met" : "not met") + " [" + detail + "]";
   std::cout << "\n" << verdict << "\n";
   harness.note(verdict);
 }
@@ -229,8 +240,9 @@ void report_matmul_goal(Harness& harness) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Harness harness("kernels_bench", "Kestrel's kernels (matmul, elementwise chain, softmax, layer norm) beside "
-                                   "PyTorch and NumPy, measured in the same run");
+  Harness harness("kernels_bench",
+                  "Kestrel's kernels (matmul, elementwise chain, softmax, layer norm) beside "
+                  "PyTorch and NumPy, measured in the same run");
   if (auto exit_code = harness.parse(argc, argv)) return *exit_code;
 
   bench_matmul(harness);

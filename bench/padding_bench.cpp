@@ -22,11 +22,11 @@ namespace {
 using namespace kestrel;  // NOLINT(google-build-using-namespace)
 namespace fortunes = datasets::fortunes;
 
-data::Dataset pipeline(const fortunes::Split& split, const text::WordPieceTokenizer& tokenizer,
-                       std::int64_t batch_size, std::int64_t multiple) {
+data::Dataset pipeline(const fortunes::Split& split, const text::WordPieceTokenizer& tokenizer, std::int64_t batch_size,
+                       std::int64_t multiple) {
   return split.to_dataset()
-      .map(tokenizer.map_fn({.truncation = text::Truncation::longest_first, .max_length = 128,
-                             .return_token_type_ids = false}))
+      .map(tokenizer.map_fn(
+          {.truncation = text::Truncation::longest_first, .max_length = 128, .return_token_type_ids = false}))
       .collate(batch_size, text::DataCollatorWithPadding(tokenizer, {.pad_to_multiple_of = multiple}));
 }
 
@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
   bench::Harness harness("padding_bench", "pad_to_multiple_of: distinct shapes, padding efficiency, epoch time");
   std::int64_t max_per_language = 200;
   std::int64_t batch_size = 32;
-  harness.cli().add_option("--max-per-language", max_per_language, "texts per language in the corpus")
+  harness.cli()
+      .add_option("--max-per-language", max_per_language, "texts per language in the corpus")
       ->capture_default_str();
   harness.cli().add_option("--batch-size", batch_size, "texts per batch")->capture_default_str();
   if (auto exit_code = harness.parse(argc, argv)) return *exit_code;
@@ -51,32 +52,37 @@ int main(int argc, char** argv) {
   for (std::int64_t multiple : {1, 8, 32, 64}) {
     const bench::Json params = {{"pad_to_multiple_of", multiple}, {"batch", batch_size}};
     data::Dataset ds = pipeline(data.train, tokenizer, batch_size, multiple);
-    harness.measure("pipeline_pass", params, [&] { for (const data::Element& b : ds) (void)b; },
-                    [&](const bench::Timing& t) {
-                      const data::PaddingReport r = ds.padding_stats();
-                      return bench::Figures{{"ms_per_pass", t.median_ms},
-                                            {"distinct_shapes", static_cast<double>(r.distinct_shapes)},
-                                            {"efficiency", r.efficiency()}};
-                    });
+    harness.measure(
+        "pipeline_pass", params,
+        [&] {
+          for (const data::Element& b : ds) (void)b;
+        },
+        [&](const bench::Timing& t) {
+          const data::PaddingReport r = ds.padding_stats();
+          return bench::Figures{{"ms_per_pass", t.median_ms},
+                                {"distinct_shapes", static_cast<double>(r.distinct_shapes)},
+                                {"efficiency", r.efficiency()}};
+        });
 
     char summary[128];
     const data::PaddingReport report = ds.padding_stats();
-    std::snprintf(summary, sizeof summary, "pad_to_multiple_of=%lld: %lld distinct batch shapes, padding efficiency %.1f%%",
-                  static_cast<long long>(multiple), static_cast<long long>(report.distinct_shapes),
-                  100.0 * report.efficiency());
+    std::snprintf(
+        summary, sizeof summary, "pad_to_multiple_of=%lld: %lld distinct batch shapes, padding efficiency %.1f%%",
+        static_cast<long long>(multiple), static_cast<long long>(report.distinct_shapes), 100.0 * report.efficiency());
     harness.note(summary);
 
-    models::BertClassifier model({.vocab_size = tokenizer.vocab_size(),
-                                  .num_classes = static_cast<std::int64_t>(data.languages.size())});
+    models::BertClassifier model(
+        {.vocab_size = tokenizer.vocab_size(), .num_classes = static_cast<std::int64_t>(data.languages.size())});
     model.compile({.optimizer = "adamw", .loss = losses::SparseCategoricalCrossentropy({.from_logits = true})});
     data::Dataset train = pipeline(data.train, tokenizer, batch_size, multiple);
-    harness.measure("train_epoch", params, [&] { model.fit(train, {.epochs = 1, .verbose = 0}); },
-                    [&](const bench::Timing& t) {
-                      const data::PaddingReport r = train.padding_stats();
-                      return bench::Figures{{"s_per_epoch", t.median_ms / 1000.0},
-                                            {"distinct_shapes", static_cast<double>(r.distinct_shapes)},
-                                            {"efficiency", r.efficiency()}};
-                    });
+    harness.measure(
+        "train_epoch", params, [&] { model.fit(train, {.epochs = 1, .verbose = 0}); },
+        [&](const bench::Timing& t) {
+          const data::PaddingReport r = train.padding_stats();
+          return bench::Figures{{"s_per_epoch", t.median_ms / 1000.0},
+                                {"distinct_shapes", static_cast<double>(r.distinct_shapes)},
+                                {"efficiency", r.efficiency()}};
+        });
   }
   return harness.finish();
 }

@@ -66,10 +66,8 @@ constexpr double kMiB = 1024.0 * 1024.0;
 int tpu_replicas() { return kestrel::distribute::TPUClusterOptions{}.num_cores; }
 
 Json config_params(const Workload& w, int replicas) {
-  return {{"model", w.name},
-          {"batch", w.batch},
-          {"replicas", replicas},
-          {"threads", kestrel::bench::kTrainStepThreads}};
+  return {
+      {"model", w.name}, {"batch", w.batch}, {"replicas", replicas}, {"threads", kestrel::bench::kTrainStepThreads}};
 }
 
 std::string step_label(const Workload& w, int replicas) {
@@ -260,8 +258,8 @@ void print_progress(const Record& r) {
               << fixed(r.figure("compile_ms").value_or(0), 1) << " ms";
   } else {
     std::cout << "peak RSS " << fixed(r.figure("peak_rss_mb").value_or(0), 0) << " MB (jit arenas "
-              << fixed(r.figure("arena_mb").value_or(0), 0) << " MB) after "
-              << fixed(r.figure("steps").value_or(0), 0) << " steps";
+              << fixed(r.figure("arena_mb").value_or(0), 0) << " MB) after " << fixed(r.figure("steps").value_or(0), 0)
+              << " steps";
   }
   std::cout << std::endl;
 }
@@ -282,8 +280,8 @@ bool measure_model(Harness& harness, const Workload& w, int replicas) {
     if (harness.selected(step_label(w, count))) timed += (timed.empty() ? "" : ",") + std::to_string(count);
   }
   if (!timed.empty()) {
-    const auto records = kestrel::bench::records_from_child(
-        harness, std::string("replica_step model=") + w.name, {"--replica-child", w.name, "--replicas", timed});
+    const auto records = kestrel::bench::records_from_child(harness, std::string("replica_step model=") + w.name,
+                                                            {"--replica-child", w.name, "--replicas", timed});
     all_ran = !records.empty();
     keep(harness, records);
   }
@@ -318,15 +316,16 @@ void measure_all_reduce(Harness& harness, const Workload& w, int replicas) {
     }
   }
   const double read_bytes = replicas * gradient_bytes;
-  harness.measure("all_reduce", params, [&] { kestrel::distribute::all_reduce_sum(gradients); },
-                  [&](const kestrel::bench::Timing& t) {
-                    return kestrel::bench::Figures{
-                        {"gb_per_s", kestrel::bench::gb_per_s(read_bytes, t.median_ms)},
-                        {"ms_per_call", t.median_ms},
-                        {"mb_read", read_bytes / kMiB},
-                        {"gb_per_s_with_writes", kestrel::bench::gb_per_s(read_bytes + gradient_bytes, t.median_ms)},
-                        {"tensors", static_cast<double>(weights.size())}};
-                  });
+  harness.measure(
+      "all_reduce", params, [&] { kestrel::distribute::all_reduce_sum(gradients); },
+      [&](const kestrel::bench::Timing& t) {
+        return kestrel::bench::Figures{
+            {"gb_per_s", kestrel::bench::gb_per_s(read_bytes, t.median_ms)},
+            {"ms_per_call", t.median_ms},
+            {"mb_read", read_bytes / kMiB},
+            {"gb_per_s_with_writes", kestrel::bench::gb_per_s(read_bytes + gradient_bytes, t.median_ms)},
+            {"tensors", static_cast<double>(weights.size())}};
+      });
 }
 
 const Record* find_record(const Harness& harness, const std::string& label) {
@@ -380,9 +379,9 @@ void report(Harness& harness, int replicas) {
     const Record* memory_one = find_record(harness, memory_label(w, 1));
     const Record* memory_many = find_record(harness, memory_label(w, replicas));
     const Record* reduce = find_record(
-        harness, kestrel::bench::case_label("all_reduce", {{"model", w.name},
-                                                            {"replicas", replicas},
-                                                            {"threads", kestrel::bench::kTrainStepThreads}}));
+        harness,
+        kestrel::bench::case_label(
+            "all_reduce", {{"model", w.name}, {"replicas", replicas}, {"threads", kestrel::bench::kTrainStepThreads}}));
     if (!step_one && !step_many && !memory_one && !memory_many && !reduce) continue;
     if (!header) {
       std::cout << "\n1 replica against " << replicas << " at the same global batch, under jit_compile:\n";
@@ -402,21 +401,20 @@ void report(Harness& harness, int replicas) {
     }
     print_row({w.title, std::to_string(w.batch / replicas), cell(step_one, "ms_per_step", 2),
                cell(step_many, "ms_per_step", 2), ratio_cell(step_ratio), ratio_cell(cpu_ratio),
-               cell(memory_one, "peak_rss_mb", 0),
-               cell(memory_many, "peak_rss_mb", 0), ratio_cell(memory_ratio), cell(reduce, "ms_per_call", 2),
-               reduce_share ? fixed(100 * *reduce_share, 1) + "%" : "-"},
+               cell(memory_one, "peak_rss_mb", 0), cell(memory_many, "peak_rss_mb", 0), ratio_cell(memory_ratio),
+               cell(reduce, "ms_per_call", 2), reduce_share ? fixed(100 * *reduce_share, 1) + "%" : "-"},
               widths);
     const std::string title = w.title;
     if (step_ratio) {
       verdicts.push_back("step goal (" + title + ": " + many_text + " replicas' step at most " + fixed(kStepGoal, 2) +
                          "x one replica's): " + (*step_ratio <= kStepGoal ? "met" : "not met") + " [" +
-                         fixed(step_many->timing.median_ms, 2) + " ms against " +
-                         fixed(step_one->timing.median_ms, 2) + " ms: " + fixed(*step_ratio, 2) + "x]");
+                         fixed(step_many->timing.median_ms, 2) + " ms against " + fixed(step_one->timing.median_ms, 2) +
+                         " ms: " + fixed(*step_ratio, 2) + "x]");
     }
     if (memory_ratio) {
       verdicts.push_back("memory goal (" + title + ": " + many_text + " replicas' peak RSS at most " +
-                         fixed(kMemoryGoal, 2) + "x one replica's): " +
-                         (*memory_ratio <= kMemoryGoal ? "met" : "not met") + " [" +
+                         fixed(kMemoryGoal, 2) +
+                         "x one replica's): " + (*memory_ratio <= kMemoryGoal ? "met" : "not met") + " [" +
                          cell(memory_many, "peak_rss_mb", 0) + " MB against " + cell(memory_one, "peak_rss_mb", 0) +
                          " MB: " + fixed(*memory_ratio, 2) + "x]");
     }

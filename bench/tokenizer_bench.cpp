@@ -34,12 +34,11 @@ using kestrel::bench::Timing;
 
 // The English files of Debian's `fortunes` package (dpkg -L fortunes).
 const std::vector<std::string> kFortuneFiles = {
-    "art",        "ascii-art",   "computers", "cookie",      "debian",   "definitions", "disclaimer", "drugs",
-    "education",  "ethnic",      "food",      "goedel",      "humorists", "kids",       "knghtbrd",   "law",
-    "linux",      "linuxcookie", "love",      "magic",       "medicine", "men-women",   "miscellaneous",
-    "news",       "paradoxum",   "people",    "perl",        "pets",     "platitudes",  "politics",   "pratchett",
-    "science",    "songs-poems", "sports",    "startrek",    "tao",      "translate-me", "wisdom",     "work",
-    "zippy"};
+    "art",         "ascii-art",   "computers", "cookie", "debian",       "definitions", "disclaimer",    "drugs",
+    "education",   "ethnic",      "food",      "goedel", "humorists",    "kids",        "knghtbrd",      "law",
+    "linux",       "linuxcookie", "love",      "magic",  "medicine",     "men-women",   "miscellaneous", "news",
+    "paradoxum",   "people",      "perl",      "pets",   "platitudes",   "politics",    "pratchett",     "science",
+    "songs-poems", "sports",      "startrek",  "tao",    "translate-me", "wisdom",      "work",          "zippy"};
 const std::vector<int> kThreads = {1, 2};
 constexpr int kTrainRepeats = 3;  // training takes seconds: a few runs give a stable median
 
@@ -69,7 +68,8 @@ int main(int argc, char** argv) {
   Harness harness("tokenizer_bench", "WordPiece encode and vocabulary training throughput on English text");
   std::string directory = "/usr/share/games/fortunes";
   std::int64_t vocab_size = 8192;
-  harness.cli().add_option("--fortunes-dir", directory, "Where the fortunes package put its files")
+  harness.cli()
+      .add_option("--fortunes-dir", directory, "Where the fortunes package put its files")
       ->capture_default_str();
   harness.cli().add_option("--vocab-size", vocab_size, "Size of the trained vocabulary")->capture_default_str();
   if (auto exit_code = harness.parse(argc, argv)) return *exit_code;
@@ -99,8 +99,8 @@ int main(int argc, char** argv) {
     record.timing = kestrel::bench::time_calls([&] { text::train_wordpiece_vocab(lines, trainer); }, 0, kTrainRepeats);
     record.figures = rates(bytes, texts, record.timing);
     // Timed with its own repeat count, so it is added (and printed) here rather than by measure().
-    std::cout << record.label() << ": median " << record.timing.median_ms << " ms over " << kTrainRepeats
-              << " runs, " << record.figures.front().second << " MB/s\n";
+    std::cout << record.label() << ": median " << record.timing.median_ms << " ms over " << kTrainRepeats << " runs, "
+              << record.figures.front().second << " MB/s\n";
     harness.add(record);
   }
 
@@ -116,12 +116,14 @@ int main(int argc, char** argv) {
   for (int threads : kThreads) {
     kestrel::set_num_threads(threads);
     harness.measure(
-        "encode_batch", {{"vocab", vocab_size}, {"threads", threads}},
-        [&] { tok.encode_batch(lines); }, [&](const Timing& t) { return rates(bytes, texts, t); });
+        "encode_batch", {{"vocab", vocab_size}, {"threads", threads}}, [&] { tok.encode_batch(lines); },
+        [&](const Timing& t) { return rates(bytes, texts, t); });
   }
   // The training-input path: truncated, padded to a multiple of 32, stacked into int64 batches.
-  const text::EncodeOptions padded{.padding = text::Padding::longest, .truncation = text::Truncation::longest_first,
-                                   .max_length = 128, .pad_to_multiple_of = 32};
+  const text::EncodeOptions padded{.padding = text::Padding::longest,
+                                   .truncation = text::Truncation::longest_first,
+                                   .max_length = 128,
+                                   .pad_to_multiple_of = 32};
   constexpr std::size_t kBatch = 256;
   for (int threads : kThreads) {
     kestrel::set_num_threads(threads);
@@ -129,8 +131,9 @@ int main(int argc, char** argv) {
         "encode_padded_batches", {{"vocab", vocab_size}, {"threads", threads}, {"batch", kBatch}},
         [&] {
           for (std::size_t start = 0; start < lines.size(); start += kBatch) {
-            const std::vector<std::string> batch(lines.begin() + static_cast<std::ptrdiff_t>(start),
-                                                 lines.begin() + static_cast<std::ptrdiff_t>(std::min(start + kBatch, lines.size())));
+            const std::vector<std::string> batch(
+                lines.begin() + static_cast<std::ptrdiff_t>(start),
+                lines.begin() + static_cast<std::ptrdiff_t>(std::min(start + kBatch, lines.size())));
             tok.encode_batch(batch, padded).to_element();
           }
         },

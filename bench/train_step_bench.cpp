@@ -119,9 +119,9 @@ void print_progress(const Record& r) {
 void measure_peer(Harness& harness, const Workload& w, Mode mode) {
   const std::string label = kestrel::bench::train_step_label(w, kestrel::bench::peer_mode_name(mode));
   if (!harness.selected(label)) return;
-  const auto run = harness.run_peer("train_step_peer.py",
-                                    {"--threads", std::to_string(kestrel::bench::kTrainStepThreads)},
-                                    kestrel::bench::exact_labels_regex({label}));
+  const auto run =
+      harness.run_peer("train_step_peer.py", {"--threads", std::to_string(kestrel::bench::kTrainStepThreads)},
+                       kestrel::bench::exact_labels_regex({label}));
   for (const Record& r : run.records) print_progress(r);
 }
 

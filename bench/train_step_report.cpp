@@ -106,8 +106,8 @@ void report_jit_over_eager_goal(const WorkloadRecords& bert, Harness& harness, s
   if (!ratio) return;
   keep_verdict(harness, out,
                "jit goal (BERT-tiny jit step >= " + fixed(kJitOverEagerGoal, 2) + "x faster than Kestrel eager): " +
-                   met(*ratio >= kJitOverEagerGoal) + " [jit " + fixed(bert.jit->timing.median_ms, 2) +
-                   " ms, eager " + fixed(bert.eager->timing.median_ms, 2) + " ms: " + fixed(*ratio, 2) + "x]");
+                   met(*ratio >= kJitOverEagerGoal) + " [jit " + fixed(bert.jit->timing.median_ms, 2) + " ms, eager " +
+                   fixed(bert.eager->timing.median_ms, 2) + " ms: " + fixed(*ratio, 2) + "x]");
 }
 
 // The workloads the 1.25x goal against PyTorch eager covers; it is judged only when all of them have
@@ -195,7 +195,8 @@ void print_train_step_tables(const std::vector<WorkloadRecords>& results, std::o
   first.row({"workload", "eager", "jit", "torch", "torchscript", "compile ms", "compiles"});
   for (const WorkloadRecords& r : results) {
     first.row({r.workload->title, first_step_cell(r.eager), first_step_cell(r.jit), first_step_cell(r.torch),
-               first_step_cell(r.torchscript), figure_cell(r.jit, "compile_ms", 1), figure_cell(r.jit, "jit_compiles", 0)});
+               first_step_cell(r.torchscript), figure_cell(r.jit, "compile_ms", 1),
+               figure_cell(r.jit, "jit_compiles", 0)});
   }
   out << "(speedup above 1x: Kestrel's jit is faster. Peak MB is each process's; for torch it includes the\n"
          " interpreter and PyTorch themselves, base_rss_mb in the JSON. jit compiles: programs compiled in all the\n"

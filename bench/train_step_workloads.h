@@ -25,8 +25,8 @@ namespace kestrel::bench {
 constexpr int kTrainStepThreads = 2;
 
 struct Workload {
-  const char* name;       ///< "mlp", "cnn", "bert_tiny", "gpt_tiny": the "model" param of its records
-  const char* title;      ///< as the reference table names it: "MLP", "CNN", "BERT-tiny", "GPT-tiny"
+  const char* name;   ///< "mlp", "cnn", "bert_tiny", "gpt_tiny": the "model" param of its records
+  const char* title;  ///< as the reference table names it: "MLP", "CNN", "BERT-tiny", "GPT-tiny"
   std::int64_t batch;
   double training_gflop;  ///< per step: 3 x the forward matmul/conv FLOPs (the reference table)
   std::int64_t params;    ///< the reference parameter count, checked against the model

@@ -43,14 +43,14 @@ BertClassifier::BertClassifier(BertOptions options)
       layers::LayerNormalizationOptions{.epsilon = o.layer_norm_epsilon, .name = "embeddings_layer_norm"});
   embeddings_dropout_ = &add<layers::Dropout>(o.dropout, layers::DropoutOptions{.name = "embeddings_dropout"});
   for (int i = 0; i < o.num_layers; ++i) {
-    encoder_layers_.push_back(&add<layers::TransformerEncoder>(layers::TransformerEncoderOptions{
-        .intermediate_dim = o.intermediate_size,
-        .num_heads = o.num_heads,
-        .dropout = o.dropout,
-        .activation = o.hidden_act,
-        .layer_norm_epsilon = o.layer_norm_epsilon,
-        .kernel_initializer = init,
-        .name = "transformer_layer_" + std::to_string(i)}));
+    encoder_layers_.push_back(&add<layers::TransformerEncoder>(
+        layers::TransformerEncoderOptions{.intermediate_dim = o.intermediate_size,
+                                          .num_heads = o.num_heads,
+                                          .dropout = o.dropout,
+                                          .activation = o.hidden_act,
+                                          .layer_norm_epsilon = o.layer_norm_epsilon,
+                                          .kernel_initializer = init,
+                                          .name = "transformer_layer_" + std::to_string(i)}));
   }
   if (o.use_pooler) {
     pooler_ = &add<layers::Dense>(
@@ -65,7 +65,8 @@ BertClassifier::Unpacked BertClassifier::unpack(const Inputs& inputs) const {
       read_token_inputs(inputs, {"attention_mask", "token_type_ids"}, options_.max_length, error_prefix());
   const Unpacked in{read.input_ids, read.get("attention_mask"), read.get("token_type_ids")};
   if (in.token_type_ids.defined() && token_type_embedding_ == nullptr) {
-    throw ValueError(error_prefix() + "got token_type_ids but type_vocab_size is 0, so the model has no segment "
+    throw ValueError(error_prefix() +
+                     "got token_type_ids but type_vocab_size is 0, so the model has no segment "
                      "embeddings; build it with BertOptions{.type_vocab_size = 2} or leave token_type_ids out");
   }
   return in;
@@ -77,14 +78,16 @@ Tensor BertClassifier::embed(const Unpacked& in, bool training) {
     h = (*token_embedding_)(in.input_ids, training);
   } catch (const IndexError& e) {
     throw IndexError(error_prefix() + "input_ids hold an id outside the vocabulary (vocab_size is " +
-                     std::to_string(options_.vocab_size) + "; build the model with BertOptions{.vocab_size = "
-                     "tokenizer.vocab_size()}): " + e.what());
+                     std::to_string(options_.vocab_size) +
+                     "; build the model with BertOptions{.vocab_size = "
+                     "tokenizer.vocab_size()}): " +
+                     e.what());
   }
   h = ops::add(h, (*position_embedding_)(h, training));
   if (token_type_embedding_ != nullptr) {
     // Absent segment ids mean one segment, as BERT treats them: row 0 is still added.
-    const Tensor types = in.token_type_ids.defined() ? in.token_type_ids
-                                                     : Tensor::zeros(in.input_ids.shape(), DType::int64);
+    const Tensor types =
+        in.token_type_ids.defined() ? in.token_type_ids : Tensor::zeros(in.input_ids.shape(), DType::int64);
     h = ops::add(h, (*token_type_embedding_)(types, training));
   }
   return (*embeddings_dropout_)((*embeddings_norm_)(h, training), training);
@@ -112,7 +115,8 @@ Tensor BertClassifier::call(const Inputs& inputs, bool training) {
 void BertClassifier::build(const Shape& input_shape) {
   if (built()) return;
   if (input_shape.rank() != 2) {
-    throw ShapeError(error_prefix() + "build() takes the input_ids shape [batch, length], got " + input_shape.to_string());
+    throw ShapeError(error_prefix() + "build() takes the input_ids shape [batch, length], got " +
+                     input_shape.to_string());
   }
   autodiff::NoGradScope no_grad;
   (*this)(Inputs{{"input_ids", Tensor::zeros(input_shape, DType::int64)}}, /*training=*/false);

@@ -41,17 +41,17 @@ struct BertOptions {
   std::int64_t vocab_size = 8192;
   std::int64_t hidden_size = 128;
   int num_layers = 2;
-  int num_heads = 2;                    ///< must divide hidden_size
+  int num_heads = 2;                     ///< must divide hidden_size
   std::int64_t intermediate_size = 512;  ///< the feed-forward hidden size of each block
   ActivationFn hidden_act = "gelu";      ///< of the feed-forward hidden layer (exact erf gelu, as BERT)
   std::int64_t max_length = 128;         ///< the longest input: the number of position vectors
   double dropout = 0.1;                  ///< embeddings, attention probabilities, residual branches, head
   std::int64_t num_classes = 2;
-  double initializer_stddev = 0.02;      ///< kernels and embeddings: truncated normal, as BERT
-  std::int64_t type_vocab_size = 0;      ///< segments; 0 = no token_type_embedding (token_type_ids refused)
-  bool use_pooler = true;                ///< tanh Dense on the [CLS] vector before the classifier
+  double initializer_stddev = 0.02;  ///< kernels and embeddings: truncated normal, as BERT
+  std::int64_t type_vocab_size = 0;  ///< segments; 0 = no token_type_embedding (token_type_ids refused)
+  bool use_pooler = true;            ///< tanh Dense on the [CLS] vector before the classifier
   double layer_norm_epsilon = 1e-12;
-  std::string name;                      ///< the model's name; "bert_classifier" (made unique) when empty
+  std::string name;  ///< the model's name; "bert_classifier" (made unique) when empty
 };
 
 class BertClassifier : public Model {

@@ -32,15 +32,15 @@ GPT::GPT(GPTOptions options) : Model(options.name, "GPT"), options_(validated(er
       o.max_length, PositionEmbeddingOptions{.initializer = init, .name = "position_embedding"});
   embeddings_dropout_ = &add<layers::Dropout>(o.dropout, layers::DropoutOptions{.name = "embeddings_dropout"});
   for (int i = 0; i < o.num_layers; ++i) {
-    transformer_layers_.push_back(&add<layers::TransformerEncoder>(layers::TransformerEncoderOptions{
-        .intermediate_dim = o.intermediate_size,
-        .num_heads = o.num_heads,
-        .dropout = o.dropout,
-        .activation = o.hidden_act,
-        .layer_norm_epsilon = o.layer_norm_epsilon,
-        .kernel_initializer = init,
-        .normalize_first = true,
-        .name = "transformer_layer_" + std::to_string(i)}));
+    transformer_layers_.push_back(&add<layers::TransformerEncoder>(
+        layers::TransformerEncoderOptions{.intermediate_dim = o.intermediate_size,
+                                          .num_heads = o.num_heads,
+                                          .dropout = o.dropout,
+                                          .activation = o.hidden_act,
+                                          .layer_norm_epsilon = o.layer_norm_epsilon,
+                                          .kernel_initializer = init,
+                                          .normalize_first = true,
+                                          .name = "transformer_layer_" + std::to_string(i)}));
   }
   final_norm_ = &add<layers::LayerNormalization>(
       layers::LayerNormalizationOptions{.epsilon = o.layer_norm_epsilon, .name = "final_layer_norm"});
@@ -63,8 +63,10 @@ Tensor GPT::embed(const Tensor& input_ids, bool training) {
     h = (*token_embedding_)(input_ids, training);
   } catch (const IndexError& e) {
     throw IndexError(error_prefix() + "input_ids hold an id outside the vocabulary (vocab_size is " +
-                     std::to_string(options_.vocab_size) + "; build the model with GPTOptions{.vocab_size = "
-                     "tokenizer.vocab_size()}): " + e.what());
+                     std::to_string(options_.vocab_size) +
+                     "; build the model with GPTOptions{.vocab_size = "
+                     "tokenizer.vocab_size()}): " +
+                     e.what());
   }
   h = ops::add(h, (*position_embedding_)(h, training));
   return (*embeddings_dropout_)(h, training);
@@ -92,7 +94,8 @@ Tensor GPT::call(const Inputs& inputs, bool training) { return logits(sequence_o
 void GPT::build(const Shape& input_shape) {
   if (built()) return;
   if (input_shape.rank() != 2) {
-    throw ShapeError(error_prefix() + "build() takes the input_ids shape [batch, length], got " + input_shape.to_string());
+    throw ShapeError(error_prefix() + "build() takes the input_ids shape [batch, length], got " +
+                     input_shape.to_string());
   }
   autodiff::NoGradScope no_grad;
   (*this)(Inputs{{"input_ids", Tensor::zeros(input_shape, DType::int64)}}, /*training=*/false);

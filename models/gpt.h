@@ -52,14 +52,14 @@ struct GPTOptions {
   std::int64_t vocab_size = 8192;
   std::int64_t hidden_size = 256;
   int num_layers = 4;
-  int num_heads = 4;                                  ///< must divide hidden_size
-  std::int64_t intermediate_size = 1024;              ///< the feed-forward hidden size of each block
-  ActivationFn hidden_act = gelu_approximate();        ///< of the feed-forward hidden layer
-  std::int64_t max_length = 128;                      ///< the longest sequence: the number of position vectors
-  double dropout = 0.1;                               ///< embeddings, attention probabilities, residual branches
-  double initializer_stddev = 0.02;                   ///< embeddings and kernels: N(0, stddev); biases zero
+  int num_heads = 4;                             ///< must divide hidden_size
+  std::int64_t intermediate_size = 1024;         ///< the feed-forward hidden size of each block
+  ActivationFn hidden_act = gelu_approximate();  ///< of the feed-forward hidden layer
+  std::int64_t max_length = 128;                 ///< the longest sequence: the number of position vectors
+  double dropout = 0.1;                          ///< embeddings, attention probabilities, residual branches
+  double initializer_stddev = 0.02;              ///< embeddings and kernels: N(0, stddev); biases zero
   double layer_norm_epsilon = 1e-5;
-  std::string name;                                   ///< the model's name; "gpt" (made unique) when empty
+  std::string name;  ///< the model's name; "gpt" (made unique) when empty
 };
 
 /// How generate() picks each new token.

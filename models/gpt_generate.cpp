@@ -25,8 +25,7 @@ std::int64_t greedy_pick(const float* logits, std::int64_t vocab) {
 double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
 /// Samples among the top_k largest logits, each scaled by 1/temperature, with softmax weights.
-std::int64_t top_k_pick(const float* logits, std::int64_t vocab, int top_k, double temperature,
-                        std::mt19937_64& rng) {
+std::int64_t top_k_pick(const float* logits, std::int64_t vocab, int top_k, double temperature, std::mt19937_64& rng) {
   const auto k = static_cast<std::size_t>(std::min<std::int64_t>(top_k, vocab));
   std::vector<std::int64_t> order(static_cast<std::size_t>(vocab));
   std::iota(order.begin(), order.end(), std::int64_t{0});
@@ -102,9 +101,8 @@ Tensor GPT::generate(const Tensor& prompt_ids, GenerateOptions options) {
     grown.reserve(static_cast<std::size_t>(batch * (length + 1)));
     for (std::int64_t b = 0; b < batch; ++b) {
       const float* row = next_logits.data() + b * vocab;
-      const std::int64_t next = options.top_k == 0
-                                    ? greedy_pick(row, vocab)
-                                    : top_k_pick(row, vocab, options.top_k, options.temperature, rng);
+      const std::int64_t next = options.top_k == 0 ? greedy_pick(row, vocab)
+                                                   : top_k_pick(row, vocab, options.top_k, options.temperature, rng);
       grown.insert(grown.end(), ids.begin() + b * length, ids.begin() + (b + 1) * length);
       grown.push_back(next);
     }

@@ -27,8 +27,7 @@ Tensor PositionEmbedding::call(const Tensor& x, bool training) {
   const Shape& table = embeddings_.shape();
   if (x.rank() != 3 || x.shape()[-1] != table[1]) {
     throw ShapeError(error_prefix() + "input is " + x.shape().to_string() + " but the layer was built for " +
-                     std::to_string(table[1]) + " features; feed [batch, positions, " + std::to_string(table[1]) +
-                     "]");
+                     std::to_string(table[1]) + " features; feed [batch, positions, " + std::to_string(table[1]) + "]");
   }
   const std::int64_t length = x.shape()[1];
   if (length > sequence_length_) {

@@ -43,7 +43,8 @@ TokenInputs read_token_inputs(const Inputs& inputs, const std::vector<std::strin
   if (length > max_length) {
     throw ShapeError(who + "input_ids have length " + std::to_string(length) + " but max_length is " +
                      std::to_string(max_length) + "; truncate with the tokenizer's max_length (" +
-                     std::to_string(max_length) + "), cut the text into windows, or build the model with a "
+                     std::to_string(max_length) +
+                     "), cut the text into windows, or build the model with a "
                      "larger max_length");
   }
   for (const auto& [name, t] : in.optional) {

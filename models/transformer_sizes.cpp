@@ -25,7 +25,8 @@ void check_transformer_sizes(const std::string& prefix, const TransformerSizes& 
   require_positive(prefix, "num_heads", s.num_heads);
   require_positive(prefix, "intermediate_size", s.intermediate_size);
   require_positive(prefix, "max_length", s.max_length);
-  if (s.num_layers < 0) throw ValueError(prefix + "num_layers is " + std::to_string(s.num_layers) + "; it must be >= 0");
+  if (s.num_layers < 0)
+    throw ValueError(prefix + "num_layers is " + std::to_string(s.num_layers) + "; it must be >= 0");
   if (s.hidden_size % s.num_heads != 0) {
     throw ValueError(prefix + "hidden_size " + std::to_string(s.hidden_size) + " does not split into " +
                      std::to_string(s.num_heads) + " heads; choose num_heads dividing hidden_size");

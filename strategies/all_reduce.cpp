@@ -52,7 +52,7 @@ void check_replicas_agree(const std::vector<std::vector<Tensor>>& per_replica) {
       if (!t.defined()) continue;
       if (t.is_symbolic()) {
         throw JitError(op_message(kOp, where(k, r) + " is a symbolic tensor made while jit_compile traces, and has no "
-                                                      "data; all_reduce_sum sums tensors with values"));
+                                                     "data; all_reduce_sum sums tensors with values"));
       }
       if (t.dtype() != reference.dtype()) {
         throw TypeError(op_message(kOp, where(k, r) + " is " + t.spec().to_string() + " but replica 0's is " +
@@ -94,8 +94,8 @@ void sum_in_place(const std::vector<std::vector<Tensor>>& per_replica, std::size
 }
 
 // As sum_in_place, but summing bfloat16 in float32 and rounding once at the end.
-void sum_bfloat16(const std::vector<std::vector<Tensor>>& per_replica, std::size_t k, bfloat16* out,
-                  std::int64_t begin, std::int64_t end) {
+void sum_bfloat16(const std::vector<std::vector<Tensor>>& per_replica, std::size_t k, bfloat16* out, std::int64_t begin,
+                  std::int64_t end) {
   float sums[kBlock];
   for (std::int64_t block = begin; block < end; block += kBlock) {
     const std::int64_t count = std::min(end, block + kBlock) - block;
@@ -123,8 +123,8 @@ void sum_range(const std::vector<std::vector<Tensor>>& per_replica, std::size_t 
 // Sums the elements [begin, end) of every defined position laid end to end: position k's elements
 // follow those of the defined positions before it. Finding where a chunk starts by walking the
 // positions costs nothing next to summing them, and needs no table.
-void sum_span(const std::vector<std::vector<Tensor>>& per_replica, const std::vector<Tensor>& sums,
-              std::int64_t begin, std::int64_t end) {
+void sum_span(const std::vector<std::vector<Tensor>>& per_replica, const std::vector<Tensor>& sums, std::int64_t begin,
+              std::int64_t end) {
   std::int64_t start = 0;  // where position k's elements begin
   for (std::size_t k = 0; k < sums.size() && start < end; ++k) {
     if (!sums[k].defined()) continue;
@@ -150,8 +150,9 @@ std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_r
   }
   // One parallel_for over all positions at once balances many small tensors and a few large ones
   // alike. Each element's sum runs in replica order whichever thread does it.
-  parallel_for(total, kChunkGrain,
-               [&per_replica, &sums](std::int64_t begin, std::int64_t end) { sum_span(per_replica, sums, begin, end); });
+  parallel_for(total, kChunkGrain, [&per_replica, &sums](std::int64_t begin, std::int64_t end) {
+    sum_span(per_replica, sums, begin, end);
+  });
   return sums;
 }
 

@@ -25,8 +25,8 @@ std::int64_t batch_rows(const data::Element& element) {
                        "' is a scalar, so the batch cannot be split over the replicas; batch the dataset first");
     }
     if (rows >= 0 && r != rows) {
-      throw ShapeError("experimental_distribute_dataset: the values of a batch have " + std::to_string(rows) +
-                       " and " + std::to_string(r) + " rows ('" + key + "'); every value needs the same first dimension");
+      throw ShapeError("experimental_distribute_dataset: the values of a batch have " + std::to_string(rows) + " and " +
+                       std::to_string(r) + " rows ('" + key + "'); every value needs the same first dimension");
     }
     rows = r;
   }
@@ -35,7 +35,8 @@ std::int64_t batch_rows(const data::Element& element) {
 
 class SplitIterator final : public DistributedDataset::Iterator {
  public:
-  SplitIterator(std::unique_ptr<data::Iterator> source, int replicas) : source_(std::move(source)), replicas_(replicas) {}
+  SplitIterator(std::unique_ptr<data::Iterator> source, int replicas)
+      : source_(std::move(source)), replicas_(replicas) {}
 
   std::optional<PerReplica<data::Element>> next() override {
     std::optional<data::Element> batch = source_->next();
@@ -43,8 +44,8 @@ class SplitIterator final : public DistributedDataset::Iterator {
     const std::int64_t rows = batch_rows(*batch);
     if (rows % replicas_ != 0) {
       throw ValueError("experimental_distribute_dataset: a global batch of " + std::to_string(rows) +
-                       " rows does not divide by " + std::to_string(replicas_) +
-                       " replicas; batch by a multiple of " + std::to_string(replicas_) +
+                       " rows does not divide by " + std::to_string(replicas_) + " replicas; batch by a multiple of " +
+                       std::to_string(replicas_) +
                        " and drop the remainder (batch(n, {.drop_remainder = true})), or let fit pad the last "
                        "batch");
     }

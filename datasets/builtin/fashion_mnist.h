@@ -16,8 +16,8 @@
 namespace kestrel::datasets::fashion_mnist {
 
 inline constexpr const char* kDefaultDirectory = "/usr/share/datasets/fashion-mnist";
-inline constexpr std::array<const char*, 10> kClassNames = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
-                                                            "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+inline constexpr std::array<const char*, 10> kClassNames = {
+    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
 
 struct Split {
   Tensor images;  ///< float32 [n, 28, 28], values 0..255

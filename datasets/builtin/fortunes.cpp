@@ -35,11 +35,14 @@ struct Source {
 
 const std::vector<Source>& sources() {
   static const std::vector<Source> table = {
-      {"fortunes", "en", "",
-       {"art", "computers", "cookie", "debian", "definitions", "disclaimer", "drugs", "education", "ethnic", "food",
-        "goedel", "humorists", "kids", "knghtbrd", "law", "linux", "linuxcookie", "love", "magic", "medicine",
-        "men-women", "miscellaneous", "news", "paradoxum", "people", "perl", "pets", "platitudes", "politics",
-        "pratchett", "science", "songs-poems", "sports", "startrek", "tao", "wisdom", "work", "zippy"},
+      {"fortunes",
+       "en",
+       "",
+       {"art",         "computers", "cookie", "debian",     "definitions", "disclaimer",    "drugs",   "education",
+        "ethnic",      "food",      "goedel", "humorists",  "kids",        "knghtbrd",      "law",     "linux",
+        "linuxcookie", "love",      "magic",  "medicine",   "men-women",   "miscellaneous", "news",    "paradoxum",
+        "people",      "perl",      "pets",   "platitudes", "politics",    "pratchett",     "science", "songs-poems",
+        "sports",      "startrek",  "tao",    "wisdom",     "work",        "zippy"},
        {}},  // not ascii-art (drawings), not translate-me (Latin)
       {"fortunes-min", "en", "", {"fortunes", "literature", "riddles"}, {}},
       // asciiart: drawings; translations: half English; namen, vornamen, warmduscher: one template
@@ -69,10 +72,8 @@ Script script_of(std::string_view language) {
 
 bool in_script(std::int32_t cp, Script script) {
   switch (script) {
-    case Script::latin:
-      return cp < 0x2B0 || (cp >= 0x1E00 && cp < 0x1F00);
-    case Script::cyrillic:
-      return cp >= 0x400 && cp < 0x530;
+    case Script::latin: return cp < 0x2B0 || (cp >= 0x1E00 && cp < 0x1F00);
+    case Script::cyrillic: return cp >= 0x400 && cp < 0x530;
     case Script::han:
       return (cp >= 0x3400 && cp < 0x4DC0) || (cp >= 0x4E00 && cp < 0xA000) || (cp >= 0xF900 && cp < 0xFB00) ||
              (cp >= 0x20000 && cp < 0x30000);

@@ -55,9 +55,11 @@ std::uint32_t big_endian_u32(const unsigned char* p) {
 
 std::size_t element_size(unsigned char type_code) {
   switch (type_code) {
-    case 0x08: case 0x09: return 1;
+    case 0x08:
+    case 0x09: return 1;
     case 0x0B: return 2;
-    case 0x0C: case 0x0D: return 4;
+    case 0x0C:
+    case 0x0D: return 4;
     case 0x0E: return 8;
     default: return 0;
   }
@@ -95,9 +97,8 @@ T checked_integer(double v, std::size_t i, const std::string& path) {
   // T's minimum is -2^k, exact as a double; the values that truncate into T lie in [-2^k, 2^k).
   constexpr double kLow = static_cast<double>(std::numeric_limits<T>::min());
   if (!(v >= kLow && v < -kLow)) {
-    throw ValueError("IDX file '" + path + "': element " + std::to_string(i) + " is " + std::to_string(v) +
-                     ", which " + std::string(to_string(dtype_of<T>())) +
-                     " cannot hold; read the file as float32");
+    throw ValueError("IDX file '" + path + "': element " + std::to_string(i) + " is " + std::to_string(v) + ", which " +
+                     std::string(to_string(dtype_of<T>())) + " cannot hold; read the file as float32");
   }
   return static_cast<T>(v);
 }
@@ -147,7 +148,8 @@ Tensor read_idx(const std::string& path, DType dtype) {
   in.read(magic, 4, "the magic number");
   const std::size_t size = element_size(magic[2]);
   if (magic[0] != 0 || magic[1] != 0 || size == 0) {
-    throw IOError("'" + path + "' is not an IDX file: the header at byte 0 is not 00 00 <type> <rank> with a known type");
+    throw IOError("'" + path +
+                  "' is not an IDX file: the header at byte 0 is not 00 00 <type> <rank> with a known type");
   }
   const int rank = magic[3];
   if (rank == 0 || rank > Shape::kMaxRank) {

@@ -29,9 +29,9 @@ std::vector<utf8proc_int32_t> decompose(std::u32string_view text) {
   utf8proc_int32_t buffer[32];
   int boundclass = 0;  // only read with UTF8PROC_CHARBOUND
   for (char32_t c : text) {
-    const auto n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(c), buffer, 32,
-                                           static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE),
-                                           &boundclass);
+    const auto n =
+        utf8proc_decompose_char(static_cast<utf8proc_int32_t>(c), buffer, 32,
+                                static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE), &boundclass);
     if (n <= 0) {  // cannot happen for valid code points; keep the character unchanged
       out.push_back(static_cast<utf8proc_int32_t>(c));
       continue;

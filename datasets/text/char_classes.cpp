@@ -42,10 +42,8 @@ bool detail::is_bert_control_slow(char32_t c) {
     case UTF8PROC_CATEGORY_CF:
     case UTF8PROC_CATEGORY_CS:
     case UTF8PROC_CATEGORY_CO:
-    case UTF8PROC_CATEGORY_CN:
-      return true;
-    default:
-      return false;
+    case UTF8PROC_CATEGORY_CN: return true;
+    default: return false;
   }
 }
 
@@ -62,10 +60,15 @@ bool is_cjk_ideograph(char32_t c) {
 
 bool detail::is_split_space_slow(char32_t c) {
   switch (c) {
-    case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000:
-      return true;
-    default:
-      return c >= 0x2000 && c <= 0x200A;
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000: return true;
+    default: return c >= 0x2000 && c <= 0x200A;
   }
 }
 

@@ -95,8 +95,8 @@ data::Element pad_features(const WordPieceTokenizer& tokenizer, const std::vecto
     for (const auto& [key, value] : others[i].values()) {
       const data::ValueSpec spec = data::spec_of(value), expected = data::spec_of(others.front().at(key));
       if (spec == expected) continue;
-      const std::string message = who + ": '" + key + "' is " + spec.to_string() + " in example " +
-                                  std::to_string(i) + " but " + expected.to_string() +
+      const std::string message = who + ": '" + key + "' is " + spec.to_string() + " in example " + std::to_string(i) +
+                                  " but " + expected.to_string() +
                                   " in example 0; only the tokenizer's keys are padded, so other values must "
                                   "agree in shape and type";
       if (spec.shape != expected.shape) throw ShapeError(message);
@@ -158,15 +158,15 @@ data::Element DataCollatorWithPadding::operator()(const std::vector<data::Elemen
 
 DataCollatorForLanguageModeling::DataCollatorForLanguageModeling(const WordPieceTokenizer& tokenizer,
                                                                  DataCollatorForLanguageModelingOptions options)
-    : tokenizer_(std::make_shared<const WordPieceTokenizer>(tokenizer)),
-      options_(options) {
+    : tokenizer_(std::make_shared<const WordPieceTokenizer>(tokenizer)), options_(options) {
   if (options_.mlm) {
     const std::string& mask = tokenizer.options().mask_token;
     const std::int64_t id = tokenizer.mask_token_id();
     if (mask.empty() || id < 0 || id >= tokenizer.vocab_size() || tokenizer.vocab()[id] != mask) {
-      throw ValueError("DataCollatorForLanguageModeling: the tokenizer has no mask token, which masked language "
-                       "modelling needs; add [MASK] to the vocabulary, or pass {.mlm = false} for causal "
-                       "language modelling");
+      throw ValueError(
+          "DataCollatorForLanguageModeling: the tokenizer has no mask token, which masked language "
+          "modelling needs; add [MASK] to the vocabulary, or pass {.mlm = false} for causal "
+          "language modelling");
     }
     check_probability(options_.mlm_probability, "mlm_probability");
   }

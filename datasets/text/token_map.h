@@ -29,7 +29,7 @@ class TokenMap {
     std::uint64_t hash = 0;
     std::uint32_t offset = 0;  // into arena_
     std::uint32_t length = 0;
-    std::int64_t id = -1;      // -1: empty slot
+    std::int64_t id = -1;  // -1: empty slot
   };
   static std::uint64_t hash(std::string_view s);
   void grow();

@@ -25,8 +25,8 @@ void replace_all(std::string& text, std::string_view from, std::string_view to) 
 // and English contractions go away. Each replacement runs over the whole text, in this order.
 void clean_up_tokenization(std::string& text) {
   static constexpr std::pair<std::string_view, std::string_view> kReplacements[] = {
-      {" .", "."},     {" ?", "?"},     {" !", "!"},     {" ,", ","},     {" ' ", "'"},
-      {" n't", "n't"}, {" 'm", "'m"},   {" 's", "'s"},   {" 've", "'ve"}, {" 're", "'re"},
+      {" .", "."},     {" ?", "?"},   {" !", "!"},   {" ,", ","},     {" ' ", "'"},
+      {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
   };
   for (const auto& [from, to] : kReplacements) replace_all(text, from, to);
 }

@@ -38,9 +38,10 @@ Resolved resolve(const EncodeOptions& options, std::int64_t model_max_length, co
   if (!r.max_length && (options.padding == Padding::max_length || truncating)) r.max_length = model_max_length;
   if (truncating && padding && options.pad_to_multiple_of > 0 && r.max_length &&
       *r.max_length % options.pad_to_multiple_of != 0) {
-    throw ValueError(std::string("[WordPieceTokenizer] ") + op + ": truncation and padding are both on, but max_length " +
-                     std::to_string(*r.max_length) + " is not a multiple of pad_to_multiple_of " +
-                     std::to_string(options.pad_to_multiple_of) + "; make max_length a multiple of it");
+    throw ValueError(std::string("[WordPieceTokenizer] ") + op +
+                     ": truncation and padding are both on, but max_length " + std::to_string(*r.max_length) +
+                     " is not a multiple of pad_to_multiple_of " + std::to_string(options.pad_to_multiple_of) +
+                     "; make max_length a multiple of it");
   }
   return r;
 }
@@ -53,10 +54,11 @@ void warn_untruncated(Truncation strategy, std::int64_t max_length) {
                      : strategy == Truncation::only_second ? "only_second"
                                                            : "longest_first";
   logging::get("kestrel.data")
-      ->warn("WordPieceTokenizer: Truncation::{} cannot bring a sequence to max_length {}: the sequence it may cut "
-             "is too short, or max_length leaves no room beside the special tokens; the sequence is left longer "
-             "(raise max_length, or use Truncation::longest_first for pairs)",
-             name, max_length);
+      ->warn(
+          "WordPieceTokenizer: Truncation::{} cannot bring a sequence to max_length {}: the sequence it may cut "
+          "is too short, or max_length leaves no room beside the special tokens; the sequence is left longer "
+          "(raise max_length, or use Truncation::longest_first for pairs)",
+          name, max_length);
 }
 
 std::string batch_error(const char* what, std::size_t index, const std::string& message) {
@@ -75,8 +77,7 @@ Encoding WordPieceTokenizer::prepare_for_model(std::vector<std::int64_t> ids, st
   const bool pair = pair_ids != nullptr;
   const auto special = options.add_special_tokens ? (pair ? 3 : 2) : 0;
   const auto total = static_cast<std::int64_t>(ids.size() + (pair ? pair_ids->size() : 0)) + special;
-  if (options.truncation != Truncation::do_not_truncate && r.max_length && *r.max_length > 0 &&
-      total > *r.max_length) {
+  if (options.truncation != Truncation::do_not_truncate && r.max_length && *r.max_length > 0 && total > *r.max_length) {
     if (!truncate_sequences(ids, pair_ids, total - *r.max_length, options.truncation)) {
       warn_untruncated(options.truncation, *r.max_length);
     }
@@ -101,7 +102,8 @@ Encoding WordPieceTokenizer::prepare_for_model(std::vector<std::int64_t> ids, st
   if (options.return_token_type_ids) {
     // Without special tokens Hugging Face's slow tokenizers give the second sequence type 0 too.
     e.token_type_ids.assign(size, 0);
-    if (options.add_special_tokens && pair) std::fill(e.token_type_ids.begin() + static_cast<std::ptrdiff_t>(n_first), e.token_type_ids.end(), 1);
+    if (options.add_special_tokens && pair)
+      std::fill(e.token_type_ids.begin() + static_cast<std::ptrdiff_t>(n_first), e.token_type_ids.end(), 1);
   }
   if (options.return_special_tokens_mask) {
     e.special_tokens_mask.assign(size, 0);

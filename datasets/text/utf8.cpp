@@ -59,7 +59,8 @@ std::size_t decode_one(std::string_view bytes, std::size_t i, char32_t& cp, bool
   std::string shown;
   for (std::size_t k = 0; k < length; ++k) {
     char hex[8];
-    std::snprintf(hex, sizeof hex, "%s0x%02X", k ? " " : "", static_cast<unsigned>(static_cast<std::uint8_t>(bytes[offset + k])));
+    std::snprintf(hex, sizeof hex, "%s0x%02X", k ? " " : "",
+                  static_cast<unsigned>(static_cast<std::uint8_t>(bytes[offset + k])));
     shown += hex;
   }
   throw ValueError(std::string(context) + " invalid UTF-8 at byte offset " + std::to_string(offset) + " (" + shown +

@@ -11,9 +11,8 @@ namespace {
 
 std::size_t count_chars(std::string_view utf8_text) {
   // Every byte that is not a continuation byte starts a character.
-  return static_cast<std::size_t>(std::count_if(utf8_text.begin(), utf8_text.end(), [](char c) {
-    return (static_cast<std::uint8_t>(c) & 0xC0) != 0x80;
-  }));
+  return static_cast<std::size_t>(std::count_if(utf8_text.begin(), utf8_text.end(),
+                                                [](char c) { return (static_cast<std::uint8_t>(c) & 0xC0) != 0x80; }));
 }
 
 struct Scratch {

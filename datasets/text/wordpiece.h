@@ -39,8 +39,8 @@ class WordPiece {
 
  private:
   WordPieceOptions options_;
-  TokenMap starts_;         // every token, for the first piece of a word
-  TokenMap continuations_;  // tokens that begin with the prefix, keyed without it
+  TokenMap starts_;                         // every token, for the first piece of a word
+  TokenMap continuations_;                  // tokens that begin with the prefix, keyed without it
   std::size_t max_start_chars_ = 0;         // the longest token, in characters
   std::size_t max_continuation_chars_ = 0;  // the longest continuation after its prefix
 };

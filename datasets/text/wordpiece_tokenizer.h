@@ -111,8 +111,7 @@ class WordPieceTokenizer {
 
   /// A map() function for a Dataset: reads the string under `text_key`, replaces it with the
   /// encoding's fields (int64 [L] tensors). The function holds its own copy of the tokenizer.
-  std::function<data::Element(data::Element)> map_fn(EncodeOptions options = {},
-                                                     std::string text_key = "text") const;
+  std::function<data::Element(data::Element)> map_fn(EncodeOptions options = {}, std::string text_key = "text") const;
 
   /// Tokens joined by spaces, "##" continuations glued on, spaces before punctuation and
   /// contractions removed (Hugging Face's clean_up_tokenization).

@@ -145,8 +145,8 @@ std::vector<std::string> train_wordpiece_vocab_from_files(const std::vector<std:
     const std::string& content = contents.back();
     if (options.invalid_utf8 == InvalidUtf8::error) {
       if (const std::size_t bad = utf8::find_invalid(content); bad != std::string::npos) {
-        throw ValueError(std::string(kPrefix) + " '" + path + "': invalid UTF-8 at byte offset " +
-                         std::to_string(bad) + "; fix the file's encoding, or choose InvalidUtf8::replace");
+        throw ValueError(std::string(kPrefix) + " '" + path + "': invalid UTF-8 at byte offset " + std::to_string(bad) +
+                         "; fix the file's encoding, or choose InvalidUtf8::replace");
       }
     }
     // Cut at line ends, so no word (and no UTF-8 sequence) is split between pieces.

@@ -83,9 +83,7 @@ Element element_from_example(const example::Example& example) {
         values.emplace(key, Tensor::from_vector<float>(v, {static_cast<std::int64_t>(v.size())}));
         break;
       }
-      case example::Feature::KIND_NOT_SET:
-        values.emplace(key, Tensor::zeros({0}, DType::float32));
-        break;
+      case example::Feature::KIND_NOT_SET: values.emplace(key, Tensor::zeros({0}, DType::float32)); break;
     }
   }
   return Element(std::move(values));

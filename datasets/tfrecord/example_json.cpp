@@ -92,7 +92,8 @@ bool valid_utf8(std::string_view s) {
       if ((t & 0xc0u) != 0x80u) return false;
       cp = cp << 6 | (t & 0x3fu);
     }
-    if ((extra == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (extra == 3 && (cp < 0x10000 || cp > 0x10ffff))) {
+    if ((extra == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (extra == 3 && (cp < 0x10000 || cp > 0x10ffff))) {
       return false;
     }
     i += static_cast<std::size_t>(extra) + 1;
@@ -203,9 +204,7 @@ std::string example_to_json(const example::Example& example) {
         slot = Json{{"bytes_list", std::move(values)}};
         break;
       }
-      case example::Feature::KIND_NOT_SET:
-        slot = Json::object();
-        break;
+      case example::Feature::KIND_NOT_SET: slot = Json::object(); break;
     }
   }
   return out.dump();

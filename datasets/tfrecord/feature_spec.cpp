@@ -25,18 +25,19 @@ void validate_default(const std::string& name, const FixedLenFeature& f) {
   if (f.dtype == FeatureDType::string) {
     const auto* s = std::get_if<Strings>(&v);
     if (!s) {
-      throw ValueError(feature_error(name, "the default_value of a string feature must be data::Strings, "
-                                           "e.g. data::Strings(\"\")"));
+      throw ValueError(feature_error(name,
+                                     "the default_value of a string feature must be data::Strings, "
+                                     "e.g. data::Strings(\"\")"));
     }
     have = s->size();
   } else {
     const auto* t = std::get_if<Tensor>(&v);
     const bool is_int = f.dtype == FeatureDType::int64;
     if (!t || !t->defined() || !(is_int ? integer_dtype(t->dtype()) : float_dtype(t->dtype()))) {
-      throw ValueError(feature_error(
-          name, std::string("the default_value of ") + (is_int ? "an int64" : "a float32") +
-                    " feature must be a" + (is_int ? "n integer" : " float32") + " Tensor, e.g. Tensor::scalar(0, " +
-                    (is_int ? "DType::int64" : "DType::float32") + ")"));
+      throw ValueError(feature_error(name, std::string("the default_value of ") + (is_int ? "an int64" : "a float32") +
+                                               " feature must be a" + (is_int ? "n integer" : " float32") +
+                                               " Tensor, e.g. Tensor::scalar(0, " +
+                                               (is_int ? "DType::int64" : "DType::float32") + ")"));
     }
     have = t->numel();
   }

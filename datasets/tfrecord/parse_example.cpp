@@ -128,9 +128,9 @@ Value parse_field(const Field& field, const example::Example& ex) {
   const example::Feature& f = it->second;
   const example::Feature::KindCase want = kind_of(field.dtype);
   if (f.kind_case() != want && f.kind_case() != example::Feature::KIND_NOT_SET) {
-    throw ValueError(feature_error(field.name, "is " + kind_name(f.kind_case()) + " in the record, but the spec asks for " +
-                                                   to_string(field.dtype) + "; set its dtype to " +
-                                                   dtype_fix(f.kind_case())));
+    throw ValueError(feature_error(field.name, "is " + kind_name(f.kind_case()) +
+                                                   " in the record, but the spec asks for " + to_string(field.dtype) +
+                                                   "; set its dtype to " + dtype_fix(f.kind_case())));
   }
   std::int64_t count = 0;
   if (f.kind_case() == example::Feature::kInt64List) count = f.int64_list().value_size();
@@ -182,9 +182,7 @@ Element parse_example(std::string_view serialized, const FeatureSpec& spec) {
 
 std::function<Element(Element)> parse_example_fn(FeatureSpec spec, std::string record_key) {
   auto fields = std::make_shared<const std::vector<Field>>(compile(spec));
-  return [fields, key = std::move(record_key)](Element e) {
-    return parse_with(e.strings(key).scalar(), *fields);
-  };
+  return [fields, key = std::move(record_key)](Element e) { return parse_with(e.strings(key).scalar(), *fields); };
 }
 
 }  // namespace kestrel::data

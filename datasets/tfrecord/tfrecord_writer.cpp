@@ -13,7 +13,8 @@ io::RecordWriter open_writer(std::string path, const TFRecordWriterOptions& opti
   } catch (const ValueError& e) {
     throw ValueError("TFRecordWriter '" + path + "': " + e.what());
   }
-  return io::RecordWriter(std::move(path), {.compression = compression, .compression_level = options.compression_level});
+  return io::RecordWriter(std::move(path),
+                          {.compression = compression, .compression_level = options.compression_level});
 }
 
 }  // namespace

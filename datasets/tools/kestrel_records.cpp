@@ -87,8 +87,7 @@ int main(int argc, char** argv) {
   bool raw = false;
   auto* inspect_cmd = app.add_subcommand("inspect", "Print each Example of FILE as one line of JSON");
   inspect_cmd->add_option("FILE", file, "TFRecord file (none, GZIP or ZLIB)")->required();
-  inspect_cmd->add_option("--compression", compression_in, "auto (detect), none, gzip or zlib")
-      ->capture_default_str();
+  inspect_cmd->add_option("--compression", compression_in, "auto (detect), none, gzip or zlib")->capture_default_str();
   inspect_cmd->add_flag("--raw", raw, "Print each record as a JSON string (base64 object when not UTF-8)");
 
   std::string in_path, out_path, compression_out = "none";

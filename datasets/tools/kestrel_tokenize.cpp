@@ -101,7 +101,8 @@ void run(const Settings& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("WordPiece-encode lines of stdin; print {\"input_ids\", \"attention_mask\"} per line", "kestrel-tokenize");
+  CLI::App app("WordPiece-encode lines of stdin; print {\"input_ids\", \"attention_mask\"} per line",
+               "kestrel-tokenize");
   Settings s;
   auto* vocab = app.add_option("--vocab", s.vocab, "BERT vocab.txt, one token per line");
   auto* json = app.add_option("--tokenizer-json", s.tokenizer_json, "Hugging Face tokenizer.json (WordPiece model)");

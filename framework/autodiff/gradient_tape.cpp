@@ -26,8 +26,9 @@ void GradientTape::watch(const Tensor& tensor) {
 std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<Tensor>& sources,
                                            const Tensor& output_gradient) {
   if (used_ && !persistent_) {
-    throw ValueError("[GradientTape.gradient] a non-persistent tape can compute gradients only once; "
-                     "create it with GradientTape(/*persistent=*/true) to call gradient() again");
+    throw ValueError(
+        "[GradientTape.gradient] a non-persistent tape can compute gradients only once; "
+        "create it with GradientTape(/*persistent=*/true) to call gradient() again");
   }
   used_ = true;
   if (!target.defined()) throw ValueError("[GradientTape.gradient] the target is undefined");

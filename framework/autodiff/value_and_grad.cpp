@@ -18,7 +18,8 @@ std::pair<Tensor, std::vector<Tensor>> value_and_grad(const TensorFunction& f, c
     }
     // Differentiate with respect to a fresh handle, so the caller's tensor is not marked. A tensor
     // an outer tape already tracks is linked through a no-op reshape, keeping higher orders intact.
-    Tensor leaf = arg.requires_grad() ? ops::reshape(arg, arg.shape()) : Tensor::from_buffer(arg.buffer(), arg.shape(), arg.dtype());
+    Tensor leaf = arg.requires_grad() ? ops::reshape(arg, arg.shape())
+                                      : Tensor::from_buffer(arg.buffer(), arg.shape(), arg.dtype());
     leaf.set_requires_grad(true);
     leaves.push_back(leaf);
   }

@@ -19,8 +19,9 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 
 std::int64_t parse_save_freq(const std::variant<std::string, std::int64_t>& freq) {
   if (const auto* n = std::get_if<std::int64_t>(&freq)) {
-    if (*n <= 0) throw ValueError("ModelCheckpoint: save_freq must be \"epoch\" or a number of batches > 0, got " +
-                                  std::to_string(*n));
+    if (*n <= 0)
+      throw ValueError("ModelCheckpoint: save_freq must be \"epoch\" or a number of batches > 0, got " +
+                       std::to_string(*n));
     return *n;
   }
   const std::string& s = std::get<std::string>(freq);
@@ -40,8 +41,10 @@ ModelCheckpoint::ModelCheckpoint(std::string filepath, ModelCheckpointOptions op
       direction_(detail::resolve_direction(options_.mode, options_.monitor, "ModelCheckpoint")),
       save_every_batches_(parse_save_freq(options_.save_freq)) {
   if (!ends_with(filepath_, ".h5")) {
-    throw ValueError("ModelCheckpoint: the filepath must end in \".weights.h5\" (Keras 3 layout) or \".h5\" "
-                     "(Keras 2 layout); Kestrel saves weights with optimizer state. Got '" + filepath_ + "'");
+    throw ValueError(
+        "ModelCheckpoint: the filepath must end in \".weights.h5\" (Keras 3 layout) or \".h5\" "
+        "(Keras 2 layout); Kestrel saves weights with optimizer state. Got '" +
+        filepath_ + "'");
   }
   best_ = options_.initial_value_threshold ? *options_.initial_value_threshold : detail::worst_value(direction_);
 }

@@ -58,8 +58,8 @@ void ReduceLROnPlateau::on_epoch_end(int epoch, const Logs& logs) {
     const double new_lr = std::max(old_lr * options_.factor, options_.min_lr);
     optimizer->set_learning_rate(new_lr);
     if (options_.verbose > 0) {
-      logging::get("kestrel.callbacks")->info("Epoch {}: ReduceLROnPlateau reducing learning rate to {}.", epoch + 1,
-                                               new_lr);
+      logging::get("kestrel.callbacks")
+          ->info("Epoch {}: ReduceLROnPlateau reducing learning rate to {}.", epoch + 1, new_lr);
     }
     cooldown_counter_ = options_.cooldown;
     wait_ = 0;

@@ -28,8 +28,8 @@ CpuCapability detected_cpu_capability() {
 #if defined(__clang__)
   // clang's builtin knows no level names: the features that set the levels apart instead. (v3's
   // F16C, LZCNT and MOVBE cannot be asked for there; every CPU with AVX2, FMA and BMI2 has them.)
-  const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                  __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+  const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+                  __builtin_cpu_supports("bmi2");
   const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
                   __builtin_cpu_supports("avx512vl");
@@ -63,7 +63,8 @@ CpuCapabilityChoice choose_cpu_capability(std::optional<std::string_view> settin
   const std::string pinned = std::string(kVariable) + "=" + std::string(*setting);
   const std::optional<CpuCapability> wanted = parse_cpu_capability(*setting);
   if (!wanted) {
-    throw ValueError(pinned + " names no CPU level: use baseline, avx2 or avx512, or unset it to use the CPU's highest (" +
+    throw ValueError(pinned +
+                     " names no CPU level: use baseline, avx2 or avx512, or unset it to use the CPU's highest (" +
                      highest + ")");
   }
   if (*wanted > detected) {

@@ -32,8 +32,7 @@ DType dtype_from_string(std::string_view name) {
   for (DType d : {DType::float32, DType::bfloat16, DType::int32, DType::int64, DType::bool_}) {
     if (to_string(d) == name) return d;
   }
-  throw ValueError("unknown dtype '" + std::string(name) +
-                   "': expected one of float32, bfloat16, int32, int64, bool");
+  throw ValueError("unknown dtype '" + std::string(name) + "': expected one of float32, bfloat16, int32, int64, bool");
 }
 
 bool is_floating(DType dtype) { return dtype == DType::float32 || dtype == DType::bfloat16; }

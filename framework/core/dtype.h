@@ -58,11 +58,26 @@ struct bfloat16 {
 /// Maps a C++ element type to its DType.
 template <class T>
 constexpr DType dtype_of();
-template <> constexpr DType dtype_of<float>() { return DType::float32; }
-template <> constexpr DType dtype_of<bfloat16>() { return DType::bfloat16; }
-template <> constexpr DType dtype_of<std::int32_t>() { return DType::int32; }
-template <> constexpr DType dtype_of<std::int64_t>() { return DType::int64; }
-template <> constexpr DType dtype_of<bool>() { return DType::bool_; }
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::float32;
+}
+template <>
+constexpr DType dtype_of<bfloat16>() {
+  return DType::bfloat16;
+}
+template <>
+constexpr DType dtype_of<std::int32_t>() {
+  return DType::int32;
+}
+template <>
+constexpr DType dtype_of<std::int64_t>() {
+  return DType::int64;
+}
+template <>
+constexpr DType dtype_of<bool>() {
+  return DType::bool_;
+}
 
 /// Calls fn with a default-constructed value of the C++ type for dtype (for dispatching kernels).
 template <class Fn>

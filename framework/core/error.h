@@ -73,8 +73,7 @@ std::string op_message(std::string_view op, std::string_view message);
 #ifdef NDEBUG
 #define KESTREL_DCHECK(cond) ((void)0)
 #else
-#define KESTREL_DCHECK(cond) \
-  ((cond) ? (void)0 : ::kestrel::detail::dcheck_failed(#cond, __FILE__, __LINE__))
+#define KESTREL_DCHECK(cond) ((cond) ? (void)0 : ::kestrel::detail::dcheck_failed(#cond, __FILE__, __LINE__))
 namespace kestrel::detail {
 [[noreturn]] void dcheck_failed(const char* cond, const char* file, int line);
 }

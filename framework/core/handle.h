@@ -17,8 +17,8 @@ class Handle {
  public:
   Handle() = default;
   /// Takes a subclass by value (copied or moved into shared storage).
-  template <class T, std::enable_if_t<std::is_base_of_v<Base, std::decay_t<T>> &&
-                                          !std::is_same_v<std::decay_t<T>, Handle>, int> = 0>
+  template <class T, std::enable_if_t<
+                         std::is_base_of_v<Base, std::decay_t<T>> && !std::is_same_v<std::decay_t<T>, Handle>, int> = 0>
   Handle(T&& value) : ptr_(std::make_shared<std::decay_t<T>>(std::forward<T>(value))) {}  // NOLINT
   /// Shares an existing object.
   template <class T, std::enable_if_t<std::is_base_of_v<Base, T>, int> = 0>

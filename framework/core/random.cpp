@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -136,8 +136,8 @@ Tensor uniform(const Shape& shape, const Key& key, double minval, double maxval,
   }
   float lo = static_cast<float>(minval), scale = static_cast<float>(maxval - minval);
   if (!std::isfinite(lo) || !std::isfinite(static_cast<float>(maxval)) || !std::isfinite(scale)) {
-    throw ValueError("[random.uniform] minval (" + std::to_string(minval) + ") and maxval (" +
-                     std::to_string(maxval) + ") must be finite float32 values");
+    throw ValueError("[random.uniform] minval (" + std::to_string(minval) + ") and maxval (" + std::to_string(maxval) +
+                     ") must be finite float32 values");
   }
   if (!is_floating(dtype)) {
     throw TypeError("[random.uniform] dtype must be float32 or bfloat16, got " + std::string(to_string(dtype)));
@@ -198,8 +198,8 @@ Tensor randint(const Shape& shape, const Key& key, std::int64_t minval, std::int
     throw ValueError("[random.randint] maxval (" + std::to_string(maxval) + ") must exceed minval (" +
                      std::to_string(minval) + ")");
   }
-  if (dtype == DType::int32 && (minval < std::numeric_limits<std::int32_t>::min() ||
-                                maxval - 1 > std::numeric_limits<std::int32_t>::max())) {
+  if (dtype == DType::int32 &&
+      (minval < std::numeric_limits<std::int32_t>::min() || maxval - 1 > std::numeric_limits<std::int32_t>::max())) {
     throw ValueError("[random.randint] the range [" + std::to_string(minval) + ", " + std::to_string(maxval) +
                      ") does not fit in int32; use dtype int64");
   }

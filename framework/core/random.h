@@ -18,7 +18,8 @@ namespace kestrel::random {
 
 class Key {
  public:
-  explicit Key(std::uint64_t seed = 0) : key_{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)} {}
+  explicit Key(std::uint64_t seed = 0)
+      : key_{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)} {}
   /// A new key derived from this one and `data`; distinct data give independent streams.
   Key fold_in(std::uint64_t data) const;
   /// Four random 32-bit words for the given counter.
@@ -39,8 +40,7 @@ void uniform_fill(const Key& key, std::uint64_t first_index, std::span<float> ou
 Tensor uniform(const Shape& shape, const Key& key, double minval = 0.0, double maxval = 1.0,
                DType dtype = DType::float32);
 /// Normal with the given mean and standard deviation (Box-Muller).
-Tensor normal(const Shape& shape, const Key& key, double mean = 0.0, double stddev = 1.0,
-              DType dtype = DType::float32);
+Tensor normal(const Shape& shape, const Key& key, double mean = 0.0, double stddev = 1.0, DType dtype = DType::float32);
 /// Normal, redrawn until within two standard deviations (Keras's TruncatedNormal).
 Tensor truncated_normal(const Shape& shape, const Key& key, double mean = 0.0, double stddev = 1.0,
                         DType dtype = DType::float32);

@@ -106,8 +106,7 @@ Tensor Tensor::from_buffer(std::shared_ptr<Buffer> buffer, const Shape& shape, D
   if (!buffer || !fits || buffer->size() < needed) {
     throw ShapeError("Tensor::from_buffer: a " + std::string(kestrel::to_string(dtype)) + shape.to_string() +
                      " tensor needs " + (fits ? std::to_string(needed) : std::string("more than 2^64")) +
-                     " bytes, the buffer has " +
-                     std::to_string(buffer ? buffer->size() : 0));
+                     " bytes, the buffer has " + std::to_string(buffer ? buffer->size() : 0));
   }
   auto impl = std::make_shared<detail::TensorImpl>();
   impl->spec = {shape, dtype};
@@ -129,7 +128,8 @@ Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
 
 void Tensor::throw_symbolic_read(const char* reader) const {
   throw JitError("rule 1 (no data-dependent control flow): Tensor::" + std::string(reader) + " reads the value of " +
-                 impl_->symbolic->origin + " while jit_compile traces the step, and a traced tensor has no value "
+                 impl_->symbolic->origin +
+                 " while jit_compile traces the step, and a traced tensor has no value "
                  "until the compiled step runs. Keep the decision inside the program: ops::where(condition, a, b), or "
                  "multiply by a mask, instead of branching or reading values in C++ (or compile with "
                  "{.jit_compile = false} to debug eagerly)");
@@ -196,7 +196,7 @@ std::string Tensor::to_string() const {
   return out.str();
 }
 
-#define KESTREL_INSTANTIATE(T)                                                       \
+#define KESTREL_INSTANTIATE(T)                                                 \
   template Tensor Tensor::from_vector<T>(const std::vector<T>&, const Shape&); \
   template const T* Tensor::data<T>() const;                                   \
   template std::vector<T> Tensor::to_vector<T>() const;

@@ -41,7 +41,9 @@ struct TensorView {
 
   std::int64_t numel() const { return shape.numel(); }
   template <class T>
-  T* as() const { return static_cast<T*>(data); }
+  T* as() const {
+    return static_cast<T*>(data);
+  }
 };
 
 namespace detail {
@@ -63,7 +65,7 @@ struct TensorImpl {
   TensorSpec spec;
   std::shared_ptr<Buffer> buffer;
   bool requires_grad = false;
-  std::unique_ptr<GradRecord> grad_record;  // set when an op ran under a recording GradientTape
+  std::unique_ptr<GradRecord> grad_record;        // set when an op ran under a recording GradientTape
   std::shared_ptr<const SymbolicValue> symbolic;  // set for tensors made while tracing (no buffer)
 };
 }  // namespace detail
@@ -129,7 +131,9 @@ class Tensor {
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
   /// True when no other handle or tensor shares this one's data, so it may be overwritten in
   /// place without anyone seeing (what donating a buffer to a compiled step needs).
-  bool is_sole_owner() const { return impl_ && impl_.use_count() == 1 && impl_->buffer && impl_->buffer.use_count() == 1; }
+  bool is_sole_owner() const {
+    return impl_ && impl_.use_count() == 1 && impl_->buffer && impl_->buffer.use_count() == 1;
+  }
   const void* id() const { return impl_.get(); }
 
   /// Used by the op dispatcher to create op outputs.

@@ -81,7 +81,8 @@ void ThreadPool::worker_loop(int /*index*/) {
 void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain,
                               const std::function<void(std::int64_t, std::int64_t)>& fn) {
   if (n <= 0) return;
-  int chunks = static_cast<int>(std::min<std::int64_t>(size(), std::max<std::int64_t>(1, n / std::max<std::int64_t>(grain, 1))));
+  int chunks =
+      static_cast<int>(std::min<std::int64_t>(size(), std::max<std::int64_t>(1, n / std::max<std::int64_t>(grain, 1))));
   if (chunks <= 1 || must_run_inline()) {
     fn(0, n);
     return;

@@ -18,8 +18,10 @@ class GroupingIterator final : public Iterator {
  public:
   using Combine = std::function<Element(const std::vector<Element>&)>;
   GroupingIterator(std::unique_ptr<Iterator> input, std::int64_t batch_size, bool drop_remainder, Combine combine)
-      : input_(std::move(input)), batch_size_(static_cast<std::size_t>(batch_size)),
-        drop_remainder_(drop_remainder), combine_(std::move(combine)) {}
+      : input_(std::move(input)),
+        batch_size_(static_cast<std::size_t>(batch_size)),
+        drop_remainder_(drop_remainder),
+        combine_(std::move(combine)) {}
   std::optional<Element> next() override {
     // pending_ survives an input error, so ignore_errors() downstream loses only the bad element.
     while (pending_.size() < batch_size_) {
@@ -64,10 +66,9 @@ class BatchNode final : public detail::UnaryNode {
     return batch_spec(input_->element_spec(), batch_size_, options_.drop_remainder, false);
   }
   std::unique_ptr<Iterator> make_iterator() const override {
-    return std::make_unique<GroupingIterator>(input_->make_iterator(), batch_size_, options_.drop_remainder,
-                                              [](const std::vector<Element>& group) {
-                                                return detail::stack_elements(group, "batch");
-                                              });
+    return std::make_unique<GroupingIterator>(
+        input_->make_iterator(), batch_size_, options_.drop_remainder,
+        [](const std::vector<Element>& group) { return detail::stack_elements(group, "batch"); });
   }
 
  private:
@@ -78,7 +79,9 @@ class BatchNode final : public detail::UnaryNode {
 class PaddedBatchNode final : public detail::UnaryNode {
  public:
   PaddedBatchNode(std::shared_ptr<const detail::DatasetNode> input, std::int64_t batch_size, PaddedBatchOptions options)
-      : UnaryNode(std::move(input)), batch_size_(batch_size), options_(std::move(options)),
+      : UnaryNode(std::move(input)),
+        batch_size_(batch_size),
+        options_(std::move(options)),
         pad_{options_.pad_to_multiple_of, options_.padded_shapes, options_.padding_values} {}
   std::string name() const override { return "padded_batch"; }
   std::int64_t cardinality() const override {
@@ -133,12 +136,12 @@ class CollateNode final : public detail::UnaryNode {
     return out;
   }
   std::unique_ptr<Iterator> make_iterator() const override {
-    return std::make_unique<GroupingIterator>(
-        input_->make_iterator(), batch_size_, options_.drop_remainder, [this](const std::vector<Element>& group) {
-          Element batch = collate_fn_(group);
-          record(batch);
-          return batch;
-        });
+    return std::make_unique<GroupingIterator>(input_->make_iterator(), batch_size_, options_.drop_remainder,
+                                              [this](const std::vector<Element>& group) {
+                                                Element batch = collate_fn_(group);
+                                                record(batch);
+                                                return batch;
+                                              });
   }
 
  private:
@@ -177,7 +180,8 @@ Dataset Dataset::batch(std::int64_t batch_size, BatchOptions options) const {
 Dataset Dataset::padded_batch(std::int64_t batch_size, PaddedBatchOptions options) const {
   check_batch_size(batch_size, "padded_batch");
   if (options.pad_to_multiple_of < 1) {
-    throw ValueError("padded_batch: pad_to_multiple_of must be >= 1, got " + std::to_string(options.pad_to_multiple_of));
+    throw ValueError("padded_batch: pad_to_multiple_of must be >= 1, got " +
+                     std::to_string(options.pad_to_multiple_of));
   }
   return Dataset(std::make_shared<PaddedBatchNode>(node_, batch_size, std::move(options)));
 }

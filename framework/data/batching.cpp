@@ -75,7 +75,8 @@ Value stack_value(const std::vector<const Value*>& values, const std::vector<std
       const Strings& s = std::get<Strings>(*values[i]);
       const std::int64_t base = static_cast<std::int64_t>(i) * per_element;
       for_each_run(s.shape().to_vector(), target, [&](std::int64_t src, std::int64_t dst, std::int64_t count) {
-        for (std::int64_t k = 0; k < count; ++k) out[static_cast<std::size_t>(base + dst + k)] = s.values()[static_cast<std::size_t>(src + k)];
+        for (std::int64_t k = 0; k < count; ++k)
+          out[static_cast<std::size_t>(base + dst + k)] = s.values()[static_cast<std::size_t>(src + k)];
       });
     }
     return Strings(std::move(out), Shape(batch_shape));
@@ -135,8 +136,8 @@ Element pad_and_stack(const std::vector<Element>& elements, const PadSpec& spec,
   check_compatible(elements, transform);
   auto check_key = [&](const std::string& key, const char* option) {
     if (!elements.front().contains(key)) {
-      throw ValueError(transform + ": " + option + " names key '" + key + "', which the elements do not have; keys are " +
-                       elements.front().keys_string());
+      throw ValueError(transform + ": " + option + " names key '" + key +
+                       "', which the elements do not have; keys are " + elements.front().keys_string());
     }
   };
   for (const auto& entry : spec.padded_shapes) check_key(entry.first, "padded_shapes");
@@ -179,7 +180,8 @@ Element pad_and_stack(const std::vector<Element>& elements, const PadSpec& spec,
     }
     if (rank > 0) padded += numel(target) * static_cast<std::int64_t>(elements.size());
     auto value = spec.padding_values.find(key);
-    out.set(key, stack_value(values_of(elements, key), target, value == spec.padding_values.end() ? 0.0 : value->second));
+    out.set(key,
+            stack_value(values_of(elements, key), target, value == spec.padding_values.end() ? 0.0 : value->second));
   }
   if (!probing()) stats.record(shape_signature(out), real, padded);
   return out;
@@ -187,7 +189,8 @@ Element pad_and_stack(const std::vector<Element>& elements, const PadSpec& spec,
 
 std::string shape_signature(const Element& batch) {
   std::string out;
-  for (const auto& [key, value] : batch.values()) out += (out.empty() ? "" : " ") + key + ":" + spec_of(value).to_string();
+  for (const auto& [key, value] : batch.values())
+    out += (out.empty() ? "" : " ") + key + ":" + spec_of(value).to_string();
   return out;
 }
 

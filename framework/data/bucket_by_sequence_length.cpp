@@ -16,7 +16,8 @@ struct Buckets {
 
   // Bucket i holds lengths in [boundaries[i-1], boundaries[i]); the last one is unbounded.
   std::size_t index_of(std::int64_t length) const {
-    return static_cast<std::size_t>(std::upper_bound(boundaries.begin(), boundaries.end(), length) - boundaries.begin());
+    return static_cast<std::size_t>(std::upper_bound(boundaries.begin(), boundaries.end(), length) -
+                                    boundaries.begin());
   }
 };
 
@@ -38,7 +39,9 @@ class BucketNode final : public detail::UnaryNode {
     return out;
   }
   const PaddingStats* padding_stats() const override { return &stats_; }
-  std::unique_ptr<Iterator> make_iterator() const override { return std::make_unique<It>(*this, input_->make_iterator()); }
+  std::unique_ptr<Iterator> make_iterator() const override {
+    return std::make_unique<It>(*this, input_->make_iterator());
+  }
 
  private:
   class It final : public Iterator {
@@ -119,10 +122,9 @@ Dataset Dataset::bucket_by_sequence_length(std::function<std::int64_t(const Elem
                                            std::vector<std::int64_t> bucket_batch_sizes, BucketOptions options) const {
   if (!element_length) throw ValueError("bucket_by_sequence_length: element_length is empty");
   if (bucket_batch_sizes.size() != bucket_boundaries.size() + 1) {
-    throw ValueError("bucket_by_sequence_length: " + std::to_string(bucket_boundaries.size()) +
-                     " boundaries make " + std::to_string(bucket_boundaries.size() + 1) +
-                     " buckets, but bucket_batch_sizes has " + std::to_string(bucket_batch_sizes.size()) +
-                     " entries; give one batch size per bucket");
+    throw ValueError("bucket_by_sequence_length: " + std::to_string(bucket_boundaries.size()) + " boundaries make " +
+                     std::to_string(bucket_boundaries.size() + 1) + " buckets, but bucket_batch_sizes has " +
+                     std::to_string(bucket_batch_sizes.size()) + " entries; give one batch size per bucket");
   }
   if (!std::is_sorted(bucket_boundaries.begin(), bucket_boundaries.end()) ||
       std::adjacent_find(bucket_boundaries.begin(), bucket_boundaries.end()) != bucket_boundaries.end()) {
@@ -132,7 +134,8 @@ Dataset Dataset::bucket_by_sequence_length(std::function<std::int64_t(const Elem
     if (size < 1) throw ValueError("bucket_by_sequence_length: every bucket batch size must be >= 1");
   }
   if (!bucket_boundaries.empty() && bucket_boundaries.front() < 1) {
-    throw ValueError("bucket_by_sequence_length: bucket boundaries must be >= 1 (a boundary is an exclusive upper length)");
+    throw ValueError(
+        "bucket_by_sequence_length: bucket boundaries must be >= 1 (a boundary is an exclusive upper length)");
   }
   if (options.pad_to_bucket_boundary && bucket_boundaries.empty()) {
     throw ValueError("bucket_by_sequence_length: pad_to_bucket_boundary needs at least one boundary to pad to");

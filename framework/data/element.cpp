@@ -14,8 +14,7 @@ Strings::Strings(std::vector<std::string> values)
 
 Strings::Strings(std::vector<std::string> values, const Shape& shape) : values_(std::move(values)), shape_(shape) {
   if (shape_.numel() != static_cast<std::int64_t>(values_.size())) {
-    throw ShapeError("Strings: " + std::to_string(values_.size()) + " values do not fill shape " +
-                     shape_.to_string());
+    throw ShapeError("Strings: " + std::to_string(values_.size()) + " values do not fill shape " + shape_.to_string());
   }
 }
 
@@ -71,7 +70,8 @@ const Strings& Element::strings(const std::string& key) const {
 }
 
 void Element::erase(const std::string& key) {
-  if (values_.erase(key) == 0) throw ValueError("element has no key '" + key + "' to erase; its keys are " + keys_string());
+  if (values_.erase(key) == 0)
+    throw ValueError("element has no key '" + key + "' to erase; its keys are " + keys_string());
 }
 
 std::vector<std::string> Element::keys() const {

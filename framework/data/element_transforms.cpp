@@ -123,4 +123,3 @@ Dataset Dataset::filter(std::function<bool(const Element&)> predicate) const {
 Dataset Dataset::ignore_errors() const { return Dataset(std::make_shared<IgnoreErrorsNode>(node_)); }
 
 }  // namespace kestrel::data
-

@@ -55,8 +55,8 @@ class RepeatNode final : public detail::UnaryNode {
 // take, skip and shard: a stride over the input's elements.
 class StrideNode final : public detail::UnaryNode {
  public:
-  StrideNode(std::shared_ptr<const detail::DatasetNode> input, std::string name, std::int64_t first,
-             std::int64_t step, std::int64_t limit)
+  StrideNode(std::shared_ptr<const detail::DatasetNode> input, std::string name, std::int64_t first, std::int64_t step,
+             std::int64_t limit)
       : UnaryNode(std::move(input)), name_(std::move(name)), first_(first), step_(step), limit_(limit) {}
   std::string name() const override { return name_; }
   std::int64_t cardinality() const override {

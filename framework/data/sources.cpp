@@ -168,9 +168,8 @@ Dataset Dataset::range(std::int64_t stop) { return range(0, stop, 1); }
 
 Dataset Dataset::range(std::int64_t start, std::int64_t stop, std::int64_t step) {
   if (step == 0) throw ValueError("range: step must not be 0");
-  const std::int64_t count =
-      step > 0 ? std::max<std::int64_t>(0, (stop - start + step - 1) / step)
-               : std::max<std::int64_t>(0, (start - stop - step - 1) / -step);
+  const std::int64_t count = step > 0 ? std::max<std::int64_t>(0, (stop - start + step - 1) / step)
+                                      : std::max<std::int64_t>(0, (start - stop - step - 1) / -step);
   return from_generator(
       [start, step, count]() -> Generator {
         return [start, step, count, i = std::int64_t{0}]() mutable -> std::optional<Element> {

@@ -22,13 +22,13 @@ constexpr int kGzipWindowBits = 15 + 16;
 struct CompressedFileReader::Impl {
   std::FILE* file = nullptr;
   bool compressed = false;
-  z_stream stream{};                 // heap-pinned: zlib keeps a pointer back to it
-  std::vector<unsigned char> in;     // raw file bytes (compressed streams only)
-  std::vector<unsigned char> out;    // uncompressed bytes not yet returned: [out_pos, out_end)
+  z_stream stream{};               // heap-pinned: zlib keeps a pointer back to it
+  std::vector<unsigned char> in;   // raw file bytes (compressed streams only)
+  std::vector<unsigned char> out;  // uncompressed bytes not yet returned: [out_pos, out_end)
   std::size_t out_pos = 0;
   std::size_t out_end = 0;
-  bool member_ended = false;         // the current GZIP member / ZLIB stream reached its end marker
-  bool finished = false;             // end of stream, or an error was raised
+  bool member_ended = false;  // the current GZIP member / ZLIB stream reached its end marker
+  bool finished = false;      // end of stream, or an error was raised
 
   ~Impl() {
     if (compressed) inflateEnd(&stream);

@@ -34,7 +34,8 @@ RecordReader::RecordReader(std::string path, RecordReaderOptions options)
 void RecordReader::fail(std::uint64_t record_offset, const std::string& problem, bool can_continue) {
   if (!can_continue) at_end_ = true;
   std::string where = "record at offset " + std::to_string(record_offset);
-  if (compression() != Compression::none) where += " of the uncompressed " + std::string(to_string(compression())) + " stream";
+  if (compression() != Compression::none)
+    where += " of the uncompressed " + std::string(to_string(compression())) + " stream";
   throw IOError("record file '" + path() + "': " + where + ": " + problem);
 }
 
@@ -56,8 +57,9 @@ bool RecordReader::read(std::string& record) {
     return false;
   }
   if (got < kHeaderSize) {
-    fail(start, "truncated: the file ends inside the length header (" + std::to_string(got) + " of 12 bytes); " +
-                    "the records before it are intact",
+    fail(start,
+         "truncated: the file ends inside the length header (" + std::to_string(got) + " of 12 bytes); " +
+             "the records before it are intact",
          false);
   }
   const std::uint64_t length = le64(header);
@@ -67,8 +69,9 @@ bool RecordReader::read(std::string& record) {
     std::string problem = "corrupt: the length CRC does not match (stored " + hex(stored_length_crc) + ", computed " +
                           hex(length_crc) + "), so no later record can be found";
     if (start == 0 && compression() == Compression::none) {
-      problem += "; is this a TFRecord file, and is its compression type right? (GZIP and ZLIB are "
-                 "detected unless NONE is forced)";
+      problem +=
+          "; is this a TFRecord file, and is its compression type right? (GZIP and ZLIB are "
+          "detected unless NONE is forced)";
     }
     fail(start, problem, false);
   }
@@ -83,8 +86,9 @@ bool RecordReader::read(std::string& record) {
     filled += n;
     if (n < chunk) {
       record.clear();
-      fail(start, "truncated: the file ends inside the data (" + std::to_string(filled) + " of " +
-                      std::to_string(length) + " bytes); the records before it are intact",
+      fail(start,
+           "truncated: the file ends inside the data (" + std::to_string(filled) + " of " + std::to_string(length) +
+               " bytes); the records before it are intact",
            false);
     }
   }
@@ -92,8 +96,9 @@ bool RecordReader::read(std::string& record) {
   const std::size_t footer_got = read_exact(footer, kFooterSize, start);
   if (footer_got < kFooterSize) {
     record.clear();
-    fail(start, "truncated: the file ends inside the data CRC (" + std::to_string(footer_got) +
-                    " of 4 bytes); the records before it are intact",
+    fail(start,
+         "truncated: the file ends inside the data CRC (" + std::to_string(footer_got) +
+             " of 4 bytes); the records before it are intact",
          false);
   }
   offset_ = start + kHeaderSize + length + kFooterSize;
@@ -101,8 +106,9 @@ bool RecordReader::read(std::string& record) {
   const std::uint32_t crc = masked_crc32c(record.data(), record.size());
   if (crc != stored_crc) {
     record.clear();
-    fail(start, "corrupt: the data CRC does not match (length " + std::to_string(length) + ", stored " +
-                    hex(stored_crc) + ", computed " + hex(crc) + "); the reader has moved on to the next record",
+    fail(start,
+         "corrupt: the data CRC does not match (length " + std::to_string(length) + ", stored " + hex(stored_crc) +
+             ", computed " + hex(crc) + "); the reader has moved on to the next record",
          true);
   }
   ++records_;

@@ -25,9 +25,8 @@ void append_record(std::string& out, std::string_view data) {
 }
 
 RecordWriter::RecordWriter(std::string path, RecordWriterOptions options)
-    : file_(std::move(path), {.compression = options.compression,
-                              .append = options.append,
-                              .level = options.compression_level}) {}
+    : file_(std::move(path),
+            {.compression = options.compression, .append = options.append, .level = options.compression_level}) {}
 
 void RecordWriter::write(std::string_view data) {
   if (!file_.is_open()) throw IOError("record file '" + file_.path() + "': write after close");

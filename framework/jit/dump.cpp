@@ -63,8 +63,8 @@ std::optional<std::string> dump_directory() {
   return std::string(dir);
 }
 
-void dump_graph(const Graph& graph, const std::string& directory, const std::string& function,
-                std::int64_t compile, const std::string& stage) {
+void dump_graph(const Graph& graph, const std::string& directory, const std::string& function, std::int64_t compile,
+                const std::string& stage) {
   std::error_code error;
   std::filesystem::create_directories(directory, error);
   if (error) throw IOError("KESTREL_DUMP_DIR: cannot create '" + directory + "': " + error.message());

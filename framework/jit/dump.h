@@ -17,7 +17,7 @@ namespace kestrel::jit {
 std::optional<std::string> dump_directory();
 
 /// Writes <dir>/<function>.<compile>.<stage>.txt and .pb; throws IOError naming the file on failure.
-void dump_graph(const Graph& graph, const std::string& directory, const std::string& function,
-                std::int64_t compile, const std::string& stage);
+void dump_graph(const Graph& graph, const std::string& directory, const std::string& function, std::int64_t compile,
+                const std::string& stage);
 
 }  // namespace kestrel::jit

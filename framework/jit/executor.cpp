@@ -25,7 +25,8 @@ bool is_donated(const std::vector<bool>& donated, std::size_t input_index) {
 }  // namespace
 
 Executor::Executor(Graph graph, std::shared_ptr<Arena> arena)
-    : graph_(std::move(graph)), plan_(plan_memory(graph_)),
+    : graph_(std::move(graph)),
+      plan_(plan_memory(graph_)),
       arena_(arena ? std::move(arena) : std::make_shared<Arena>()) {
   const auto n = static_cast<std::size_t>(graph_.size());
   data_.assign(n, nullptr);
@@ -176,7 +177,8 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::
 void Executor::save_old_values(const std::vector<Tensor>& inputs, const std::vector<bool>& donated) const {
   for (const AliasPlan& alias : plan_.aliases) {
     if (alias.write != AliasWrite::copy || input_position_[static_cast<std::size_t>(alias.root)] < 0) continue;
-    copy_bytes(arena_at(alias.offset), data_[static_cast<std::size_t>(alias.root)], nbytes(graph_.node(alias.root).spec));
+    copy_bytes(arena_at(alias.offset), data_[static_cast<std::size_t>(alias.root)],
+               nbytes(graph_.node(alias.root).spec));
   }
   if (donated.empty()) return;
   for (std::size_t k = 0; k < graph_.outputs().size(); ++k) {
@@ -199,10 +201,9 @@ void Executor::place_outputs(const std::vector<bool>& donated) const {
     const std::int64_t a = alias_of_root_[static_cast<std::size_t>(id)];
     if (a >= 0 && is_donated(donated, plan_.aliases[static_cast<std::size_t>(a)].input_index)) {
       const AliasPlan& alias = plan_.aliases[static_cast<std::size_t>(a)];
-      data_[static_cast<std::size_t>(id)] =
-          alias.write == AliasWrite::direct
-              ? data_[static_cast<std::size_t>(graph_.inputs()[alias.input_index])]
-              : static_cast<void*>(arena_at(alias.offset));
+      data_[static_cast<std::size_t>(id)] = alias.write == AliasWrite::direct
+                                                ? data_[static_cast<std::size_t>(graph_.inputs()[alias.input_index])]
+                                                : static_cast<void*>(arena_at(alias.offset));
       continue;
     }
     const Node& node = graph_.node(id);
@@ -260,7 +261,8 @@ void Executor::write_aliases(const std::vector<bool>& donated) const {
     const bool donate = is_donated(donated, alias.input_index);
     const bool copied = alias.write == AliasWrite::copy || (alias.write == AliasWrite::at_end && donate);
     if (!copied) continue;
-    const bool saved_input = alias.write == AliasWrite::copy && input_position_[static_cast<std::size_t>(alias.root)] >= 0;
+    const bool saved_input =
+        alias.write == AliasWrite::copy && input_position_[static_cast<std::size_t>(alias.root)] >= 0;
     const void* from = saved_input ? arena_at(alias.offset) : data_[static_cast<std::size_t>(alias.root)];
     const TensorSpec& spec = graph_.node(graph_.outputs()[alias.output_index]).spec;
     void* to = data_[static_cast<std::size_t>(graph_.inputs()[alias.input_index])];
@@ -272,7 +274,8 @@ void Executor::write_aliases(const std::vector<bool>& donated) const {
   }
 }
 
-std::vector<Tensor> Executor::collect_outputs(const std::vector<Tensor>& inputs, const std::vector<bool>& donated) const {
+std::vector<Tensor> Executor::collect_outputs(const std::vector<Tensor>& inputs,
+                                              const std::vector<bool>& donated) const {
   // The tensor that owns a root value's memory: the caller's input (or its saved old value), the
   // constant, or this run's buffer.
   auto owner = [&](ValueId root) -> const Tensor& {

@@ -75,19 +75,19 @@ class Executor {
   Graph graph_;
   MemoryPlan plan_;
   std::shared_ptr<Arena> arena_;
-  std::vector<ValueId> output_roots_;  // values that get a fresh buffer each run (unless donated into)
-  std::vector<std::int64_t> input_position_;      // per value: its place in graph inputs, or -1
-  std::vector<std::int64_t> alias_of_output_;     // per output: its plan_.aliases entry, or -1
-  std::vector<std::int64_t> alias_of_root_;       // per value: the direct/at_end alias it is the root of, or -1
-  std::vector<bool> overwritten_when_donated_;   // per input: a donated run writes its buffer
-  std::vector<const void*> constant_buffers_;    // sorted, to refuse donating one
+  std::vector<ValueId> output_roots_;           // values that get a fresh buffer each run (unless donated into)
+  std::vector<std::int64_t> input_position_;    // per value: its place in graph inputs, or -1
+  std::vector<std::int64_t> alias_of_output_;   // per output: its plan_.aliases entry, or -1
+  std::vector<std::int64_t> alias_of_root_;     // per value: the direct/at_end alias it is the root of, or -1
+  std::vector<bool> overwritten_when_donated_;  // per input: a donated run writes its buffer
+  std::vector<const void*> constant_buffers_;   // sorted, to refuse donating one
 
   // Per-run state, sized once here so that a run only fills it in; guarded by mutex_.
   mutable std::mutex mutex_;
-  mutable std::byte* arena_base_ = nullptr; // the arena block the values are bound to
-  mutable std::vector<void*> data_;        // per value: where its data is this run
-  mutable std::vector<Tensor> owned_;      // per value: the output buffers made this run, and copies
-                                           // of donated inputs' old values that plain outputs return
+  mutable std::byte* arena_base_ = nullptr;   // the arena block the values are bound to
+  mutable std::vector<void*> data_;           // per value: where its data is this run
+  mutable std::vector<Tensor> owned_;         // per value: the output buffers made this run, and copies
+                                              // of donated inputs' old values that plain outputs return
   mutable std::vector<Tensor> alias_copies_;  // per alias: its own buffer in a run that did not donate
   mutable std::vector<std::pair<const void*, std::size_t>> input_buffers_;  // donation check scratch
   mutable std::vector<TensorView> operands_;

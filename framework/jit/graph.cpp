@@ -56,8 +56,11 @@ ValueId Graph::add_constant(const Tensor& value) {
 ValueId Graph::add_op(std::shared_ptr<const Primitive> primitive, std::vector<ValueId> inputs, const TensorSpec& spec,
                       std::string scope) {
   for ([[maybe_unused]] ValueId in : inputs) KESTREL_DCHECK(in >= 0 && in < size());
-  nodes_.push_back(Node{.kind = NodeKind::op, .primitive = std::move(primitive), .inputs = std::move(inputs),
-                        .spec = spec, .name = std::move(scope)});
+  nodes_.push_back(Node{.kind = NodeKind::op,
+                        .primitive = std::move(primitive),
+                        .inputs = std::move(inputs),
+                        .spec = spec,
+                        .name = std::move(scope)});
   return size() - 1;
 }
 
@@ -137,9 +140,7 @@ std::string Graph::to_string() const {
     const Node& n = node(id);
     out << '%' << id << " = ";
     switch (n.kind) {
-      case NodeKind::input:
-        out << "input '" << n.name << "'";
-        break;
+      case NodeKind::input: out << "input '" << n.name << "'"; break;
       case NodeKind::constant:
         out << "constant";
         if (n.spec.shape.numel() == 1) out << ' ' << n.constant.to_vector<double>()[0];

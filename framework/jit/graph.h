@@ -36,8 +36,8 @@ struct Node {
   std::shared_ptr<const Primitive> primitive;  ///< for ops
   std::vector<ValueId> inputs;                 ///< for ops: earlier values
   TensorSpec spec;
-  Tensor constant;    ///< for constants: the captured value
-  std::string name;   ///< inputs: the argument's name; ops: the layer path they ran in ("" at top level)
+  Tensor constant;   ///< for constants: the captured value
+  std::string name;  ///< inputs: the argument's name; ops: the layer path they ran in ("" at top level)
 };
 
 class Graph {
@@ -56,9 +56,7 @@ class Graph {
   /// specs differ, or the output or the input already has another alias.
   void alias_output(std::size_t output_index, std::size_t input_index);
   /// The graph input (its position in inputs()) that output `output_index` is the new value of.
-  std::optional<std::size_t> output_alias(std::size_t output_index) const {
-    return output_aliases_.at(output_index);
-  }
+  std::optional<std::size_t> output_alias(std::size_t output_index) const { return output_aliases_.at(output_index); }
   /// One entry per output: output_alias() of each.
   const std::vector<std::optional<std::size_t>>& output_aliases() const { return output_aliases_; }
 

@@ -30,8 +30,8 @@ std::int64_t widening_bytes(const Graph& graph, const Node& node) {
 
 // What plan_memory knows about each value before it places anything.
 struct Liveness {
-  std::vector<std::int64_t> uses;     // input slots naming the value, views included
-  std::vector<std::int64_t> readers;  // per storage root: kernel input slots reading it, through views too
+  std::vector<std::int64_t> uses;             // input slots naming the value, views included
+  std::vector<std::int64_t> readers;          // per storage root: kernel input slots reading it, through views too
   std::vector<std::vector<ValueId>> dies_at;  // node -> arena roots whose last reader it is
 };
 
@@ -71,8 +71,7 @@ void assign_storage(const Graph& graph, MemoryPlan& plan) {
 
 Liveness analyze(const Graph& graph, MemoryPlan& plan) {
   const auto n = static_cast<std::size_t>(graph.size());
-  Liveness live{std::vector<std::int64_t>(n, 0), std::vector<std::int64_t>(n, 0),
-                std::vector<std::vector<ValueId>>(n)};
+  Liveness live{std::vector<std::int64_t>(n, 0), std::vector<std::int64_t>(n, 0), std::vector<std::vector<ValueId>>(n)};
   for (ValueId id = 0; id < graph.size(); ++id) {
     ValuePlan& v = plan.values[static_cast<std::size_t>(id)];
     if (v.storage != Storage::view) v.live_from = v.live_to = id;
@@ -82,8 +81,9 @@ Liveness analyze(const Graph& graph, MemoryPlan& plan) {
     if (node.kind != NodeKind::op) continue;
     const bool kernel = !node.primitive->is_view();
     for (ValueId in : node.inputs) {
-      if (in < 0 || in >= id) throw JitError("memory plan: node %" + std::to_string(id) + " reads %" +
-                                             std::to_string(in) + ", which does not precede it");
+      if (in < 0 || in >= id)
+        throw JitError("memory plan: node %" + std::to_string(id) + " reads %" + std::to_string(in) +
+                       ", which does not precede it");
       const ValueId root = plan.values[static_cast<std::size_t>(in)].root;
       ValuePlan& r = plan.values[static_cast<std::size_t>(root)];
       r.live_to = std::max(r.live_to, id);  // through a view, the aliased storage must stay
@@ -142,7 +142,8 @@ bool writes_where_it_reads(const Graph& graph, const MemoryPlan& plan, ValueId i
 // reader of the input has run by then, else at the end.
 std::vector<AliasPlan> plan_aliases(const Graph& graph, const MemoryPlan& plan) {
   std::vector<int> outputs_of(plan.values.size(), 0);
-  for (ValueId out : graph.outputs()) ++outputs_of[static_cast<std::size_t>(plan.values[static_cast<std::size_t>(out)].root)];
+  for (ValueId out : graph.outputs())
+    ++outputs_of[static_cast<std::size_t>(plan.values[static_cast<std::size_t>(out)].root)];
   std::vector<AliasPlan> aliases;
   for (std::size_t k = 0; k < graph.outputs().size(); ++k) {
     const std::optional<std::size_t> input_index = graph.output_alias(k);
@@ -151,7 +152,8 @@ std::vector<AliasPlan> plan_aliases(const Graph& graph, const MemoryPlan& plan) 
       throw JitError("memory plan: output " + std::to_string(k) + " is aliased to input " +
                      std::to_string(*input_index) + ", which does not exist; run Graph::verify first");
     }
-    AliasPlan a{.output_index = k, .input_index = *input_index,
+    AliasPlan a{.output_index = k,
+                .input_index = *input_index,
                 .root = plan.values[static_cast<std::size_t>(graph.outputs()[k])].root};
     const ValueId input = graph.inputs()[*input_index];
     const ValuePlan& root = plan.values[static_cast<std::size_t>(a.root)];
@@ -274,7 +276,8 @@ MemoryPlan plan_memory(const Graph& graph) {
 
 std::string MemoryPlan::to_string() const {
   const std::int64_t separate = intermediate_bytes + scratch_bytes;
-  const double saved_percent = separate > 0 ? 100.0 * static_cast<double>(bytes_saved()) / static_cast<double>(separate) : 0.0;
+  const double saved_percent =
+      separate > 0 ? 100.0 * static_cast<double>(bytes_saved()) / static_cast<double>(separate) : 0.0;
   std::string out = fmt::format(
       "arena {} for {} intermediates ({} if allocated separately: {} saved, {:.0f}%; {} in place; {} live at most)",
       format_bytes(arena_bytes), num_intermediates, format_bytes(separate), format_bytes(bytes_saved()), saved_percent,
@@ -283,10 +286,10 @@ std::string MemoryPlan::to_string() const {
   out += fmt::format("; outputs {} per run; inputs and constants {}", format_bytes(output_bytes),
                      format_bytes(pinned_bytes));
   if (!aliases.empty()) {
-    out += fmt::format("; {} aliased outputs, {} into donated buffers ({} direct, {} at the end, {} copied, {} unchanged)",
-                       aliases.size(), format_bytes(donated_bytes), num_aliases(AliasWrite::direct),
-                       num_aliases(AliasWrite::at_end), num_aliases(AliasWrite::copy),
-                       num_aliases(AliasWrite::unchanged));
+    out +=
+        fmt::format("; {} aliased outputs, {} into donated buffers ({} direct, {} at the end, {} copied, {} unchanged)",
+                    aliases.size(), format_bytes(donated_bytes), num_aliases(AliasWrite::direct),
+                    num_aliases(AliasWrite::at_end), num_aliases(AliasWrite::copy), num_aliases(AliasWrite::unchanged));
   }
   return out;
 }

@@ -61,10 +61,10 @@ struct AliasPlan {
 
 struct ValuePlan {
   Storage storage = Storage::arena;
-  ValueId root = -1;          ///< the value whose memory this one uses (itself unless a view)
-  std::int64_t offset = -1;   ///< arena only: byte offset, a multiple of Buffer::kAlignment
-  std::int64_t bytes = 0;     ///< own storage, rounded up to the alignment (0 for views)
-  ValueId in_place_of = -1;   ///< arena only: the value whose block this one took over in place
+  ValueId root = -1;            ///< the value whose memory this one uses (itself unless a view)
+  std::int64_t offset = -1;     ///< arena only: byte offset, a multiple of Buffer::kAlignment
+  std::int64_t bytes = 0;       ///< own storage, rounded up to the alignment (0 for views)
+  ValueId in_place_of = -1;     ///< arena only: the value whose block this one took over in place
   std::int64_t live_from = -1;  ///< own storage: the node that makes it ...
   std::int64_t live_to = -1;    ///< ... and its last reader, through views too; past the last node
                                 ///< for a value copied into a donated buffer at the end
@@ -74,17 +74,17 @@ struct ValuePlan {
 };
 
 struct MemoryPlan {
-  std::vector<ValuePlan> values;     ///< one per graph value
-  std::vector<AliasPlan> aliases;    ///< one per aliased output, in output order
-  std::int64_t arena_bytes = 0;      ///< the arena's size: the planned peak of intermediates
-  std::int64_t live_peak_bytes = 0;  ///< most intermediate bytes live at one node: no layout needs less
+  std::vector<ValuePlan> values;        ///< one per graph value
+  std::vector<AliasPlan> aliases;       ///< one per aliased output, in output order
+  std::int64_t arena_bytes = 0;         ///< the arena's size: the planned peak of intermediates
+  std::int64_t live_peak_bytes = 0;     ///< most intermediate bytes live at one node: no layout needs less
   std::int64_t intermediate_bytes = 0;  ///< what allocating each intermediate separately would take
-  std::int64_t scratch_bytes = 0;    ///< all bfloat16-widening scratch, if each were separate
-  std::int64_t output_bytes = 0;     ///< allocated by each run, outside the arena
-  std::int64_t pinned_bytes = 0;     ///< graph inputs and constants (not the plan's to place)
+  std::int64_t scratch_bytes = 0;       ///< all bfloat16-widening scratch, if each were separate
+  std::int64_t output_bytes = 0;        ///< allocated by each run, outside the arena
+  std::int64_t pinned_bytes = 0;        ///< graph inputs and constants (not the plan's to place)
   std::int64_t num_intermediates = 0;
   std::int64_t in_place_reuses = 0;
-  std::int64_t donated_bytes = 0;    ///< aliased outputs' bytes, written into donated buffers
+  std::int64_t donated_bytes = 0;  ///< aliased outputs' bytes, written into donated buffers
 
   /// Number of aliased outputs written as `write`.
   std::int64_t num_aliases(AliasWrite write) const;
@@ -126,7 +126,7 @@ class ArenaAllocator {
   void insert_free(std::int64_t offset, std::int64_t bytes);
   void erase_free(std::map<std::int64_t, std::int64_t>::iterator block);
 
-  std::map<std::int64_t, std::int64_t> by_offset_;        // free blocks: offset -> bytes
+  std::map<std::int64_t, std::int64_t> by_offset_;           // free blocks: offset -> bytes
   std::set<std::pair<std::int64_t, std::int64_t>> by_size_;  // the same blocks as (bytes, offset)
   std::int64_t end_ = 0;
 };

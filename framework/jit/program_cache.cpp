@@ -76,10 +76,11 @@ void ProgramCache::note_call(bool compiled) {
   if (storm_reported_) return;
   storm_reported_ = true;
   logging::get("kestrel.jit")
-      ->warn("'{}' compiled {} times in its last {} calls: its input shapes keep changing, and every new shape "
-             "compiles again (XLA's rule 3). Pad batches to a few shapes, e.g. dataset.padded_batch(batch_size, "
-             "{{.pad_to_multiple_of = 32}}), or collate with pad_to_multiple_of = 32",
-             function_name_, compiles, recent_.size());
+      ->warn(
+          "'{}' compiled {} times in its last {} calls: its input shapes keep changing, and every new shape "
+          "compiles again (XLA's rule 3). Pad batches to a few shapes, e.g. dataset.padded_batch(batch_size, "
+          "{{.pad_to_multiple_of = 32}}), or collate with pad_to_multiple_of = 32",
+          function_name_, compiles, recent_.size());
 }
 
 const Graph* ProgramCache::graph(const std::string& signature) const {

@@ -7,7 +7,8 @@
 
 namespace kestrel::jit {
 
-ReplicatedFunction::ReplicatedFunction(std::vector<Variable> state, StateFn fn, std::string name, ReplicaDeviceMemory memory)
+ReplicatedFunction::ReplicatedFunction(std::vector<Variable> state, StateFn fn, std::string name,
+                                       ReplicaDeviceMemory memory)
     : state_(std::move(state)), fn_(std::move(fn)), memory_(std::move(memory)), programs_(std::move(name)) {
   if (!fn_) throw ValueError("jit::ReplicatedFunction '" + programs_.function_name() + "': the function is empty");
 }
@@ -20,9 +21,10 @@ void ReplicatedFunction::check_fits(const Executor& program, const std::string& 
   const std::int64_t needed = plan.pinned_bytes + plan.arena_bytes + plan.output_bytes + memory_.resident_bytes;
   if (needed <= memory_.limit) return;
   throw ResourceExhaustedError(
-      "ResourceExhausted: '" + name() + "' for " + signature + " needs " + format_bytes(needed) + " per replica (weights and inputs " +
-      format_bytes(plan.pinned_bytes) + ", intermediates " + format_bytes(plan.arena_bytes) + ", outputs " + format_bytes(plan.output_bytes) +
-      ", optimizer state " + format_bytes(memory_.resident_bytes) + ") but " + memory_.device + " has " + format_bytes(memory_.limit) +
+      "ResourceExhausted: '" + name() + "' for " + signature + " needs " + format_bytes(needed) +
+      " per replica (weights and inputs " + format_bytes(plan.pinned_bytes) + ", intermediates " +
+      format_bytes(plan.arena_bytes) + ", outputs " + format_bytes(plan.output_bytes) + ", optimizer state " +
+      format_bytes(memory_.resident_bytes) + ") but " + memory_.device + " has " + format_bytes(memory_.limit) +
       "; use a smaller global batch (it is split over the replicas), shorter sequences or a smaller model");
 }
 
@@ -36,8 +38,8 @@ Graph ReplicatedFunction::trace(const Args& args) const {
 }
 
 std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vector<Args>& per_replica,
-                                                                const ForEachReplica& for_each,
-                                                                const std::string& key, const OnOutputs& on_outputs) {
+                                                                const ForEachReplica& for_each, const std::string& key,
+                                                                const OnOutputs& on_outputs) {
   if (per_replica.empty()) throw ValueError("jit::ReplicatedFunction '" + name() + "': no replica arguments");
   const std::string signature = signature_of_args(name(), per_replica[0], key);
   // Compiled (once) here, on the calling thread; the replicas only run it.
@@ -68,7 +70,9 @@ std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vecto
       instance = free_instances.back();
       free_instances.pop_back();
     }
-    return {instance, instance == 0 ? &first : &programs_.get(signature, [&] { return trace(per_replica[0]); }, instance)};
+    return {instance, instance == 0 ? &first
+                                    : &programs_.get(
+                                          signature, [&] { return trace(per_replica[0]); }, instance)};
   };
   auto give_back = [&](int instance) {
     std::lock_guard<std::mutex> lock(instances_mutex);

@@ -16,12 +16,8 @@ ValueId GraphRewriter::copy(ValueId id) {
   const Node& node = old_.node(id);
   ValueId out = -1;
   switch (node.kind) {
-    case NodeKind::input:
-      out = graph_.add_input(node.spec, node.name);
-      break;
-    case NodeKind::constant:
-      out = graph_.add_constant(node.constant);
-      break;
+    case NodeKind::input: out = graph_.add_input(node.spec, node.name); break;
+    case NodeKind::constant: out = graph_.add_constant(node.constant); break;
     case NodeKind::op: {
       std::vector<ValueId> inputs;
       inputs.reserve(node.inputs.size());
@@ -41,7 +37,8 @@ void GraphRewriter::bind(ValueId id, ValueId new_id) { map_[static_cast<std::siz
 Graph GraphRewriter::finish() {
   // Inputs keep their order and all stay, even unused: callers pass every input by position.
   for (ValueId in : old_.inputs()) {
-    if (map_[static_cast<std::size_t>(in)] < 0) throw JitError("graph rewrite: input %" + std::to_string(in) + " was dropped");
+    if (map_[static_cast<std::size_t>(in)] < 0)
+      throw JitError("graph rewrite: input %" + std::to_string(in) + " was dropped");
   }
   for (ValueId out : old_.outputs()) graph_.add_output(mapped(out));
   // Outputs keep their positions and inputs theirs, so each alias still pairs the same two.

@@ -51,7 +51,8 @@ Tensor Trace::input(const TensorSpec& spec, std::string name, bool requires_grad
 ValueId Trace::value_of(const Tensor& tensor) {
   if (const detail::SymbolicValue* s = tensor.symbolic()) {
     if (s->trace != this) {
-      throw JitError("a traced tensor (" + s->origin + ") from another trace was used here; values of one compiled "
+      throw JitError("a traced tensor (" + s->origin +
+                     ") from another trace was used here; values of one compiled "
                      "step cannot flow into another: pass them as inputs");
     }
     return s->id;

@@ -29,8 +29,7 @@ class Trace {
   /// A symbolic tensor standing for a new graph input; requires_grad makes it a gradient source.
   Tensor input(const TensorSpec& spec, std::string name, bool requires_grad = false);
   /// Records one op on its inputs (the op dispatcher calls this while the trace is active).
-  Tensor record(std::shared_ptr<const Primitive> primitive, const std::vector<Tensor>& inputs,
-                const TensorSpec& spec);
+  Tensor record(std::shared_ptr<const Primitive> primitive, const std::vector<Tensor>& inputs, const TensorSpec& spec);
   /// The graph value of a tensor: its own when it is this trace's, else a captured constant.
   ValueId value_of(const Tensor& tensor);
   /// Marks the outputs and hands over the graph.
@@ -49,7 +48,7 @@ class Trace {
 
   Graph graph_;
   std::unordered_map<const void*, ValueId> constants_;  // captured tensors, by identity
-  std::vector<Tensor> captured_;                         // keeps captured tensors alive (identity stays valid)
+  std::vector<Tensor> captured_;                        // keeps captured tensors alive (identity stays valid)
   struct Scope {
     std::string name;
     std::string class_name;

@@ -28,7 +28,8 @@ PaddingArg::PaddingArg(const std::string& name) : padding_(padding_from_name(nam
 
 Conv2D::Conv2D(int filters, std::array<int, 2> kernel_size, Conv2DOptions options)
     : Layer("Conv2D", options.name), filters_(filters), kernel_size_(kernel_size), options_(std::move(options)) {
-  if (filters_ <= 0) throw ValueError(error_prefix() + "filters is " + std::to_string(filters_) + "; it must be positive");
+  if (filters_ <= 0)
+    throw ValueError(error_prefix() + "filters is " + std::to_string(filters_) + "; it must be positive");
   if (kernel_size_[0] <= 0 || kernel_size_[1] <= 0) {
     throw ValueError(error_prefix() + "kernel_size is " + pair_string(kernel_size_) + "; both sizes must be positive");
   }
@@ -43,8 +44,8 @@ void Conv2D::build(const Shape& input_shape) {
                      "; Conv2D takes images [batch, height, width, channels]" +
                      (input_shape.rank() == 3 ? ": add the channel axis with ops::expand_dims(x, -1)" : ""));
   }
-  kernel_ = add_weight("kernel", {kernel_size_[0], kernel_size_[1], input_shape[-1], filters_},
-                       options_.kernel_initializer);
+  kernel_ =
+      add_weight("kernel", {kernel_size_[0], kernel_size_[1], input_shape[-1], filters_}, options_.kernel_initializer);
   if (options_.use_bias) bias_ = add_weight("bias", {filters_}, options_.bias_initializer);
 }
 

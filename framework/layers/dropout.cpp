@@ -29,8 +29,8 @@ Tensor Dropout::call(const Tensor& x, bool training) {
   Tensor key = random::fold_in(random::fold_in(random::key_tensor(base_key_), training_step()), call_index);
   // Replicas see different samples and draw their own masks, as on separate devices.
   if (const distribute::ReplicaContext* replica = distribute::replica_context(); replica && replica->num_replicas > 1) {
-    const Tensor id = replica->id.defined() ? replica->id
-                                             : Tensor::scalar(static_cast<double>(replica->replica_id), DType::int64);
+    const Tensor id =
+        replica->id.defined() ? replica->id : Tensor::scalar(static_cast<double>(replica->replica_id), DType::int64);
     key = random::fold_in(key, id);
   }
   return ops::dropout(x, rate_, key);

@@ -56,7 +56,8 @@ void clear_session() {
 }
 
 Layer::Layer(std::string class_name, std::string name)
-    : class_name_(std::move(class_name)), name_(name.empty() ? unique_name(to_snake_case(class_name_)) : std::move(name)) {}
+    : class_name_(std::move(class_name)),
+      name_(name.empty() ? unique_name(to_snake_case(class_name_)) : std::move(name)) {}
 
 Layer::Layer(Layer&& other) noexcept
     : class_name_(std::move(other.class_name_)),

@@ -12,13 +12,15 @@ LayerNormalization::LayerNormalization(LayerNormalizationOptions options)
   if (!(options_.epsilon > 0.0)) {
     std::ostringstream eps;
     eps << options_.epsilon;
-    throw ValueError(error_prefix() + "epsilon is " + eps.str() + "; it must be positive (Keras uses 1e-3, BERT 1e-12)");
+    throw ValueError(error_prefix() + "epsilon is " + eps.str() +
+                     "; it must be positive (Keras uses 1e-3, BERT 1e-12)");
   }
 }
 
 void LayerNormalization::build(const Shape& input_shape) {
   if (input_shape.rank() < 1) {
-    throw ShapeError(error_prefix() + "input is a scalar; LayerNormalization normalizes over the last axis of [..., D]");
+    throw ShapeError(error_prefix() +
+                     "input is a scalar; LayerNormalization normalizes over the last axis of [..., D]");
   }
   dim_ = input_shape[-1];
   if (options_.scale) gamma_ = add_weight("gamma", {dim_}, options_.gamma_initializer);

@@ -77,7 +77,8 @@ MultiHeadAttentionOptions checked(const Layer& layer, MultiHeadAttentionOptions 
                      std::to_string(key_dim) + "; both must be positive");
   }
   if (options.value_dim && *options.value_dim <= 0) {
-    throw ValueError(layer.error_prefix() + "value_dim is " + std::to_string(*options.value_dim) + "; it must be positive");
+    throw ValueError(layer.error_prefix() + "value_dim is " + std::to_string(*options.value_dim) +
+                     "; it must be positive");
   }
   if (options.output_shape && *options.output_shape <= 0) {
     throw ValueError(layer.error_prefix() + "output_shape is " + std::to_string(*options.output_shape) +
@@ -101,17 +102,15 @@ MultiHeadAttention::MultiHeadAttention(int num_heads, std::int64_t key_dim, Mult
       query_(add<detail::AttentionProjection>("query", 1, std::vector<std::int64_t>{num_heads, key_dim},
                                               options_.use_bias, options_.kernel_initializer,
                                               options_.bias_initializer)),
-      key_(add<detail::AttentionProjection>("key", 1, std::vector<std::int64_t>{num_heads, key_dim},
-                                            options_.use_bias, options_.kernel_initializer,
-                                            options_.bias_initializer)),
+      key_(add<detail::AttentionProjection>("key", 1, std::vector<std::int64_t>{num_heads, key_dim}, options_.use_bias,
+                                            options_.kernel_initializer, options_.bias_initializer)),
       value_(add<detail::AttentionProjection>("value", 1, std::vector<std::int64_t>{num_heads, value_dim_},
                                               options_.use_bias, options_.kernel_initializer,
                                               options_.bias_initializer)),
       dropout_(add<Dropout>(options_.dropout, DropoutOptions{.seed = options_.seed})),
       // The output size comes from the query, so build() sets it.
-      output_(add<detail::AttentionProjection>("attention_output", 2, std::vector<std::int64_t>{},
-                                               options_.use_bias, options_.kernel_initializer,
-                                               options_.bias_initializer)) {}
+      output_(add<detail::AttentionProjection>("attention_output", 2, std::vector<std::int64_t>{}, options_.use_bias,
+                                               options_.kernel_initializer, options_.bias_initializer)) {}
 
 void MultiHeadAttention::build(const Shape& query_shape) {
   if (query_shape.rank() != 3) {
@@ -129,11 +128,11 @@ Tensor MultiHeadAttention::mask_bias(const Tensor& attention_mask, bool use_caus
     bool ok = (m.rank() == 2 && (m[0] == batch || m[0] == 1) && m[1] == s) ||
               (m.rank() == 3 && (m[0] == batch || m[0] == 1) && (m[1] == t || m[1] == 1) && m[2] == s);
     if (!ok) {
-      throw ShapeError(error_prefix() + "attention_mask is " + m.to_string() + " for a query of " +
-                       std::to_string(t) + " positions and a value of " + std::to_string(s) +
-                       " positions (batch " + std::to_string(batch) + "); pass [" + std::to_string(batch) + "," +
-                       std::to_string(s) + "] (a padding mask over keys) or [" + std::to_string(batch) + "," +
-                       std::to_string(t) + "," + std::to_string(s) + "]");
+      throw ShapeError(error_prefix() + "attention_mask is " + m.to_string() + " for a query of " + std::to_string(t) +
+                       " positions and a value of " + std::to_string(s) + " positions (batch " + std::to_string(batch) +
+                       "); pass [" + std::to_string(batch) + "," + std::to_string(s) +
+                       "] (a padding mask over keys) or [" + std::to_string(batch) + "," + std::to_string(t) + "," +
+                       std::to_string(s) + "]");
     }
     // Any nonzero entry means "attend", whatever the mask's dtype.
     Tensor mask = ops::cast(ops::cast(attention_mask, DType::bool_), dtype);

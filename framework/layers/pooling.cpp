@@ -18,7 +18,8 @@ std::string pair_string(const std::array<int, 2>& p) {
 
 void check_options(const Layer& layer, const Pooling2DOptions& o) {
   if (o.pool_size[0] <= 0 || o.pool_size[1] <= 0) {
-    throw ValueError(layer.error_prefix() + "pool_size is " + pair_string(o.pool_size) + "; both sizes must be positive");
+    throw ValueError(layer.error_prefix() + "pool_size is " + pair_string(o.pool_size) +
+                     "; both sizes must be positive");
   }
   // {0, 0} stands for "same as pool_size"; anything else must be a real stride.
   bool default_strides = o.strides[0] == 0 && o.strides[1] == 0;
@@ -51,7 +52,8 @@ Tensor with_layer_name(const Layer& layer, F&& run) {
 }
 }  // namespace
 
-MaxPooling2D::MaxPooling2D(Pooling2DOptions options) : Layer("MaxPooling2D", options.name), options_(std::move(options)) {
+MaxPooling2D::MaxPooling2D(Pooling2DOptions options)
+    : Layer("MaxPooling2D", options.name), options_(std::move(options)) {
   check_options(*this, options_);
 }
 

@@ -8,15 +8,17 @@
 namespace kestrel::layers {
 namespace {
 struct StepState {
-  Tensor step;                                           // undefined: step 0
+  Tensor step;                                          // undefined: step 0
   std::unordered_map<const void*, std::int64_t> calls;  // restarted each step, so it stays small
 };
 thread_local StepState state;
 
 Tensor checked_step(Tensor step) {
   if (!step.defined() || step.dtype() != DType::int64 || step.rank() != 0) {
-    throw TypeError("TrainingStepScope: the step must be an int64 scalar tensor (the optimizer's iteration count), "
-                    "got " + (step.defined() ? step.spec().to_string() : std::string("an undefined tensor")));
+    throw TypeError(
+        "TrainingStepScope: the step must be an int64 scalar tensor (the optimizer's iteration count), "
+        "got " +
+        (step.defined() ? step.spec().to_string() : std::string("an undefined tensor")));
   }
   return step;
 }

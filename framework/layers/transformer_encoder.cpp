@@ -68,15 +68,15 @@ Tensor TransformerEncoder::call(const Tensor& x, bool training) { return forward
 Tensor TransformerEncoder::forward(const Tensor& x, const TransformerEncoderCallOptions& options) {
   if (x.rank() != 3 || x.shape()[-1] != hidden_dim_) {
     throw ShapeError(error_prefix() + "input is " + x.shape().to_string() + " but the block was built for " +
-                     std::to_string(hidden_dim_) + " features; feed [batch, positions, " +
-                     std::to_string(hidden_dim_) + "]");
+                     std::to_string(hidden_dim_) + " features; feed [batch, positions, " + std::to_string(hidden_dim_) +
+                     "]");
   }
   const bool training = options.training;
   const bool pre_ln = options_.normalize_first;
   Tensor h = pre_ln ? (*attention_norm_)(x) : x;
-  h = (*attention_)(h, h, {.attention_mask = options.attention_mask,
-                           .use_causal_mask = options.use_causal_mask,
-                           .training = training});
+  h = (*attention_)(
+      h, h,
+      {.attention_mask = options.attention_mask, .use_causal_mask = options.use_causal_mask, .training = training});
   h = ops::add((*attention_dropout_)(h, training), x);
   if (!pre_ln) h = (*attention_norm_)(h);
 

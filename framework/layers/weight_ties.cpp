@@ -59,7 +59,8 @@ WeightTies find_weight_ties(const Layer& root) {
 std::vector<std::string> restore_weight_ties(const Layer& root, const WeightTies& ties, const std::string& when) {
   std::map<std::string, Variable> by_name;
   for (Slot& slot : slots_of(root)) by_name.emplace(slot.name, std::move(slot.variable));
-  const std::string fix = "; tie them again in the model's tie_weights() (Variable::tie_to), after the layers are built";
+  const std::string fix =
+      "; tie them again in the model's tie_weights() (Variable::tie_to), after the layers are built";
   std::vector<std::string> retied;
   for (const WeightTie& tie : ties) {
     auto lookup = [&](const std::string& slot) -> const Variable& {

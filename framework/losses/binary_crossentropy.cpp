@@ -12,8 +12,8 @@ namespace kestrel::losses {
 BinaryCrossentropy::BinaryCrossentropy(BinaryCrossentropyOptions options)
     : Loss(options.name, options.reduction), options_(std::move(options)) {
   if (!(options_.label_smoothing >= 0.0 && options_.label_smoothing <= 1.0)) {
-    throw ValueError(op_message(name(), "label_smoothing is " + std::to_string(options_.label_smoothing) +
-                                            "; it must be in [0, 1]"));
+    throw ValueError(op_message(
+        name(), "label_smoothing is " + std::to_string(options_.label_smoothing) + "; it must be in [0, 1]"));
   }
 }
 
@@ -23,8 +23,8 @@ Tensor BinaryCrossentropy::call(const Tensor& y_true, const Tensor& y_pred) cons
   check_same_shape(name(), target, x);
   const int rank = x.rank();
   if (rank == 0 || options_.axis < -rank || options_.axis >= rank) {
-    throw ShapeError(op_message(name(), "axis " + std::to_string(options_.axis) + " is out of range for y_pred " +
-                                            x.shape().to_string()));
+    throw ShapeError(op_message(
+        name(), "axis " + std::to_string(options_.axis) + " is out of range for y_pred " + x.shape().to_string()));
   }
   if (options_.label_smoothing > 0.0) {
     target = target * (1.0 - options_.label_smoothing) + 0.5 * options_.label_smoothing;

@@ -13,8 +13,8 @@ namespace kestrel::losses {
 CategoricalCrossentropy::CategoricalCrossentropy(CategoricalCrossentropyOptions options)
     : Loss(options.name, options.reduction), options_(std::move(options)) {
   if (!(options_.label_smoothing >= 0.0 && options_.label_smoothing <= 1.0)) {
-    throw ValueError(op_message(name(), "label_smoothing is " + std::to_string(options_.label_smoothing) +
-                                            "; it must be in [0, 1]"));
+    throw ValueError(op_message(
+        name(), "label_smoothing is " + std::to_string(options_.label_smoothing) + "; it must be in [0, 1]"));
   }
 }
 
@@ -27,8 +27,8 @@ Tensor CategoricalCrossentropy::call(const Tensor& y_true, const Tensor& y_pred)
     throw ShapeError(op_message(name(), "y_pred is a scalar; it must hold class scores, [..., classes]"));
   }
   if (options_.axis < -rank || options_.axis >= rank) {
-    throw ShapeError(op_message(name(), "axis " + std::to_string(options_.axis) + " is out of range for y_pred " +
-                                            scores.shape().to_string()));
+    throw ShapeError(op_message(
+        name(), "axis " + std::to_string(options_.axis) + " is out of range for y_pred " + scores.shape().to_string()));
   }
   const int axis = options_.axis < 0 ? options_.axis + rank : options_.axis;
 

@@ -40,8 +40,8 @@ Handle<Loss> get(std::string_view name) {
     }
     known += (known.empty() ? "" : ", ") + std::string(entry.names[0]);
   }
-  throw ValueError(op_message("losses::get", "unknown loss '" + std::string(name) + "'; Kestrel's losses are " +
-                                                 known + " (also by class name, and mse, mae, bce)"));
+  throw ValueError(op_message("losses::get", "unknown loss '" + std::string(name) + "'; Kestrel's losses are " + known +
+                                                 " (also by class name, and mse, mae, bce)"));
 }
 
 std::vector<std::string> names() {

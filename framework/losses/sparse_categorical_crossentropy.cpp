@@ -20,12 +20,12 @@ constexpr std::int64_t kNoIgnoredLabel = std::numeric_limits<std::int64_t>::min(
 int class_axis(const std::string& who, const Tensor& y_pred, int axis) {
   const int rank = y_pred.rank();
   if (rank == 0) {
-    throw ShapeError(op_message(who, "y_pred is " + y_pred.spec().to_string() +
-                                         ", a scalar; it must hold class scores, [..., classes]"));
+    throw ShapeError(op_message(
+        who, "y_pred is " + y_pred.spec().to_string() + ", a scalar; it must hold class scores, [..., classes]"));
   }
   if (axis < -rank || axis >= rank) {
-    throw ShapeError(op_message(who, "axis " + std::to_string(axis) + " is out of range for y_pred " +
-                                         y_pred.shape().to_string()));
+    throw ShapeError(
+        op_message(who, "axis " + std::to_string(axis) + " is out of range for y_pred " + y_pred.shape().to_string()));
   }
   return axis < 0 ? axis + rank : axis;
 }
@@ -98,10 +98,11 @@ Tensor SparseCategoricalCrossentropy::call(const Tensor& y_true, const Tensor& y
     loss = ops::sparse_softmax_cross_entropy(log_probs, labels, {.ignore_index = kNoIgnoredLabel});
   } catch (const IndexError& e) {
     const std::int64_t classes = scores.shape()[-1];
-    throw IndexError(op_message(name(), "y_true holds a label outside [0, " + std::to_string(classes) +
-                                            ") for y_pred " + y_pred.shape().to_string() +
-                                            (options_.ignore_class ? "" : "; to skip padding labels, set ignore_class") +
-                                            " (" + op_detail(e.what()) + ")"));
+    throw IndexError(
+        op_message(name(), "y_true holds a label outside [0, " + std::to_string(classes) + ") for y_pred " +
+                               y_pred.shape().to_string() +
+                               (options_.ignore_class ? "" : "; to skip padding labels, set ignore_class") + " (" +
+                               op_detail(e.what()) + ")"));
   }
   if (valid.defined()) loss = ops::where(valid, loss, ops::scalar_like(loss, 0.0));
   return loss;

@@ -124,11 +124,9 @@ Accuracy::Accuracy(AccuracyOptions options)
                         options.name) {}
 
 BinaryAccuracy::BinaryAccuracy(BinaryAccuracyOptions options)
-    : MeanMetricWrapper(
-          [who = options.name, threshold = options.threshold](const Tensor& t, const Tensor& p) {
-            return binary_accuracy_of(who, t, p, threshold);
-          },
-          options.name) {}
+    : MeanMetricWrapper([who = options.name, threshold = options.threshold](
+                            const Tensor& t, const Tensor& p) { return binary_accuracy_of(who, t, p, threshold); },
+                        options.name) {}
 
 CategoricalAccuracy::CategoricalAccuracy(CategoricalAccuracyOptions options)
     : MeanMetricWrapper(
@@ -141,11 +139,9 @@ SparseCategoricalAccuracy::SparseCategoricalAccuracy(SparseCategoricalAccuracyOp
           options.name) {}
 
 TopKCategoricalAccuracy::TopKCategoricalAccuracy(TopKCategoricalAccuracyOptions options)
-    : MeanMetricWrapper(
-          [who = options.name, k = options.k](const Tensor& t, const Tensor& p) {
-            return top_k_categorical_accuracy_of(who, t, p, k);
-          },
-          options.name) {
+    : MeanMetricWrapper([who = options.name, k = options.k](
+                            const Tensor& t, const Tensor& p) { return top_k_categorical_accuracy_of(who, t, p, k); },
+                        options.name) {
   check_k(name(), options.k);
 }
 

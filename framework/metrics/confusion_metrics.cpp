@@ -129,10 +129,11 @@ void Recall::reset_state() {
 
 std::vector<Variable> Recall::variables() const { return {true_positives_, false_negatives_}; }
 
-AUC::AUC(AUCOptions options) : Metric(options.name), num_thresholds_(options.num_thresholds), from_logits_(options.from_logits) {
+AUC::AUC(AUCOptions options)
+    : Metric(options.name), num_thresholds_(options.num_thresholds), from_logits_(options.from_logits) {
   if (num_thresholds_ < 2) {
-    throw ValueError(op_message(name(), "num_thresholds is " + std::to_string(num_thresholds_) +
-                                            "; it must be at least 2"));
+    throw ValueError(
+        op_message(name(), "num_thresholds is " + std::to_string(num_thresholds_) + "; it must be at least 2"));
   }
   const std::string curve = lower(options.curve);
   if (curve != "roc" && curve != "pr") {
@@ -181,9 +182,9 @@ void AUC::update_state(const Tensor& y_true, const Tensor& y_pred, const Tensor&
   const Tensor true_weight = flat.positive * flat.weights;
   const Tensor false_weight = (1.0 - flat.positive) * flat.weights;
   const std::int64_t n = flat.predictions.numel();
-  Tensor per_bucket = ops::scatter_add(
-      bucket, ops::concat({ops::reshape(true_weight, {1, n}), ops::reshape(false_weight, {1, n})}, 0),
-      {2, num_thresholds_}, /*axis=*/1);
+  Tensor per_bucket =
+      ops::scatter_add(bucket, ops::concat({ops::reshape(true_weight, {1, n}), ops::reshape(false_weight, {1, n})}, 0),
+                       {2, num_thresholds_}, /*axis=*/1);
   Tensor above = ops::matmul(per_bucket, suffix_sum_);  // [2, T]: weight above each threshold
   Tensor tp = ops::reshape(ops::slice(above, {0, 0}, {1, -1}), {num_thresholds_});
   Tensor fp = ops::reshape(ops::slice(above, {1, 0}, {1, -1}), {num_thresholds_});

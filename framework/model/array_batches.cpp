@@ -27,7 +27,8 @@ std::int64_t ArrayBatches::num_batches() const { return (num_samples_ + batch_si
 Batch ArrayBatches::batch(std::int64_t b) const {
   const std::int64_t begin = b * batch_size_;
   const std::int64_t end = std::min(begin + batch_size_, num_samples_);
-  if (order_.empty()) return {x_.rows(begin, end), ops::slice_rows(y_, begin, end), ops::slice_rows(sample_weight_, begin, end)};
+  if (order_.empty())
+    return {x_.rows(begin, end), ops::slice_rows(y_, begin, end), ops::slice_rows(sample_weight_, begin, end)};
   std::vector<std::int64_t> picked(order_.begin() + begin, order_.begin() + end);
   Tensor indices = Tensor::from_vector(picked, {end - begin});
   return {x_.take(indices), y_.defined() ? ops::gather(y_, indices) : Tensor(),

@@ -12,7 +12,8 @@ namespace {
 class ArraySource final : public BatchSource {
  public:
   ArraySource(ArrayBatches batches, std::optional<random::Key> shuffle_key, std::int64_t max_steps)
-      : batches_(std::move(batches)), shuffle_key_(shuffle_key),
+      : batches_(std::move(batches)),
+        shuffle_key_(shuffle_key),
         steps_(max_steps > 0 ? std::min(max_steps, batches_.num_batches()) : batches_.num_batches()) {}
   std::int64_t steps() const override { return steps_; }
   void start_epoch(int epoch) override {
@@ -37,8 +38,8 @@ class DatasetSource final : public BatchSource {
       : dataset_(std::move(dataset)) {
     const std::int64_t n = dataset_.cardinality();
     if (n == data::kInfiniteCardinality && steps <= 0) {
-      throw ValueError(std::string(method) + ": the dataset (" + dataset_.describe() +
-                       ") repeats forever; pass " + steps_option + " so a pass ends");
+      throw ValueError(std::string(method) + ": the dataset (" + dataset_.describe() + ") repeats forever; pass " +
+                       steps_option + " so a pass ends");
     }
     if (n == 0) throw ValueError(std::string(method) + ": the dataset (" + dataset_.describe() + ") is empty");
     steps_ = steps > 0 ? (n >= 0 ? std::min(steps, n) : steps) : (n >= 0 ? n : -1);

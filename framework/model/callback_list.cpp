@@ -10,13 +10,13 @@ CallbackList::CallbackList(const std::vector<Handle<Callback>>& callbacks, Model
   }
 }
 
-#define KESTREL_FORWARD_HOOK(hook, Arg)                     \
-  void CallbackList::hook(Arg arg, const Logs& logs) {      \
-    for (const Handle<Callback>& c : callbacks_) c->hook(arg, logs);      \
+#define KESTREL_FORWARD_HOOK(hook, Arg)                              \
+  void CallbackList::hook(Arg arg, const Logs& logs) {               \
+    for (const Handle<Callback>& c : callbacks_) c->hook(arg, logs); \
   }
-#define KESTREL_FORWARD_LOGS_HOOK(hook)                 \
-  void CallbackList::hook(const Logs& logs) {           \
-    for (const Handle<Callback>& c : callbacks_) c->hook(logs);       \
+#define KESTREL_FORWARD_LOGS_HOOK(hook)                         \
+  void CallbackList::hook(const Logs& logs) {                   \
+    for (const Handle<Callback>& c : callbacks_) c->hook(logs); \
   }
 
 KESTREL_FORWARD_LOGS_HOOK(on_train_begin)

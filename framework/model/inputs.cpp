@@ -46,8 +46,8 @@ std::int64_t Inputs::batch_size() const {
   for (const auto& [key, value] : is_named() ? named_ : std::map<std::string, Tensor>{{"x", tensor_}}) {
     if (value.rank() == 0) throw ShapeError("input '" + key + "' is a scalar; inputs need a leading batch dim");
     if (batch >= 0 && value.shape()[0] != batch) {
-      throw ShapeError("inputs disagree on the batch size: '" + first + "' has " + std::to_string(batch) +
-                       " rows, '" + key + "' has " + std::to_string(value.shape()[0]));
+      throw ShapeError("inputs disagree on the batch size: '" + first + "' has " + std::to_string(batch) + " rows, '" +
+                       key + "' has " + std::to_string(value.shape()[0]));
     }
     if (batch < 0) {
       batch = value.shape()[0];

@@ -18,7 +18,7 @@ namespace kestrel {
 class Inputs {
  public:
   Inputs() = default;
-  Inputs(Tensor tensor);  // NOLINT(google-explicit-constructor): a tensor is the common case
+  Inputs(Tensor tensor);                        // NOLINT(google-explicit-constructor): a tensor is the common case
   Inputs(std::map<std::string, Tensor> named);  // NOLINT(google-explicit-constructor)
   Inputs(std::initializer_list<std::pair<const std::string, Tensor>> named);
 

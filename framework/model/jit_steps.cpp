@@ -1,10 +1,9 @@
 #include "framework/model/jit_steps.h"
 
-
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
-#include "framework/model/model.h"
 #include "framework/model/batch_args.h"
+#include "framework/model/model.h"
 #include "framework/model/partial_batch.h"
 
 namespace kestrel::detail {
@@ -102,17 +101,19 @@ void JitSteps::train(const Batch& batch) {
 }
 
 void JitSteps::test(const Batch& batch) {
-  make_function(test_, batch, "test_step", [this] { return test_state(); },
-                [this](const Batch& b) {
-                  model_.test_step(b);
-                  return std::vector<Tensor>{};
-                });
+  make_function(
+      test_, batch, "test_step", [this] { return test_state(); },
+      [this](const Batch& b) {
+        model_.test_step(b);
+        return std::vector<Tensor>{};
+      });
   run(test_, batch);
 }
 
 Tensor JitSteps::predict(const Batch& batch) {
-  make_function(predict_, batch, "predict_step", [this] { return weight_state(); },
-                [this](const Batch& b) { return std::vector<Tensor>{model_.predict_step(b.x)}; });
+  make_function(
+      predict_, batch, "predict_step", [this] { return weight_state(); },
+      [this](const Batch& b) { return std::vector<Tensor>{model_.predict_step(b.x)}; });
   return first_rows(run(predict_, batch).at(0), rows_of(batch));
 }
 

@@ -86,8 +86,7 @@ void Model::enter_distribution(std::optional<distribute::DistributionScope>& sco
   const distribute::Distribution* current = distribute::current();
   // Inside another strategy's scope the model's variables are foreign to it: Keras's error.
   if (current != nullptr && current != distribution_) {
-    distribute::require_created_in(current, distributed_variables(),
-                                   "model '" + name() + "' (" + method + ")");
+    distribute::require_created_in(current, distributed_variables(), "model '" + name() + "' (" + method + ")");
   }
   if (distribution_ != nullptr) scope.emplace(*distribution_);
 }

@@ -178,7 +178,7 @@ class Model : public Layer {
   // The running mean of the loss over an epoch, weighted by batch size (Keras's loss tracker).
   // It is a metric, so its state is variables that a compiled step updates like any other.
   std::shared_ptr<metrics::Mean> loss_tracker_;
-  std::unique_ptr<detail::JitSteps> jit_;  // the compiled steps, when compile() set jit_compile
+  std::unique_ptr<detail::JitSteps> jit_;           // the compiled steps, when compile() set jit_compile
   std::unique_ptr<detail::ReplicaSteps> replicas_;  // the steps split over replicas, under a strategy of several
   const distribute::Distribution* distribution_ = nullptr;
 };

@@ -40,8 +40,8 @@ class OrderedGradientSum {
   std::condition_variable turn_;
   int next_ = 0;  // the replica whose turn it is
   bool abandoned_ = false;
-  std::vector<Tensor> total_;   // float32 where the gradients are bfloat16
-  std::vector<DType> dtypes_;   // the gradients' own
+  std::vector<Tensor> total_;  // float32 where the gradients are bfloat16
+  std::vector<DType> dtypes_;  // the gradients' own
 };
 
 }  // namespace kestrel::detail

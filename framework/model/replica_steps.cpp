@@ -145,7 +145,7 @@ std::vector<std::vector<Tensor>> ReplicaSteps::run_replicas(
     auto defined = std::make_shared<std::vector<bool>>();
     // A replica's device keeps the optimizer's state too (its slots; the update runs once here).
     jit::ReplicaDeviceMemory memory{.limit = distribution_.memory_per_replica().value_or(0),
-                                                 .device = "a " + distribution_.name() + " replica"};
+                                    .device = "a " + distribution_.name() + " replica"};
     if (model_.optimizer_) {
       for (const Variable& v : model_.optimizer_->variables()) {
         memory.resident_bytes += static_cast<std::int64_t>(v.value().nbytes());
@@ -172,8 +172,8 @@ std::vector<std::vector<Tensor>> ReplicaSteps::run_replicas(
   }
   // The program returns only the defined outputs; `defined` says where each one goes.
   const std::vector<bool>& defined = *defined_.at(name);
-  std::vector<std::vector<Tensor>> present = (*function)(
-      with_ids, run_each, "", [&](int replica, std::vector<Tensor>& returned) {
+  std::vector<std::vector<Tensor>> present =
+      (*function)(with_ids, run_each, "", [&](int replica, std::vector<Tensor>& returned) {
         auto& out = outputs[static_cast<std::size_t>(replica)];
         std::size_t next = 0;
         for (const bool is_defined : defined) out.push_back(is_defined ? std::move(returned[next++]) : Tensor());
@@ -192,9 +192,11 @@ void ReplicaSteps::place_model(const Batch& shard) {
   // From here on every replica reads these variables. A tie the model had when compiled, or
   // makes once built, must hold now: untied, the two slots would train apart on every replica.
   model_.tie_weights();
-  const std::string where = std::to_string(distribution_.num_replicas_in_sync()) + " replicas of " + distribution_.name();
+  const std::string where =
+      std::to_string(distribution_.num_replicas_in_sync()) + " replicas of " + distribution_.name();
   auto log = logging::get("kestrel.distribute");
-  for (const std::string& retied : layers::restore_weight_ties(model_, ties_before_placement_, "placement on " + where)) {
+  for (const std::string& retied :
+       layers::restore_weight_ties(model_, ties_before_placement_, "placement on " + where)) {
     log->warn("model '{}': a tied weight came apart before placement on {}; re-tied {}", model_.name(), where, retied);
   }
   std::string ties;
@@ -211,9 +213,10 @@ Batch ReplicaSteps::padded_to_global(const Batch& batch, const char* method) {
   // A larger batch is a new global size (and, compiled, a new shape); a smaller one is padded.
   const std::int64_t global = std::max(rows, rows_);
   if (global % replicas != 0) {
-    throw ValueError(std::string(method) + ": a global batch of " + std::to_string(global) + " rows does not divide by the " +
-                     std::to_string(replicas) + " replicas of " + distribution_.name() +
-                     "; use a global batch size that is a multiple of " + std::to_string(replicas) + " (e.g. " +
+    throw ValueError(std::string(method) + ": a global batch of " + std::to_string(global) +
+                     " rows does not divide by the " + std::to_string(replicas) + " replicas of " +
+                     distribution_.name() + "; use a global batch size that is a multiple of " +
+                     std::to_string(replicas) + " (e.g. " +
                      std::to_string(replicas * std::max<std::int64_t>(1, global / replicas)) + ")");
   }
   // Always with a row mask (of ones when nothing is padding), so compiled, every batch has one signature.
@@ -252,7 +255,8 @@ void ReplicaSteps::train(const Batch& batch) {
 }
 
 void ReplicaSteps::test(const Batch& batch) {
-  const Split parts = split(padded_to_global(batch, "evaluate"), distribution_.num_replicas_in_sync(), model_.loss_.get());
+  const Split parts =
+      split(padded_to_global(batch, "evaluate"), distribution_.num_replicas_in_sync(), model_.loss_.get());
   place_model(parts.shards[0]);
   const bool metrics = !model_.metrics_.empty();
   std::vector<std::vector<Tensor>> results =

@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "framework/distribute/distribution.h"
@@ -37,8 +37,8 @@ namespace kestrel::detail {
 /// What one replica's forward and backward pass give.
 struct ReplicaResult {
   Tensor y_pred;
-  Tensor loss;                     ///< the replica's own loss, before its scale
-  std::vector<Tensor> gradients;   ///< of the scaled loss, for trainable_weights()
+  Tensor loss;                    ///< the replica's own loss, before its scale
+  std::vector<Tensor> gradients;  ///< of the scaled loss, for trainable_weights()
 };
 
 class ReplicaSteps {

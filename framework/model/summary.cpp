@@ -60,8 +60,8 @@ void Model::summary(std::ostream& out) const {
   for (std::size_t i = 0; i < layers().size(); ++i) {
     const Layer* layer = layers()[i];
     out << cell(layer->name() + " (" + layer->class_name() + ")", name_width)
-        << cell(keras_shape(layer->last_output_shape()), kShapeWidth) << cell(std::to_string(layer->count_params()), kParamWidth)
-        << "\n";
+        << cell(keras_shape(layer->last_output_shape()), kShapeWidth)
+        << cell(std::to_string(layer->count_params()), kParamWidth) << "\n";
     if (i + 1 < layers().size()) out << "\n";
   }
   std::int64_t trainable = 0, non_trainable = 0;

@@ -16,8 +16,8 @@
 #include "framework/model/jit_steps.h"
 #include "framework/model/model.h"
 #include "framework/model/partial_batch.h"
-#include "framework/model/replica_steps.h"
 #include "framework/model/progress_bar.h"
+#include "framework/model/replica_steps.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 #include "framework/ops/shape_ops.h"
@@ -45,9 +45,8 @@ Tensor combined_sample_weight(const Tensor& y, const Tensor& sample_weight,
 
 // The progress bar when verbose asks for one, then the user's callbacks: as in Keras, the epoch's
 // progress line is written before what callbacks report about that epoch.
-std::vector<Handle<Callback>> with_progress_bar(const std::vector<Handle<Callback>>& callbacks, int verbose,
-                                                int epochs, std::int64_t steps,
-                                                std::function<std::string()> note = nullptr) {
+std::vector<Handle<Callback>> with_progress_bar(const std::vector<Handle<Callback>>& callbacks, int verbose, int epochs,
+                                                std::int64_t steps, std::function<std::string()> note = nullptr) {
   std::vector<Handle<Callback>> out;
   if (verbose > 0) {
     out.push_back(ProgressBar({.verbose = verbose, .epochs = epochs, .steps = steps, .note = std::move(note)}));
@@ -101,15 +100,16 @@ Logs Model::metric_logs() const {
 
 Tensor Model::compute_loss(const Batch& batch, const Tensor& y_pred) {
   if (!loss_) {
-    throw ValueError("model '" + name() + "' was compiled without a loss; pass .loss to compile() or override compute_loss()");
+    throw ValueError("model '" + name() +
+                     "' was compiled without a loss; pass .loss to compile() or override compute_loss()");
   }
   return detail::loss_of_real_rows(*loss_, batch, y_pred);
 }
 
 void Model::track_loss(const Batch& batch, const Tensor& loss) {
   // The epoch's loss is a mean over samples: each batch weighs as many as its real rows.
-  const Tensor rows = batch.row_mask.defined() ? ops::sum(batch.row_mask)
-                                               : Tensor::scalar(static_cast<double>(batch.x.batch_size()));
+  const Tensor rows =
+      batch.row_mask.defined() ? ops::sum(batch.row_mask) : Tensor::scalar(static_cast<double>(batch.x.batch_size()));
   loss_tracker_->add_values(loss, rows);
 }
 
@@ -207,7 +207,7 @@ std::unique_ptr<detail::BatchSource> validation_source(const ValidationSource& d
 
 // Dataset batches carry their own shuffling, weighting and batching; these options would be ignored.
 void reject_array_options(const FitOptions& options) {
-  const char* option = options.validation_split > 0.0  ? "validation_split"
+  const char* option = options.validation_split > 0.0    ? "validation_split"
                        : options.sample_weight.defined() ? "sample_weight"
                        : !options.class_weight.empty()   ? "class_weight"
                                                          : nullptr;
@@ -257,9 +257,9 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
   if (options.epochs < 0 || options.initial_epoch < 0) {
     throw ValueError("fit: epochs and initial_epoch must be >= 0");
   }
-  const std::int64_t steps_per_epoch =
-      options.steps_per_epoch > 0 && train.steps() >= 0 ? std::min(options.steps_per_epoch, train.steps())
-                                                        : train.steps();
+  const std::int64_t steps_per_epoch = options.steps_per_epoch > 0 && train.steps() >= 0
+                                           ? std::min(options.steps_per_epoch, train.steps())
+                                           : train.steps();
   const JitStats jit_before = jit_stats();
   detail::CallbackList callbacks(with_progress_bar(options.callbacks, options.verbose, options.epochs,
                                                    std::max<std::int64_t>(steps_per_epoch, 0), jit_note()),
@@ -289,9 +289,10 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
       // As Keras: data read on across epochs that ends early ends training; an epoch that got no
       // batch at all is not an epoch.
       logging::get("kestrel.data")
-          ->warn("fit: the input ran out of data after {} of {} steps in epoch {}; training stops. Give a dataset "
-                 "that yields steps_per_epoch * epochs batches (repeat() it)",
-                 steps_done, steps_per_epoch, epoch + 1);
+          ->warn(
+              "fit: the input ran out of data after {} of {} steps in epoch {}; training stops. Give a dataset "
+              "that yields steps_per_epoch * epochs batches (repeat() it)",
+              steps_done, steps_per_epoch, epoch + 1);
       stop_training = true;
       if (steps_done == 0) break;
     }
@@ -337,8 +338,8 @@ std::function<std::string()> Model::jit_note() const {
 
 Logs Model::evaluate(const Inputs& x, const Tensor& y, EvaluateOptions options) {
   require_compiled("evaluate");
-  auto data = detail::array_source(detail::ArrayBatches(x, y, options.sample_weight, options.batch_size),
-                                   std::nullopt, options.steps);
+  auto data = detail::array_source(detail::ArrayBatches(x, y, options.sample_weight, options.batch_size), std::nullopt,
+                                   options.steps);
   return evaluate_batches(*data, options.callbacks, options.verbose);
 }
 
@@ -363,7 +364,8 @@ Logs Model::evaluate_batches(detail::BatchSource& data, std::vector<Handle<Callb
   callbacks.on_test_begin({});
   Logs logs;
   run_executions(
-      data, -1, compile_options_.steps_per_execution, [&](std::int64_t step) { callbacks.on_test_batch_begin(step, {}); },
+      data, -1, compile_options_.steps_per_execution,
+      [&](std::int64_t step) { callbacks.on_test_batch_begin(step, {}); },
       [&](const Batch& batch) { run_test_step(batch); },
       [&](std::int64_t step) {
         logs = metric_logs();
@@ -376,8 +378,8 @@ Logs Model::evaluate_batches(detail::BatchSource& data, std::vector<Handle<Callb
 }
 
 Tensor Model::predict(const Inputs& x, PredictOptions options) {
-  auto data = detail::array_source(detail::ArrayBatches(x, Tensor(), Tensor(), options.batch_size),
-                                   std::nullopt, options.steps);
+  auto data = detail::array_source(detail::ArrayBatches(x, Tensor(), Tensor(), options.batch_size), std::nullopt,
+                                   options.steps);
   return predict_batches(*data, options);
 }
 

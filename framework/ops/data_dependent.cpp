@@ -25,11 +25,12 @@ Tensor boolean_mask(const Tensor& x, const Tensor& mask) {
   require_eager(mask, "boolean_mask");
   if (mask.rank() != 1 || x.rank() < 1 || mask.shape()[0] != x.shape()[0]) {
     throw ShapeError(op_message("boolean_mask", "mask is " + mask.shape().to_string() + " but x is " +
-                                                   x.shape().to_string() + "; the mask needs shape [" +
-                                                   (x.rank() > 0 ? std::to_string(x.shape()[0]) : "n") + "]"));
+                                                    x.shape().to_string() + "; the mask needs shape [" +
+                                                    (x.rank() > 0 ? std::to_string(x.shape()[0]) : "n") + "]"));
   }
   if (mask.dtype() != DType::bool_) {
-    throw TypeError(op_message("boolean_mask", "mask is " + mask.spec().to_string() + "; it must be bool (a comparison)"));
+    throw TypeError(
+        op_message("boolean_mask", "mask is " + mask.spec().to_string() + "; it must be bool (a comparison)"));
   }
   std::vector<std::int64_t> rows;
   const std::vector<std::int64_t> keep = mask.to_vector<std::int64_t>();

@@ -54,8 +54,8 @@ Tensor apply(std::shared_ptr<const Primitive> primitive, std::vector<Tensor> inp
   specs.reserve(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined()) {
-      throw ValueError(op_message(primitive->name(), "input " + std::to_string(i) +
-                                                         " is an undefined tensor; pass a tensor with a value"));
+      throw ValueError(op_message(
+          primitive->name(), "input " + std::to_string(i) + " is an undefined tensor; pass a tensor with a value"));
     }
     specs.push_back(inputs[i].spec());
   }

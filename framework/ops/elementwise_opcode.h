@@ -46,13 +46,13 @@ struct OpcodeInfo {
   std::string_view symbol;
 };
 
-inline constexpr std::array<OpcodeInfo, kNumElementwiseOpcodes> kOpcodeInfo = {{
-    {"input", 0, std::nullopt, ""},
-    {"constant", 0, std::nullopt, ""},
+inline constexpr std::array<OpcodeInfo, kNumElementwiseOpcodes> kOpcodeInfo = {
+    {{"input", 0, std::nullopt, ""},
+     {"constant", 0, std::nullopt, ""},
 #define KESTREL_OPCODE_INFO(opcode, arity, op, symbol) {#opcode, arity, OpId::op, symbol},
-    KESTREL_ELEMENTWISE_OPCODES(KESTREL_OPCODE_INFO)
+     KESTREL_ELEMENTWISE_OPCODES(KESTREL_OPCODE_INFO)
 #undef KESTREL_OPCODE_INFO
-}};
+    }};
 
 constexpr const OpcodeInfo& opcode_info(ElementwiseOpcode opcode) {
   return kOpcodeInfo[static_cast<std::size_t>(opcode)];

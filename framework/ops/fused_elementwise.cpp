@@ -123,8 +123,7 @@ std::size_t ElementwiseProgram::hash() const {
 
 Value ElementwiseBuilder::input(int index) {
   if (index < 0) {
-    throw ValueError(
-        op_message("fused_elementwise", "input(" + std::to_string(index) + "): input indices start at 0"));
+    throw ValueError(op_message("fused_elementwise", "input(" + std::to_string(index) + "): input indices start at 0"));
   }
   num_inputs_ = std::max(num_inputs_, index + 1);
   ElementwiseInstruction in;

@@ -48,7 +48,7 @@ namespace kestrel {
 struct ElementwiseInstruction {
   ElementwiseOpcode opcode = ElementwiseOpcode::constant;
   std::array<std::int32_t, 3> args = {-1, -1, -1};  ///< registers read; for input, args[0] is the input index
-  float value = 0.0f;                                ///< constant only
+  float value = 0.0f;                               ///< constant only
 
   /// Equal opcodes, arguments and constant bits (so -0 differs from 0 and a NaN equals itself).
   friend bool operator==(const ElementwiseInstruction& a, const ElementwiseInstruction& b);
@@ -114,12 +114,9 @@ class ElementwiseBuilder {
 
   // One method per opcode of KESTREL_ELEMENTWISE_OPCODES (op_list.h), named after it and taking
   // as many values as it reads: b.exp(x), b.maximum(x, y), b.select(mask, a, b).
-#define KESTREL_BUILDER_METHOD(opcode, arity, op, symbol)                      \
-  template <std::same_as<Value>... Args>                                      \
-    requires(sizeof...(Args) == (arity))                                       \
-  Value opcode(Args... args) {                                                 \
-    return emit(ElementwiseOpcode::opcode, {args...});                         \
-  }
+#define KESTREL_BUILDER_METHOD(opcode, arity, op, symbol) \
+  template <std::same_as<Value>... Args>                  \
+  requires(sizeof...(Args) == (arity)) Value opcode(Args... args) { return emit(ElementwiseOpcode::opcode, {args...}); }
   KESTREL_ELEMENTWISE_OPCODES(KESTREL_BUILDER_METHOD)
 #undef KESTREL_BUILDER_METHOD
 

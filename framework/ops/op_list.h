@@ -23,71 +23,71 @@ enum class OpKind {
 
 // X(name, kind): one line per op. The name is also the public function's name in kestrel::ops
 // (where a C++ keyword or a clash forbids it, the public function is noted beside it).
-#define KESTREL_OPS(X)                                                                                   \
-  /* binary arithmetic, broadcasting */                                                                  \
-  X(add, broadcast)                                                                                      \
-  X(subtract, broadcast)                                                                                 \
-  X(multiply, broadcast)                                                                                 \
-  X(divide, broadcast)                                                                                   \
-  X(maximum, broadcast)                                                                                  \
-  X(minimum, broadcast)                                                                                  \
-  X(pow, broadcast)                                                                                      \
-  /* comparisons (bool output) and selection */                                                          \
-  X(equal, broadcast)                                                                                    \
-  X(not_equal, broadcast)                                                                                \
-  X(less, broadcast)                                                                                     \
-  X(less_equal, broadcast)                                                                               \
-  X(greater, broadcast)                                                                                  \
-  X(greater_equal, broadcast)                                                                            \
-  X(where, broadcast)                                                                                    \
-  /* unary */                                                                                            \
-  X(negative, elementwise)                                                                               \
-  X(abs, elementwise)                                                                                    \
-  X(exp, elementwise)                                                                                    \
-  X(log, elementwise)                                                                                    \
-  X(tanh, elementwise)                                                                                   \
-  X(sqrt, elementwise)                                                                                   \
-  X(rsqrt, elementwise)                                                                                  \
-  X(erf, elementwise)                                                                                    \
-  X(sigmoid, elementwise)                                                                                \
-  X(relu, elementwise)                                                                                   \
-  X(gelu, elementwise)                                                                                   \
-  X(cast, elementwise)                                                                                   \
-  /* reductions over axes */                                                                             \
-  X(sum, reduce)                                                                                         \
-  X(max, reduce)                                                                                         \
-  X(argmax, reduce) /* int64 indices, no gradient */                                                     \
-  /* normalization, losses, regularization */                                                           \
-  X(softmax, opaque)                                                                                     \
-  X(log_softmax, opaque)                                                                                 \
-  X(softmax_cross_entropy, opaque) /* ops::sparse_softmax_cross_entropy */                               \
-  X(softmax_cross_entropy_backprop, opaque) /* its gradient in logits */                                 \
-  X(layer_norm, opaque)                                                                                  \
-  X(layer_norm_backprop, opaque) /* layer_norm's gradient in x; no gradient of its own */                \
-  X(dropout, opaque)                                                                                     \
-  X(random_fold_in, opaque) /* random::fold_in; int64 keys, no gradient */                               \
-  /* linear algebra */                                                                                   \
-  X(matmul, opaque)                                                                                      \
-  /* shape and indexing */                                                                               \
-  X(reshape, view)                                                                                       \
-  X(broadcast_to, broadcast)                                                                             \
-  X(transpose, opaque)                                                                                   \
-  X(slice, opaque)                                                                                       \
-  X(concat, opaque)                                                                                      \
-  X(pad, opaque)                                                                                         \
-  X(gather, opaque)                                                                                      \
-  X(scatter_add, opaque)                                                                                 \
-  X(one_hot, opaque)                                                                                     \
-  /* convolution and pooling, NHWC */                                                                    \
-  X(conv2d, opaque)                                                                                      \
-  X(conv2d_backprop_input, opaque)                                                                       \
-  X(conv2d_backprop_filter, opaque)                                                                      \
-  X(max_pool2d, opaque)                                                                                  \
-  X(max_pool2d_backprop, opaque)                                                                         \
-  X(max_pool2d_select, opaque)                                                                           \
-  X(avg_pool2d, opaque)                                                                                  \
-  X(avg_pool2d_backprop, opaque)                                                                         \
-  /* fused elementwise programs (optimizer updates, the jit's fusion); no gradient */                    \
+#define KESTREL_OPS(X)                                                                    \
+  /* binary arithmetic, broadcasting */                                                   \
+  X(add, broadcast)                                                                       \
+  X(subtract, broadcast)                                                                  \
+  X(multiply, broadcast)                                                                  \
+  X(divide, broadcast)                                                                    \
+  X(maximum, broadcast)                                                                   \
+  X(minimum, broadcast)                                                                   \
+  X(pow, broadcast)                                                                       \
+  /* comparisons (bool output) and selection */                                           \
+  X(equal, broadcast)                                                                     \
+  X(not_equal, broadcast)                                                                 \
+  X(less, broadcast)                                                                      \
+  X(less_equal, broadcast)                                                                \
+  X(greater, broadcast)                                                                   \
+  X(greater_equal, broadcast)                                                             \
+  X(where, broadcast)                                                                     \
+  /* unary */                                                                             \
+  X(negative, elementwise)                                                                \
+  X(abs, elementwise)                                                                     \
+  X(exp, elementwise)                                                                     \
+  X(log, elementwise)                                                                     \
+  X(tanh, elementwise)                                                                    \
+  X(sqrt, elementwise)                                                                    \
+  X(rsqrt, elementwise)                                                                   \
+  X(erf, elementwise)                                                                     \
+  X(sigmoid, elementwise)                                                                 \
+  X(relu, elementwise)                                                                    \
+  X(gelu, elementwise)                                                                    \
+  X(cast, elementwise)                                                                    \
+  /* reductions over axes */                                                              \
+  X(sum, reduce)                                                                          \
+  X(max, reduce)                                                                          \
+  X(argmax, reduce) /* int64 indices, no gradient */                                      \
+  /* normalization, losses, regularization */                                             \
+  X(softmax, opaque)                                                                      \
+  X(log_softmax, opaque)                                                                  \
+  X(softmax_cross_entropy, opaque)          /* ops::sparse_softmax_cross_entropy */       \
+  X(softmax_cross_entropy_backprop, opaque) /* its gradient in logits */                  \
+  X(layer_norm, opaque)                                                                   \
+  X(layer_norm_backprop, opaque) /* layer_norm's gradient in x; no gradient of its own */ \
+  X(dropout, opaque)                                                                      \
+  X(random_fold_in, opaque) /* random::fold_in; int64 keys, no gradient */                \
+  /* linear algebra */                                                                    \
+  X(matmul, opaque)                                                                       \
+  /* shape and indexing */                                                                \
+  X(reshape, view)                                                                        \
+  X(broadcast_to, broadcast)                                                              \
+  X(transpose, opaque)                                                                    \
+  X(slice, opaque)                                                                        \
+  X(concat, opaque)                                                                       \
+  X(pad, opaque)                                                                          \
+  X(gather, opaque)                                                                       \
+  X(scatter_add, opaque)                                                                  \
+  X(one_hot, opaque)                                                                      \
+  /* convolution and pooling, NHWC */                                                     \
+  X(conv2d, opaque)                                                                       \
+  X(conv2d_backprop_input, opaque)                                                        \
+  X(conv2d_backprop_filter, opaque)                                                       \
+  X(max_pool2d, opaque)                                                                   \
+  X(max_pool2d_backprop, opaque)                                                          \
+  X(max_pool2d_select, opaque)                                                            \
+  X(avg_pool2d, opaque)                                                                   \
+  X(avg_pool2d_backprop, opaque)                                                          \
+  /* fused elementwise programs (optimizer updates, the jit's fusion); no gradient */     \
   X(fused_elementwise, broadcast)
 
 enum class OpId : int {
@@ -120,40 +120,40 @@ constexpr OpKind op_kind(OpId id) { return kOpKinds[static_cast<std::size_t>(id)
 // infix operator for binary ones, a prefix for unary ones, or "" for a call (exp(x)).
 // An op of kind elementwise or broadcast without a line here is a fusion barrier or is only
 // carried through fused regions; tests/framework/ops/fusion_coverage_test.cpp says which and why.
-#define KESTREL_ELEMENTWISE_OPCODES(X)                                                                   \
-  X(negative, 1, negative, "-")                                                                          \
-  X(abs, 1, abs, "")                                                                                     \
-  X(square, 1, multiply, "") /* multiply(x, x), which ops::square is */                                  \
-  X(sqrt, 1, sqrt, "")                                                                                   \
-  X(rsqrt, 1, rsqrt, "")                                                                                 \
-  X(exp, 1, exp, "")                                                                                     \
-  X(log, 1, log, "")                                                                                     \
-  X(tanh, 1, tanh, "")                                                                                   \
-  X(sigmoid, 1, sigmoid, "")                                                                             \
-  X(relu, 1, relu, "")                                                                                   \
-  X(erf, 1, erf, "")                                                                                     \
-  X(gelu, 1, gelu, "")      /* gelu: x * Phi(x), with erf */                                             \
-  X(gelu_tanh, 1, gelu, "") /* gelu {.approximate = true}: the tanh approximation */                     \
-  X(add, 2, add, "+")                                                                                    \
-  X(subtract, 2, subtract, "-")                                                                          \
-  X(multiply, 2, multiply, "*")                                                                          \
-  X(divide, 2, divide, "/")                                                                              \
-  X(maximum, 2, maximum, "")                                                                             \
-  X(minimum, 2, minimum, "")                                                                             \
-  /* comparisons: 1 where true, else 0 (a bool inside a fused program) */                               \
-  X(greater, 2, greater, ">")                                                                            \
-  X(greater_equal, 2, greater_equal, ">=")                                                               \
-  X(less, 2, less, "<")                                                                                  \
-  X(less_equal, 2, less_equal, "<=")                                                                     \
-  X(equal, 2, equal, "==")                                                                               \
-  X(not_equal, 2, not_equal, "!=")                                                                       \
-  /* select(mask, a, b): a where mask != 0, else b */                                                    \
+#define KESTREL_ELEMENTWISE_OPCODES(X)                                               \
+  X(negative, 1, negative, "-")                                                      \
+  X(abs, 1, abs, "")                                                                 \
+  X(square, 1, multiply, "") /* multiply(x, x), which ops::square is */              \
+  X(sqrt, 1, sqrt, "")                                                               \
+  X(rsqrt, 1, rsqrt, "")                                                             \
+  X(exp, 1, exp, "")                                                                 \
+  X(log, 1, log, "")                                                                 \
+  X(tanh, 1, tanh, "")                                                               \
+  X(sigmoid, 1, sigmoid, "")                                                         \
+  X(relu, 1, relu, "")                                                               \
+  X(erf, 1, erf, "")                                                                 \
+  X(gelu, 1, gelu, "")      /* gelu: x * Phi(x), with erf */                         \
+  X(gelu_tanh, 1, gelu, "") /* gelu {.approximate = true}: the tanh approximation */ \
+  X(add, 2, add, "+")                                                                \
+  X(subtract, 2, subtract, "-")                                                      \
+  X(multiply, 2, multiply, "*")                                                      \
+  X(divide, 2, divide, "/")                                                          \
+  X(maximum, 2, maximum, "")                                                         \
+  X(minimum, 2, minimum, "")                                                         \
+  /* comparisons: 1 where true, else 0 (a bool inside a fused program) */            \
+  X(greater, 2, greater, ">")                                                        \
+  X(greater_equal, 2, greater_equal, ">=")                                           \
+  X(less, 2, less, "<")                                                              \
+  X(less_equal, 2, less_equal, "<=")                                                 \
+  X(equal, 2, equal, "==")                                                           \
+  X(not_equal, 2, not_equal, "!=")                                                   \
+  /* select(mask, a, b): a where mask != 0, else b */                                \
   X(select, 3, where, "")
 
 // Each opcode computes an op of the list that fusion may take: one of kind elementwise or broadcast.
-#define KESTREL_OPCODE_CHECK(opcode, arity, op, symbol)                                                  \
-  static_assert(op_kind(OpId::op) == OpKind::elementwise || op_kind(OpId::op) == OpKind::broadcast,      \
-                "opcode " #opcode " computes " #op ", which is neither elementwise nor broadcast");       \
+#define KESTREL_OPCODE_CHECK(opcode, arity, op, symbol)                                             \
+  static_assert(op_kind(OpId::op) == OpKind::elementwise || op_kind(OpId::op) == OpKind::broadcast, \
+                "opcode " #opcode " computes " #op ", which is neither elementwise nor broadcast"); \
   static_assert((arity) >= 1 && (arity) <= 3, "opcode " #opcode ": an instruction reads 1 to 3 registers");
 KESTREL_ELEMENTWISE_OPCODES(KESTREL_OPCODE_CHECK)
 #undef KESTREL_OPCODE_CHECK

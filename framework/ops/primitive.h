@@ -71,7 +71,9 @@ class Primitive {
 };
 
 namespace detail {
-inline void hash_combine(std::size_t& seed, std::size_t value) { seed ^= value + 0x9e3779b97f4a7c15ull + (seed << 6) + (seed >> 2); }
+inline void hash_combine(std::size_t& seed, std::size_t value) {
+  seed ^= value + 0x9e3779b97f4a7c15ull + (seed << 6) + (seed >> 2);
+}
 inline std::size_t hash_field(const Shape& s) { return hash_value(s); }
 template <class T>
 std::size_t hash_field(const std::vector<T>& values) {

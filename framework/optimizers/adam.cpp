@@ -17,7 +17,8 @@ Adam::Adam(std::string default_name, AdamOptions options)
   const AdamOptions& o = options_;
   detail::check_option(o.beta_1 >= 0.0 && o.beta_1 < 1.0, name(), "beta_1", "a number in [0, 1)", o.beta_1);
   detail::check_option(o.beta_2 >= 0.0 && o.beta_2 < 1.0, name(), "beta_2", "a number in [0, 1)", o.beta_2);
-  detail::check_option(o.epsilon >= 0.0 && std::isfinite(o.epsilon), name(), "epsilon", "a finite number >= 0", o.epsilon);
+  detail::check_option(o.epsilon >= 0.0 && std::isfinite(o.epsilon), name(), "epsilon", "a finite number >= 0",
+                       o.epsilon);
   iteration_ = iterations_variable();
 }
 

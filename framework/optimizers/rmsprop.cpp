@@ -10,11 +10,13 @@
 #include "framework/ops/fused_elementwise.h"
 
 namespace kestrel::optimizers {
-RMSprop::RMSprop(RMSpropOptions options) : Optimizer("rmsprop", detail::common_options(options)), options_(std::move(options)) {
+RMSprop::RMSprop(RMSpropOptions options)
+    : Optimizer("rmsprop", detail::common_options(options)), options_(std::move(options)) {
   const RMSpropOptions& o = options_;
   detail::check_option(o.rho >= 0.0 && o.rho < 1.0, name(), "rho", "a number in [0, 1)", o.rho);
   detail::check_option(o.momentum >= 0.0 && o.momentum <= 1.0, name(), "momentum", "a number in [0, 1]", o.momentum);
-  detail::check_option(o.epsilon >= 0.0 && std::isfinite(o.epsilon), name(), "epsilon", "a finite number >= 0", o.epsilon);
+  detail::check_option(o.epsilon >= 0.0 && std::isfinite(o.epsilon), name(), "epsilon", "a finite number >= 0",
+                       o.epsilon);
 }
 
 void RMSprop::build_slots(const std::vector<Variable>& variables) {

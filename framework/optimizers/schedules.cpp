@@ -27,8 +27,9 @@ void check(bool ok, const char* schedule, const char* option, const char* rule, 
 // The tensor forms' step: an integer scalar, as int64. Steps count updates, so they are >= 0.
 Tensor int64_step(const char* schedule, const Tensor& step) {
   if (!step.defined()) {
-    throw ValueError(std::string(schedule) + ": step is an undefined tensor; pass the optimizer's iteration count, "
-                                             "an int64 scalar (Optimizer::iterations_variable().value())");
+    throw ValueError(std::string(schedule) +
+                     ": step is an undefined tensor; pass the optimizer's iteration count, "
+                     "an int64 scalar (Optimizer::iterations_variable().value())");
   }
   if (!is_integer(step.dtype())) {
     throw TypeError(std::string(schedule) + ": step is " + step.spec().to_string() +
@@ -74,14 +75,12 @@ double ExponentialDecay::operator()(std::int64_t step) const {
 Tensor ExponentialDecay::operator()(const Tensor& step) const {
   const Tensor s = int64_step("ExponentialDecay", step);
   // Staircase floors step / decay_steps: an exact integer division, as steps are >= 0.
-  const Tensor p = options_.staircase
-                       ? ops::cast(ops::divide(s, int64_scalar(*options_.decay_steps)), DType::float32)
-                       : ops::cast(s, DType::float32) / static_cast<double>(*options_.decay_steps);
+  const Tensor p = options_.staircase ? ops::cast(ops::divide(s, int64_scalar(*options_.decay_steps)), DType::float32)
+                                      : ops::cast(s, DType::float32) / static_cast<double>(*options_.decay_steps);
   return *options_.initial_learning_rate * ops::pow(Tensor::scalar(*options_.decay_rate), p);
 }
 
-PiecewiseConstantDecay::PiecewiseConstantDecay(PiecewiseConstantDecayOptions options)
-    : options_(std::move(options)) {
+PiecewiseConstantDecay::PiecewiseConstantDecay(PiecewiseConstantDecayOptions options) : options_(std::move(options)) {
   if (options_.values.size() != options_.boundaries.size() + 1) {
     throw ValueError("PiecewiseConstantDecay: values needs one more entry than boundaries; got " +
                      std::to_string(options_.boundaries.size()) + " boundaries and " +

@@ -30,7 +30,7 @@ struct ExponentialDecayOptions {
   std::optional<double> initial_learning_rate = std::nullopt;
   std::optional<std::int64_t> decay_steps = std::nullopt;  ///< > 0
   std::optional<double> decay_rate = std::nullopt;         ///< >= 0
-  bool staircase = false;  ///< decay at whole multiples of decay_steps only
+  bool staircase = false;                                  ///< decay at whole multiples of decay_steps only
 };
 
 /// initial_learning_rate * decay_rate ^ (step / decay_steps), the exponent floored when staircase.
@@ -72,9 +72,9 @@ class PiecewiseConstantDecay : public LearningRateSchedule {
 struct CosineDecayOptions {
   std::optional<double> initial_learning_rate = std::nullopt;
   std::optional<std::int64_t> decay_steps = std::nullopt;  ///< > 0
-  double alpha = 0.0;  ///< the final rate as a fraction of the decay's start
-  std::optional<double> warmup_target = std::nullopt;  ///< set: warm up linearly to it, then decay from it
-  std::int64_t warmup_steps = 0;                       ///< >= 0
+  double alpha = 0.0;                                      ///< the final rate as a fraction of the decay's start
+  std::optional<double> warmup_target = std::nullopt;      ///< set: warm up linearly to it, then decay from it
+  std::int64_t warmup_steps = 0;                           ///< >= 0
 };
 
 /// Without warm-up: initial * ((1 - alpha) * c + alpha), c = 0.5 * (1 + cos(pi * min(step, decay_steps) /

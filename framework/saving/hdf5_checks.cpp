@@ -73,17 +73,14 @@ std::optional<std::string> dataset_storage_problem(Hid dataset, Hid type, std::u
   if (!plist.valid()) return "its storage layout cannot be read";
   const std::uint64_t length = file_length(dataset);
   switch (H5Pget_layout(plist.get())) {
-    case H5D_CONTIGUOUS:
-      return contiguous_problem(dataset, *needed, length);
+    case H5D_CONTIGUOUS: return contiguous_problem(dataset, *needed, length);
     case H5D_COMPACT:
       if (*needed > kMaxCompactBytes || H5Dget_storage_size(dataset) < *needed) {
         return "its compact storage does not hold the " + bytes(*needed) + " its shape needs";
       }
       return std::nullopt;
-    case H5D_CHUNKED:
-      return chunked_problem(dataset, plist.get(), length);
-    default:
-      return "its storage layout is not one a weight file uses";
+    case H5D_CHUNKED: return chunked_problem(dataset, plist.get(), length);
+    default: return "its storage layout is not one a weight file uses";
   }
 }
 

@@ -117,8 +117,8 @@ Values read_by_order(const h5::Group& src, const Model& model) {
       throw ValueError(quoted(src.file_name()) + ": layer '" + layers[k]->name() + "' (matched in order with '" +
                        file_layers[k].name + "' in the file) has " + std::to_string(weights.size()) + " weights (" +
                        joined(names_of(weights)) + "), the file has " +
-                       std::to_string(file_layers[k].weight_names.size()) + " (" +
-                       joined(file_layers[k].weight_names) + ")");
+                       std::to_string(file_layers[k].weight_names.size()) + " (" + joined(file_layers[k].weight_names) +
+                       ")");
     }
     read_layer_values(src, file_layers[k], *layers[k], weights, /*skip=*/false, out);
   }

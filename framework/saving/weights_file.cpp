@@ -33,8 +33,7 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 Layout layout_for(const std::string& path) {
   if (ends_with(path, ".weights.h5")) return Layout::keras3;
   if (ends_with(path, ".h5")) return Layout::keras2;
-  throw ValueError(quoted(path) +
-                   ": weight files end in \".weights.h5\" (Keras 3 layout) or \".h5\" (Keras 2 layout)");
+  throw ValueError(quoted(path) + ": weight files end in \".weights.h5\" (Keras 3 layout) or \".h5\" (Keras 2 layout)");
 }
 
 void require_built(const Model& model, const char* method) {
@@ -71,8 +70,7 @@ void sync_directory(const std::string& path) {
 }
 
 void write_file(const Model& model, const std::string& os_path, const std::string& path, Layout layout) {
-  const optimizers::Optimizer* optimizer =
-      model.compiled() && model.optimizer()->built() ? model.optimizer() : nullptr;
+  const optimizers::Optimizer* optimizer = model.compiled() && model.optimizer()->built() ? model.optimizer() : nullptr;
   h5::File file = h5::File::create(os_path, path);
   {
     const h5::Group root = file.root();  // closed before the file is

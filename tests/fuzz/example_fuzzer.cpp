@@ -16,12 +16,13 @@ namespace {
 const data::FeatureSpec& spec() {
   static const data::FeatureSpec kSpec{
       {"ids", data::FixedLenFeature{.shape = {2, 2}, .dtype = data::FeatureDType::int64}},
-      {"label", data::FixedLenFeature{.shape = {}, .dtype = data::FeatureDType::int64,
-                                      .default_value = Tensor::scalar(0, DType::int64)}},
-      {"x", data::FixedLenFeature{.shape = {3}, .dtype = data::FeatureDType::float32,
-                                  .default_value = Tensor::scalar(0.5)}},
-      {"text", data::FixedLenFeature{.shape = {}, .dtype = data::FeatureDType::string,
-                                     .default_value = data::Strings("none")}},
+      {"label",
+       data::FixedLenFeature{
+           .shape = {}, .dtype = data::FeatureDType::int64, .default_value = Tensor::scalar(0, DType::int64)}},
+      {"x",
+       data::FixedLenFeature{.shape = {3}, .dtype = data::FeatureDType::float32, .default_value = Tensor::scalar(0.5)}},
+      {"text",
+       data::FixedLenFeature{.shape = {}, .dtype = data::FeatureDType::string, .default_value = data::Strings("none")}},
       {"tags", data::VarLenFeature{.dtype = data::FeatureDType::string}},
       {"weights", data::VarLenFeature{.dtype = data::FeatureDType::float32}},
       {"a", data::VarLenFeature{.dtype = data::FeatureDType::int64}},

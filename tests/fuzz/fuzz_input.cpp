@@ -25,9 +25,9 @@ struct WrittenFiles {
 std::string write_input_file(std::string_view content, const std::string& suffix) {
   static WrittenFiles written;
   // Memory-backed when possible: a fuzzer writes thousands of these a second.
-  static const std::filesystem::path dir =
-      std::filesystem::is_directory("/dev/shm") ? std::filesystem::path("/dev/shm")
-                                                 : std::filesystem::temp_directory_path();
+  static const std::filesystem::path dir = std::filesystem::is_directory("/dev/shm")
+                                               ? std::filesystem::path("/dev/shm")
+                                               : std::filesystem::temp_directory_path();
   const std::string path = (dir / ("kestrel-fuzz-" + std::to_string(::getpid()) + suffix)).string();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(content.data(), static_cast<std::streamsize>(content.size()));

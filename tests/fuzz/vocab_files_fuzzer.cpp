@@ -16,8 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string path =
       fuzz::write_input_file(fuzz::bytes(data + 1, size - 1), json ? "-tokenizer.json" : "-vocab.txt");
   try {
-    const auto tok = json ? text::WordPieceTokenizer::from_tokenizer_json(path)
-                          : text::WordPieceTokenizer::from_vocab_file(path);
+    const auto tok =
+        json ? text::WordPieceTokenizer::from_tokenizer_json(path) : text::WordPieceTokenizer::from_vocab_file(path);
     tok.decode(tok.encode("Hello, w\u00f6rld! unaffable [MASK]", "a pair").input_ids);
   } catch (const Error&) {
   }

@@ -17,8 +17,9 @@ namespace {
 const text::WordPieceTokenizer& tokenizer(bool lower_case) {
   // Specials, words, continuations, punctuation, accents and CJK, so every path of the pipeline runs.
   static const std::vector<std::string> kVocab = {
-      "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[NEW]", "hello", "world", "##s", "##ing", "un", "##aff",
-      "##able", "a", "b", "##b", ",", ".", "!", "'", "caf\u00e9", "cafe", "\u4e2d", "\u00e9", "##\u00e9", "run"};
+      "[PAD]", "[UNK]", "[CLS]",     "[SEP]",  "[MASK]", "[NEW]",  "hello",    "world", "##s",
+      "##ing", "un",    "##aff",     "##able", "a",      "b",      "##b",      ",",     ".",
+      "!",     "'",     "caf\u00e9", "cafe",   "\u4e2d", "\u00e9", "##\u00e9", "run"};
   static const text::WordPieceTokenizer kLower(kVocab, {.additional_special_tokens = {"[NEW]"}});
   static const text::WordPieceTokenizer kCased(
       kVocab, {.do_lower_case = false, .strip_accents = false, .max_input_chars_per_word = 5});
@@ -34,8 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const text::WordPieceTokenizer& tok = tokenizer((mode & 1) != 0);
   constexpr text::Truncation kTruncations[] = {text::Truncation::do_not_truncate, text::Truncation::longest_first,
                                                text::Truncation::only_first, text::Truncation::only_second};
-  constexpr text::Padding kPaddings[] = {text::Padding::do_not_pad, text::Padding::longest,
-                                         text::Padding::max_length, text::Padding::do_not_pad};
+  constexpr text::Padding kPaddings[] = {text::Padding::do_not_pad, text::Padding::longest, text::Padding::max_length,
+                                         text::Padding::do_not_pad};
   const std::optional<std::int64_t> max_length =
       (mode & 0x20) != 0 ? std::optional<std::int64_t>(mode >> 6) : std::nullopt;  // 0 to 3 tokens
   const text::EncodeOptions options{.padding = kPaddings[(mode >> 1) & 3],

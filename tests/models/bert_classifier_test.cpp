@@ -58,8 +58,14 @@ TEST_F(BertClassifierTest, CountsParametersAsByHand) {
   const std::int64_t head = (h * h + h) + (h * classes + classes);
   EXPECT_EQ(model.count_params(), embeddings + 2 * block + head);
 
-  models::BertClassifier bare({.vocab_size = 32, .hidden_size = 16, .num_layers = 1, .num_heads = 2,
-                               .intermediate_size = 32, .max_length = 32, .num_classes = 3, .use_pooler = false});
+  models::BertClassifier bare({.vocab_size = 32,
+                               .hidden_size = 16,
+                               .num_layers = 1,
+                               .num_heads = 2,
+                               .intermediate_size = 32,
+                               .max_length = 32,
+                               .num_classes = 3,
+                               .use_pooler = false});
   bare.build({1, 4});
   EXPECT_EQ(bare.count_params(), embeddings - types * h + block + (h * classes + classes));
   EXPECT_EQ(bare.pooler(), nullptr);
@@ -77,11 +83,11 @@ TEST_F(BertClassifierTest, DefaultsAreTheBenchBertTiny) {
   std::ostringstream out;
   model.summary(out);
   const std::string table = out.str();
-  for (const char* row : {"token_embedding (Embedding)", "position_embedding (PositionEmbedding)",
-                          "embeddings_layer_norm (LayerNormalization)", "embeddings_dropout (Dropout)",
-                          "transformer_layer_0 (TransformerEncoder)", "transformer_layer_1 (TransformerEncoder)",
-                          "pooled_dense (Dense)", "output_dropout (Dropout)", "logits (Dense)",
-                          "Total params: 1,478,530", "(None, 8, 128)", "(None, 2)"}) {
+  for (const char* row :
+       {"token_embedding (Embedding)", "position_embedding (PositionEmbedding)",
+        "embeddings_layer_norm (LayerNormalization)", "embeddings_dropout (Dropout)",
+        "transformer_layer_0 (TransformerEncoder)", "transformer_layer_1 (TransformerEncoder)", "pooled_dense (Dense)",
+        "output_dropout (Dropout)", "logits (Dense)", "Total params: 1,478,530", "(None, 8, 128)", "(None, 2)"}) {
     EXPECT_TRUE(contains(table, row)) << row << " missing from\n" << table;
   }
 }
@@ -213,8 +219,7 @@ TEST_F(BertClassifierTest, BadInputsAreRefusedWithTheFix) {
                        "unknown input 'attention_masks'"));
   EXPECT_TRUE(contains(error_message<ValueError>([&] { model(Inputs{{"attention_mask", ids}}); }), "input_ids"));
   EXPECT_TRUE(contains(error_message<TypeError>([&] { model(Tensor::zeros({2, 4})); }), "integer token ids"));
-  EXPECT_TRUE(contains(error_message<ShapeError>([&] { model(Tensor::zeros({8}, DType::int64)); }),
-                       "[batch, length]"));
+  EXPECT_TRUE(contains(error_message<ShapeError>([&] { model(Tensor::zeros({8}, DType::int64)); }), "[batch, length]"));
 }
 
 TEST_F(BertClassifierTest, BadOptionsAreRefused) {

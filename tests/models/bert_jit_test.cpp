@@ -30,7 +30,8 @@ Batches make_batches() {
     rows.clear();
     const std::vector<std::int64_t> lengths =
         random::randint({8}, random::Key(300 + step), 4, 13).to_vector<std::int64_t>();
-    const std::vector<std::int64_t> ids = random::randint({8 * 12}, random::Key(400 + step), 3, 32).to_vector<std::int64_t>();
+    const std::vector<std::int64_t> ids =
+        random::randint({8 * 12}, random::Key(400 + step), 3, 32).to_vector<std::int64_t>();
     for (int r = 0; r < 8; ++r) {
       rows.emplace_back(ids.begin() + r * 12, ids.begin() + r * 12 + lengths[static_cast<std::size_t>(r)]);
     }
@@ -48,8 +49,8 @@ std::vector<double> train_losses(bool jit, const Batches& batches) {
   models::BertClassifier model(options);
   using optimizers::schedules::CosineDecay;
   model.compile({.optimizer = optimizers::AdamW(
-                     {.learning_rate = CosineDecay({.initial_learning_rate = 0.0, .decay_steps = 15,
-                                                    .warmup_target = 3e-3, .warmup_steps = 5}),
+                     {.learning_rate = CosineDecay(
+                          {.initial_learning_rate = 0.0, .decay_steps = 15, .warmup_target = 3e-3, .warmup_steps = 5}),
                       .weight_decay = 0.01}),
                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
                  .jit_compile = jit});

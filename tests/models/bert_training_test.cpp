@@ -59,8 +59,8 @@ TokenTask token_task(std::int64_t n, std::uint32_t seed) {
 
 std::string scratch_file(const std::string& name) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("kestrel_models_" + std::to_string(::getpid()) + "_" + info->name());
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("kestrel_models_" + std::to_string(::getpid()) + "_" + info->name());
   std::filesystem::create_directories(dir);
   return (dir / name).string();
 }
@@ -107,8 +107,8 @@ TEST_F(BertTrainingTest, FitLearnsWhetherATokenAppears) {
   const double accuracy = model.evaluate(test.x, test.y, {.verbose = 0}).at("accuracy");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   RecordProperty("test_accuracy", std::to_string(accuracy));
-  std::cout << "token task: final train loss " << history.history.at("loss").back() << ", test accuracy "
-            << accuracy << " in " << seconds << " s\n";
+  std::cout << "token task: final train loss " << history.history.at("loss").back() << ", test accuracy " << accuracy
+            << " in " << seconds << " s\n";
   EXPECT_GE(accuracy, 0.95);
   EXPECT_LT(history.history.at("loss").back(), history.history.at("loss").front());
 }

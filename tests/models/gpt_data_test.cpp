@@ -52,7 +52,9 @@ TEST(CausalLmBatch, ErrorsSayWhatToChange) {
   EXPECT_TRUE(contains(m, "4 tokens but length is 3")) << m;
   EXPECT_TRUE(contains(error_message<ValueError>([] { models::causal_lm_batch({}); }), "no rows"));
   EXPECT_TRUE(contains(error_message<ValueError>([] { models::causal_lm_batch({{}, {}}); }), "every row is empty"));
-  EXPECT_TRUE(contains(error_message<ShapeError>([] { models::causal_lm_labels(Tensor::zeros({2, 3})); }),
+  EXPECT_TRUE(contains(error_message<ShapeError>([] {
+                         models::causal_lm_labels(Tensor::zeros({2, 3}));
+                       }),
                        "integer token ids"));
   EXPECT_TRUE(contains(error_message<ShapeError>([] {
                          models::causal_lm_labels(Tensor::zeros({2, 3}, DType::int64), Tensor::ones({2, 4}));

@@ -44,8 +44,8 @@ models::GPTOptions jit_options() {
 void compile(models::GPT& model, bool jit) {
   using optimizers::schedules::CosineDecay;
   model.compile({.optimizer = optimizers::AdamW(
-                     {.learning_rate = CosineDecay({.initial_learning_rate = 0.0, .decay_steps = 8,
-                                                    .warmup_target = 3e-3, .warmup_steps = 2}),
+                     {.learning_rate = CosineDecay(
+                          {.initial_learning_rate = 0.0, .decay_steps = 8, .warmup_target = 3e-3, .warmup_steps = 2}),
                       .weight_decay = 0.01}),
                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true, .ignore_class = -100}),
                  .jit_compile = jit});

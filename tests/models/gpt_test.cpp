@@ -75,10 +75,10 @@ TEST_F(GptTest, DefaultsAreTheBenchGptTiny) {
   std::ostringstream out;
   model.summary(out);
   const std::string table = out.str();
-  for (const char* row : {"token_embedding (Embedding)", "position_embedding (PositionEmbedding)",
-                          "embeddings_dropout (Dropout)", "transformer_layer_0 (TransformerEncoder)",
-                          "transformer_layer_3 (TransformerEncoder)", "final_layer_norm (LayerNormalization)",
-                          "Total params: 5,289,472", "(None, 8, 256)"}) {
+  for (const char* row :
+       {"token_embedding (Embedding)", "position_embedding (PositionEmbedding)", "embeddings_dropout (Dropout)",
+        "transformer_layer_0 (TransformerEncoder)", "transformer_layer_3 (TransformerEncoder)",
+        "final_layer_norm (LayerNormalization)", "Total params: 5,289,472", "(None, 8, 256)"}) {
     EXPECT_TRUE(contains(table, row)) << row << " missing from\n" << table;
   }
 }
@@ -216,8 +216,7 @@ TEST_F(GptTest, BadInputsAreRefusedWithTheFix) {
                        "unknown input 'token_type_ids'"));
   EXPECT_TRUE(contains(error_message<ValueError>([&] { model(Inputs{{"attention_mask", ids}}); }), "input_ids"));
   EXPECT_TRUE(contains(error_message<TypeError>([&] { model(Tensor::zeros({2, 4})); }), "integer token ids"));
-  EXPECT_TRUE(contains(error_message<ShapeError>([&] { model(Tensor::zeros({8}, DType::int64)); }),
-                       "[batch, length]"));
+  EXPECT_TRUE(contains(error_message<ShapeError>([&] { model(Tensor::zeros({8}, DType::int64)); }), "[batch, length]"));
 }
 
 TEST_F(GptTest, BadOptionsAreRefused) {

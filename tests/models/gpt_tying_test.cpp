@@ -33,8 +33,8 @@ class GptTyingTest : public ::testing::Test {
 
 std::string scratch_file(const std::string& name) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("kestrel_gpt_" + std::to_string(::getpid()) + "_" + info->name());
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("kestrel_gpt_" + std::to_string(::getpid()) + "_" + info->name());
   std::filesystem::create_directories(dir);
   return (dir / name).string();
 }
@@ -87,9 +87,7 @@ TEST_F(GptTyingTest, TheTableGetsGradientFromBothUses) {
   }
   // Rows of ids that are never inputs get gradient through the output projection alone; rows of
   // input ids get it through the lookup too. Both must reach the one variable.
-  auto row_norm = [&](std::int64_t id) {
-    return ops::sum(ops::abs(ops::slice(gradient, {id, 0}, {1, -1}))).item();
-  };
+  auto row_norm = [&](std::int64_t id) { return ops::sum(ops::abs(ops::slice(gradient, {id, 0}, {1, -1}))).item(); };
   EXPECT_GT(row_norm(25), 1e-6);
   EXPECT_GT(row_norm(5), 1e-6);
 
@@ -141,9 +139,9 @@ TEST_F(GptTyingTest, WeightsRoundTripAndTheTieSurvivesLoading) {
     EXPECT_TRUE(restored.output_embeddings().is_same(restored.token_embedding().embeddings())) << name;
     EXPECT_EQ(restored.weights().size(), trained.weights().size()) << name;
     EXPECT_LT(max_abs_diff(restored(batch.inputs), by_hand_logits(restored, batch.inputs)), 1e-6) << name;
-    EXPECT_EQ(max_abs_diff(restored.token_embedding().embeddings().value(),
-                           trained.token_embedding().embeddings().value()),
-              0.0)
+    EXPECT_EQ(
+        max_abs_diff(restored.token_embedding().embeddings().value(), trained.token_embedding().embeddings().value()),
+        0.0)
         << name;
     std::filesystem::remove_all(std::filesystem::path(path).parent_path());
   }

@@ -48,7 +48,9 @@ TEST(PositionEmbedding, ErrorsNameTheLayerAndTheFix) {
   EXPECT_TRUE(contains(m, "6 positions")) << m;
   EXPECT_TRUE(contains(m, "truncate")) << m;
   EXPECT_TRUE(contains(error_message<ShapeError>([&] { positions(Tensor::zeros({1, 2, 5})); }), "8 features"));
-  EXPECT_TRUE(contains(error_message<ShapeError>([] { models::PositionEmbedding(4)(Tensor::zeros({2, 3})); }),
+  EXPECT_TRUE(contains(error_message<ShapeError>([] {
+                         models::PositionEmbedding(4)(Tensor::zeros({2, 3}));
+                       }),
                        "[batch, positions, features]"));
   EXPECT_TRUE(contains(error_message<ValueError>([] { models::PositionEmbedding bad(0); }), "sequence_length is 0"));
 }

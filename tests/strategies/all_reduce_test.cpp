@@ -192,8 +192,8 @@ TEST(AllReduceSum, ErrorsForNoReplicasAndDifferentCounts) {
   std::string message = error_message<ValueError>([] { all_reduce_sum({}); });
   EXPECT_TRUE(contains(message, "[all_reduce_sum] got no replicas")) << message;
 
-  PerReplica per_replica = {{Tensor::ones({2}), Tensor::ones({2})}, {Tensor::ones({2}), Tensor::ones({2})},
-                            {Tensor::ones({2})}};
+  PerReplica per_replica = {
+      {Tensor::ones({2}), Tensor::ones({2})}, {Tensor::ones({2}), Tensor::ones({2})}, {Tensor::ones({2})}};
   message = error_message<ValueError>([&] { all_reduce_sum(per_replica); });
   EXPECT_TRUE(contains(message, "replica 2 has 1 tensors but replica 0 has 2")) << message;
 }

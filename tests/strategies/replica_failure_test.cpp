@@ -23,16 +23,16 @@ TEST(ReplicaFailure, AnErrorInOneReplicaStopsTheStep) {
     SCOPED_TRACE(jit ? "jit" : "eager");
     auto scope = tpu.scope();
     Sequential model({layers::Embedding(10, 4), layers::Flatten(), layers::Dense(2)});
-    model.compile({.optimizer = "sgd",
-                   .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
-                   .jit_compile = jit});
+    model.compile(
+        {.optimizer = "sgd", .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}), .jit_compile = jit});
     Tensor ids = random::randint({16, 3}, random::Key(1), 0, 10);
     const Tensor labels = random::randint({16}, random::Key(2), 0, 2);
     model.train_on_batch(ids, labels);  // places and (compiled) compiles on good ids
     std::vector<std::int64_t> bad = ids.to_vector<std::int64_t>();
     bad[11 * 3] = 42;  // row 11: replica 5's shard
-    const std::string m = error_message<IndexError>(
-        [&] { model.train_on_batch(Tensor::from_vector<std::int64_t>(bad, {16, 3}), labels); });
+    const std::string m = error_message<IndexError>([&] {
+      model.train_on_batch(Tensor::from_vector<std::int64_t>(bad, {16, 3}), labels);
+    });
     EXPECT_TRUE(contains(m, "42")) << m;
     model.train_on_batch(ids, labels);  // and the next step runs
   }

@@ -101,8 +101,9 @@ TEST(Replicas, AGlobalBatchThatDoesNotDivideIsRefused) {
   auto scope = tpu.scope();
   Sequential model({layers::Dense(3)});
   model.compile({.optimizer = "sgd", .loss = "mse"});
-  const std::string m = error_message<ValueError>(
-      [&] { model.fit(Tensor::zeros({20, 4}), Tensor::zeros({20, 3}), {.batch_size = 10, .verbose = 0}); });
+  const std::string m = error_message<ValueError>([&] {
+    model.fit(Tensor::zeros({20, 4}), Tensor::zeros({20, 3}), {.batch_size = 10, .verbose = 0});
+  });
   EXPECT_TRUE(contains(m, "global batch of 10 rows does not divide by the 8 replicas of TPUStrategy")) << m;
 }
 
@@ -122,8 +123,9 @@ TEST(Replicas, AProgramLargerThanACoreFailsAtCompileWithTheFigures) {
   auto scope = tpu.scope();
   Sequential model({layers::Dense(256, {.activation = "relu"}), layers::Dense(3)});
   model.compile({.optimizer = "adam", .loss = "mse", .jit_compile = true});
-  const std::string m = error_message<ResourceExhaustedError>(
-      [&] { model.fit(Tensor::zeros({64, 128}), Tensor::zeros({64, 3}), {.batch_size = 64, .verbose = 0}); });
+  const std::string m = error_message<ResourceExhaustedError>([&] {
+    model.fit(Tensor::zeros({64, 128}), Tensor::zeros({64, 3}), {.batch_size = 64, .verbose = 0});
+  });
   EXPECT_TRUE(contains(m, "ResourceExhausted: 'replica_train_step'")) << m;
   EXPECT_TRUE(contains(m, "per replica (weights and inputs")) << m;
   EXPECT_TRUE(contains(m, "a TPUStrategy replica has 256.0 KiB")) << m;

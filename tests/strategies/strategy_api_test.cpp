@@ -37,7 +37,8 @@ TEST(StrategyApi, RunReduceAndGather) {
   // Along axis 0 as well: a global mean over the 8 elements.
   EXPECT_FLOAT_EQ(strategy.reduce(ReduceOp::MEAN, values, 0).item(), 10.0 / 8.0);
   EXPECT_EQ(strategy.gather(values, 0).to_vector<float>(), (std::vector<float>{0, 1, 1, 1, 2, 1, 3, 1}));
-  const std::string m = error_message<ValueError>([&] { strategy.reduce(ReduceOp::SUM, PerReplica<Tensor>{{values[0]}}); });
+  const std::string m =
+      error_message<ValueError>([&] { strategy.reduce(ReduceOp::SUM, PerReplica<Tensor>{{values[0]}}); });
   EXPECT_TRUE(contains(m, "got values from 1 replicas, but 4 run in sync")) << m;
 }
 
@@ -74,8 +75,9 @@ TEST(StrategyApi, BadOptionsAreRefused) {
   EXPECT_TRUE(contains(error_message<ValueError>([] { TPUClusterResolver::local({.num_cores = 0}); }), "num_cores"));
   EXPECT_TRUE(contains(error_message<ValueError>([] { TPUClusterResolver::local({.memory_per_core = 0}); }),
                        "memory_per_core"));
-  EXPECT_TRUE(contains(error_message<ValueError>([] { InputContext{.num_replicas_in_sync = 8}.get_per_replica_batch_size(12); }),
-                       "does not divide by the 8 replicas"));
+  EXPECT_TRUE(contains(
+      error_message<ValueError>([] { InputContext{.num_replicas_in_sync = 8}.get_per_replica_batch_size(12); }),
+      "does not divide by the 8 replicas"));
 }
 
 }  // namespace

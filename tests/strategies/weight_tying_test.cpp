@@ -68,10 +68,15 @@ std::vector<Tensor> train_gpt(const Strategy* strategy, bool jit) {
   for (const models::CausalLmBatch& batch : batches) model.train_on_batch(batch.inputs, batch.labels);
   EXPECT_TRUE(tied(model));
   std::vector<Tensor> out = model.get_weights();
-  const models::CausalLmBatch both = models::causal_lm_batch(
-      {{1, 2, 3}, {4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, {15, 16}, {17, 18, 19, 20, 21}, {22, 23, 24, 25, 26, 27}, {28, 29},
-       {30, 31, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {11, 12, 13, 14}},
-      {.length = 12});
+  const models::CausalLmBatch both = models::causal_lm_batch({{1, 2, 3},
+                                                              {4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14},
+                                                              {15, 16},
+                                                              {17, 18, 19, 20, 21},
+                                                              {22, 23, 24, 25, 26, 27},
+                                                              {28, 29},
+                                                              {30, 31, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+                                                              {11, 12, 13, 14}},
+                                                             {.length = 12});
   out.push_back(Tensor::scalar(model.evaluate(both.inputs, both.labels, {.batch_size = 8, .verbose = 0}).at("loss")));
   return out;
 }
@@ -180,8 +185,10 @@ TEST(WeightTying, ATieThatCannotBeMadeAgainStopsFit) {
   model.compile({.optimizer = optimizers::SGD({.learning_rate = 0.1}), .loss = "mse"});
   model.decoder().recreate_kernel(Shape{4, 5});
   const std::string m = error_message<ValueError>([&] { model.train_on_batch(x, Tensor::zeros({4, 4})); });
-  EXPECT_TRUE(contains(m, "the tied weights encoder/kernel = decoder/kernel came apart at placement on 2 replicas of "
-                          "MirroredStrategy")) << m;
+  EXPECT_TRUE(contains(m,
+                       "the tied weights encoder/kernel = decoder/kernel came apart at placement on 2 replicas of "
+                       "MirroredStrategy"))
+      << m;
   EXPECT_TRUE(contains(m, "the shapes differ")) << m;
 }
 

@@ -22,8 +22,8 @@ class LowerCpuLevelEnvironment : public ::testing::Environment {
     ASSERT_TRUE(level.has_value()) << "KESTREL_TEST_CPU_LEVEL=" << wanted << " names no CPU level";
     const CpuCapability detected = detected_cpu_capability();
     if (*level >= detected) {
-      GTEST_SKIP() << "KESTREL_TEST_CPU_LEVEL=" << wanted << " is not below this CPU's level ("
-                   << to_string(detected) << "): the unpinned run covers this CPU's own level";
+      GTEST_SKIP() << "KESTREL_TEST_CPU_LEVEL=" << wanted << " is not below this CPU's level (" << to_string(detected)
+                   << "): the unpinned run covers this CPU's own level";
     }
     setenv("KESTREL_CPU_CAPABILITY", wanted, /*overwrite=*/1);
     // The level is read once per process: a kernel run before this point would have fixed it.

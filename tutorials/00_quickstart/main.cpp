@@ -75,8 +75,7 @@ double accuracy(const std::vector<Tensor>& params, const Split& split) {
 // He initialization keeps the ReLU layer's activations at a steady scale; biases start at zero.
 std::vector<Tensor> init_params(const random::Key& key) {
   return {random::normal({kFeatures, kHidden}, key.fold_in(0), 0.0, std::sqrt(2.0 / kFeatures)),
-          Tensor::zeros({kHidden}),
-          random::normal({kHidden, kClasses}, key.fold_in(1), 0.0, std::sqrt(2.0 / kHidden)),
+          Tensor::zeros({kHidden}), random::normal({kHidden, kClasses}, key.fold_in(1), 0.0, std::sqrt(2.0 / kHidden)),
           Tensor::zeros({kClasses})};
 }
 
@@ -91,9 +90,10 @@ int main(int argc, char** argv) {
   double learning_rate = 0.2;
   std::uint64_t seed = 0;
   std::string json_out;
-  CLI::App cli("Kestrel quickstart: a two-layer MLP, written with raw ops, learns to classify points by the "
-               "shell they lie in",
-               "quickstart");
+  CLI::App cli(
+      "Kestrel quickstart: a two-layer MLP, written with raw ops, learns to classify points by the "
+      "shell they lie in",
+      "quickstart");
   cli.add_option("--steps", steps, "SGD steps")->check(CLI::Range(1, 10'000'000))->capture_default_str();
   cli.add_option("--learning-rate", learning_rate, "SGD learning rate (> 0)")->capture_default_str();
   cli.add_option("--seed", seed, "seed for the data and the initial weights")->capture_default_str();
@@ -111,20 +111,23 @@ int main(int argc, char** argv) {
   std::vector<Tensor> params = init_params(key.fold_in(3));
 
   std::printf("Kestrel quickstart: a two-layer MLP learns which of three concentric shells a point lies in.\n\n");
-  std::printf("data   %lld training and %lld test points from a %lld-D standard normal; the class is how many\n"
-              "       of the squared radii %.2f and %.2f a point lies beyond. Training class shares: %.2f %.2f %.2f\n",
-              static_cast<long long>(kTrainSize), static_cast<long long>(kTestSize), static_cast<long long>(kFeatures),
-              kInnerShell, kOuterShell, class_share(train.y, 0), class_share(train.y, 1), class_share(train.y, 2));
+  std::printf(
+      "data   %lld training and %lld test points from a %lld-D standard normal; the class is how many\n"
+      "       of the squared radii %.2f and %.2f a point lies beyond. Training class shares: %.2f %.2f %.2f\n",
+      static_cast<long long>(kTrainSize), static_cast<long long>(kTestSize), static_cast<long long>(kFeatures),
+      kInnerShell, kOuterShell, class_share(train.y, 0), class_share(train.y, 1), class_share(train.y, 2));
   std::printf("model  logits = relu(x W1 + b1) W2 + b2 with W1 %lldx%lld and W2 %lldx%lld: %lld parameters\n",
               static_cast<long long>(kFeatures), static_cast<long long>(kHidden), static_cast<long long>(kHidden),
               static_cast<long long>(kClasses),
               static_cast<long long>(kFeatures * kHidden + kHidden + kHidden * kClasses + kClasses));
-  std::printf("train  %d steps of plain SGD (learning rate %g, batches of %lld); value_and_grad gives the\n"
-              "       gradients of the mean cross-entropy with respect to W1, b1, W2, b2\n\n",
-              steps, learning_rate, static_cast<long long>(kBatch));
+  std::printf(
+      "train  %d steps of plain SGD (learning rate %g, batches of %lld); value_and_grad gives the\n"
+      "       gradients of the mean cross-entropy with respect to W1, b1, W2, b2\n\n",
+      steps, learning_rate, static_cast<long long>(kBatch));
 
   const double initial_loss = mean_loss(params, train.x, train.y).item();
-  std::printf("step %5d  loss %.4f  (before training; ln 3 = %.4f is a uniform guess)\n", 0, initial_loss, std::log(3.0));
+  std::printf("step %5d  loss %.4f  (before training; ln 3 = %.4f is a uniform guess)\n", 0, initial_loss,
+              std::log(3.0));
 
   const int report_every = std::max(1, steps / 10);
   double loss_sum = 0;
@@ -134,8 +137,8 @@ int main(int argc, char** argv) {
     const std::int64_t offset = (static_cast<std::int64_t>(step - 1) * kBatch) % kTrainSize;
     Tensor xb = ops::slice(train.x, {offset, 0}, {kBatch, -1});
     Tensor yb = ops::slice(train.y, {offset}, {kBatch});
-    auto [loss, grads] = kestrel::value_and_grad(
-        [&](const std::vector<Tensor>& p) { return mean_loss(p, xb, yb); }, params);
+    auto [loss, grads] =
+        kestrel::value_and_grad([&](const std::vector<Tensor>& p) { return mean_loss(p, xb, yb); }, params);
     for (std::size_t i = 0; i < params.size(); ++i) {
       params[i] = ops::subtract(params[i], ops::multiply(grads[i], ops::scalar_like(grads[i], learning_rate)));
     }
@@ -153,9 +156,10 @@ int main(int argc, char** argv) {
   const double train_accuracy = accuracy(params, train);
   const double test_accuracy = accuracy(params, test);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("\nresult train loss %.4f, accuracy %.1f%%; test loss %.4f, accuracy %.1f%% (a constant guess: ~33%%)\n"
-              "       in %.2f s\n",
-              train_loss, 100 * train_accuracy, test_loss, 100 * test_accuracy, seconds);
+  std::printf(
+      "\nresult train loss %.4f, accuracy %.1f%%; test loss %.4f, accuracy %.1f%% (a constant guess: ~33%%)\n"
+      "       in %.2f s\n",
+      train_loss, 100 * train_accuracy, test_loss, 100 * test_accuracy, seconds);
 
   if (!json_out.empty()) {
     nlohmann::ordered_json metrics = {{"steps", steps},

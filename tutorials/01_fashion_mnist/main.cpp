@@ -38,10 +38,8 @@ constexpr double kValidationSplit = 0.1;  // the share of the training data fit(
 // last Dense gives one score (a logit) per class. No softmax at the end: the loss takes logits,
 // which is numerically safer, and the largest logit is the predicted class either way.
 Sequential make_model() {
-  return Sequential({layers::Flatten(),
-                     layers::Dense(512, {.activation = "relu"}),
-                     layers::Dense(256, {.activation = "relu"}),
-                     layers::Dense(10)},
+  return Sequential({layers::Flatten(), layers::Dense(512, {.activation = "relu"}),
+                     layers::Dense(256, {.activation = "relu"}), layers::Dense(10)},
                     "fashion_mlp");
 }
 
@@ -61,9 +59,10 @@ int main(int argc, char** argv) {
   std::int64_t batch_size = 64;
   double learning_rate = 1e-3;
   tutorials::TrainingFlags flags{.epochs = 5, .output_dir = "runs/01_fashion_mnist"};
-  CLI::App cli("Kestrel tutorial 01: a Sequential MLP learns Fashion-MNIST; its weights are saved, reloaded into "
-               "a fresh model and checked",
-               "fashion_mnist");
+  CLI::App cli(
+      "Kestrel tutorial 01: a Sequential MLP learns Fashion-MNIST; its weights are saved, reloaded into "
+      "a fresh model and checked",
+      "fashion_mnist");
   tutorials::add_step_flags(cli, batch_size, learning_rate);
   tutorials::FashionMnistFlags data_flags;
   tutorials::add_fashion_mnist_flags(cli, data_flags);
@@ -86,11 +85,12 @@ int main(int argc, char** argv) {
     const fashion_mnist::Split& test = data.test;
     const Tensor x_train = ops::divide(train.images, ops::scalar_like(train.images, 255.0));
     const Tensor x_test = ops::divide(test.images, ops::scalar_like(test.images, 255.0));
-    std::printf("data   %lld training and %lld test images of 28x28 from %s, pixels scaled to [0, 1];\n"
-                "       10 classes: %s, %s, %s, ... %s\n\n",
-                static_cast<long long>(x_train.shape()[0]), static_cast<long long>(x_test.shape()[0]),
-                data_flags.data_dir.c_str(), fashion_mnist::kClassNames[0], fashion_mnist::kClassNames[1],
-                fashion_mnist::kClassNames[2], fashion_mnist::kClassNames[9]);
+    std::printf(
+        "data   %lld training and %lld test images of 28x28 from %s, pixels scaled to [0, 1];\n"
+        "       10 classes: %s, %s, %s, ... %s\n\n",
+        static_cast<long long>(x_train.shape()[0]), static_cast<long long>(x_test.shape()[0]),
+        data_flags.data_dir.c_str(), fashion_mnist::kClassNames[0], fashion_mnist::kClassNames[1],
+        fashion_mnist::kClassNames[2], fashion_mnist::kClassNames[9]);
 
     // 2. Model. A layer makes its weights the first time it sees data, so build() runs the model once
     //    on an input shape (a batch of 1) to make them now, and summary() can count them. The
@@ -107,19 +107,19 @@ int main(int argc, char** argv) {
     // 3. Training. Each epoch fit() shuffles the training part, runs one Adam step per batch, then
     //    evaluates on the held-out 10% (val_loss, val_accuracy): a check on data the model never
     //    trains on. CSVLogger and TensorBoard record the curves in the output folder.
-    std::printf("\ntrain  %d epochs, batches of %lld, Adam with a cosine learning rate from %g to 0 over %lld steps;\n"
-                "       %.0f%% of the training data held out for validation\n",
-                epochs, static_cast<long long>(batch_size), learning_rate, static_cast<long long>(total_steps),
-                100 * kValidationSplit);
+    std::printf(
+        "\ntrain  %d epochs, batches of %lld, Adam with a cosine learning rate from %g to 0 over %lld steps;\n"
+        "       %.0f%% of the training data held out for validation\n",
+        epochs, static_cast<long long>(batch_size), learning_rate, static_cast<long long>(total_steps),
+        100 * kValidationSplit);
     const auto fit_start = std::chrono::steady_clock::now();
-    History history =
-        model.fit(x_train, train.labels,
-                  {.batch_size = batch_size,
-                   .epochs = epochs,
-                   .verbose = verbose,
-                   .callbacks = {callbacks::CSVLogger(output_dir + "/training.csv"),
-                                 callbacks::TensorBoard({.log_dir = output_dir + "/logs"})},
-                   .validation_split = kValidationSplit});
+    History history = model.fit(x_train, train.labels,
+                                {.batch_size = batch_size,
+                                 .epochs = epochs,
+                                 .verbose = verbose,
+                                 .callbacks = {callbacks::CSVLogger(output_dir + "/training.csv"),
+                                               callbacks::TensorBoard({.log_dir = output_dir + "/logs"})},
+                                 .validation_split = kValidationSplit});
     const double fit_seconds = tutorials::seconds_since(fit_start);
     std::printf("       trained in %.1f s (%.1f s per epoch); final val_accuracy %.4f\n\n", fit_seconds,
                 fit_seconds / static_cast<double>(history.epoch.size()), history.history.at("val_accuracy").back());
@@ -143,8 +143,8 @@ int main(int argc, char** argv) {
     std::printf("load   a fresh model with the loaded weights: test loss %.4f, test accuracy %.4f\n",
                 reloaded_logs.at("loss"), reloaded_logs.at("accuracy"));
     // The same weights on the same data must give the same predictions, so the metrics match exactly.
-    const bool same = reloaded_logs.at("accuracy") == test_logs.at("accuracy") &&
-                      reloaded_logs.at("loss") == test_logs.at("loss");
+    const bool same =
+        reloaded_logs.at("accuracy") == test_logs.at("accuracy") && reloaded_logs.at("loss") == test_logs.at("loss");
     std::printf("       %s\n", same ? "identical to the trained model's: the file holds the whole trained state"
                                     : "DIFFERENT from the trained model's: saving or loading lost something");
 

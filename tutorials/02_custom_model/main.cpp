@@ -102,9 +102,10 @@ int main(int argc, char** argv) {
   double learning_rate = 2e-3;
   double dropout_rate = 0.3;
   tutorials::TrainingFlags flags{.epochs = 8, .output_dir = "runs/02_custom_model"};
-  CLI::App cli("Kestrel tutorial 02: a subclassed Model (a small CNN) learns Fashion-MNIST under ModelCheckpoint, "
-               "EarlyStopping, TensorBoard and CSVLogger",
-               "custom_model");
+  CLI::App cli(
+      "Kestrel tutorial 02: a subclassed Model (a small CNN) learns Fashion-MNIST under ModelCheckpoint, "
+      "EarlyStopping, TensorBoard and CSVLogger",
+      "custom_model");
   cli.add_option("--patience", patience, "EarlyStopping: epochs without a better val_accuracy before stopping")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
@@ -145,22 +146,23 @@ int main(int argc, char** argv) {
     // watch val_accuracy ("max" mode, from the name), so the checkpoint on disk and the weights
     // EarlyStopping restores at the end are the same: those of the best epoch.
     const std::string best_path = output_dir + "/best.weights.h5";
-    std::printf("\ntrain  up to %d epochs, batches of %lld, Adam with a cosine learning rate from %g to 0;\n"
-                "       %.0f%% held out for validation; stop after %d epoch(s) without a better val_accuracy\n"
-                "       and keep the best epoch's weights\n",
-                epochs, static_cast<long long>(batch_size), learning_rate, 100 * kValidationSplit, patience);
+    std::printf(
+        "\ntrain  up to %d epochs, batches of %lld, Adam with a cosine learning rate from %g to 0;\n"
+        "       %.0f%% held out for validation; stop after %d epoch(s) without a better val_accuracy\n"
+        "       and keep the best epoch's weights\n",
+        epochs, static_cast<long long>(batch_size), learning_rate, 100 * kValidationSplit, patience);
     const auto fit_start = std::chrono::steady_clock::now();
     History history = model.fit(
         x_train, train.labels,
         {.batch_size = batch_size,
          .epochs = epochs,
          .verbose = verbose,
-         .callbacks = {callbacks::ModelCheckpoint(best_path, {.monitor = "val_accuracy", .verbose = 1,
-                                                              .save_best_only = true}),
-                       callbacks::EarlyStopping({.monitor = "val_accuracy", .patience = patience, .verbose = 1,
-                                                 .restore_best_weights = true}),
-                       callbacks::TensorBoard({.log_dir = output_dir + "/logs"}),
-                       callbacks::CSVLogger(output_dir + "/training.csv")},
+         .callbacks =
+             {callbacks::ModelCheckpoint(best_path, {.monitor = "val_accuracy", .verbose = 1, .save_best_only = true}),
+              callbacks::EarlyStopping(
+                  {.monitor = "val_accuracy", .patience = patience, .verbose = 1, .restore_best_weights = true}),
+              callbacks::TensorBoard({.log_dir = output_dir + "/logs"}),
+              callbacks::CSVLogger(output_dir + "/training.csv")},
          .validation_split = kValidationSplit});
     const double fit_seconds = tutorials::seconds_since(fit_start);
 
@@ -187,8 +189,8 @@ int main(int argc, char** argv) {
     const Logs reloaded_logs = reloaded.evaluate(x_test, test.labels, {.batch_size = 256, .verbose = 0});
     std::printf("load   a fresh FashionCnn from %s: test loss %.4f, test accuracy %.4f\n", best_path.c_str(),
                 reloaded_logs.at("loss"), reloaded_logs.at("accuracy"));
-    const bool same = reloaded_logs.at("accuracy") == test_logs.at("accuracy") &&
-                      reloaded_logs.at("loss") == test_logs.at("loss");
+    const bool same =
+        reloaded_logs.at("accuracy") == test_logs.at("accuracy") && reloaded_logs.at("loss") == test_logs.at("loss");
     std::printf("       %s\n", same ? "identical: the checkpoint holds the weights EarlyStopping restored"
                                     : "DIFFERENT from the restored model's: the checkpoint is not the best epoch");
 

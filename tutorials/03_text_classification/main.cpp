@@ -95,10 +95,13 @@ int main(int argc, char** argv) {
   double learning_rate = 1e-3;
   tutorials::VocabFlags vocab_flags;
   tutorials::TrainingFlags flags{.epochs = 3, .output_dir = "runs/03_text_classification"};
-  CLI::App cli("Kestrel tutorial 03: language identification on the fortunes corpus with a WordPiece tokenizer, "
-               "a padding collator and a BERT-style classifier",
-               "text_classification");
-  cli.add_option("--batch-size", batch_size, "texts per training step")->check(CLI::Range(1, 4096))->capture_default_str();
+  CLI::App cli(
+      "Kestrel tutorial 03: language identification on the fortunes corpus with a WordPiece tokenizer, "
+      "a padding collator and a BERT-style classifier",
+      "text_classification");
+  cli.add_option("--batch-size", batch_size, "texts per training step")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   cli.add_option("--max-length", max_length, "tokens kept per text (longer texts are truncated)")
       ->check(CLI::Range(8, 512))
       ->capture_default_str();
@@ -108,7 +111,9 @@ int main(int argc, char** argv) {
   cli.add_option("--max-per-language", max_per_language, "texts per language, before the split (0: all)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cli.add_option("--learning-rate", learning_rate, "AdamW's peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  cli.add_option("--learning-rate", learning_rate, "AdamW's peak learning rate")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   tutorials::add_vocab_flags(cli, vocab_flags);
   tutorials::add_training_flags(cli, flags);
   CLI11_PARSE(cli, argc, argv);
@@ -147,8 +152,8 @@ int main(int argc, char** argv) {
     // The collator rounds a batch's length up to the multiple, so the model's position table must
     // reach max_length rounded up the same way.
     const std::int64_t model_length = (max_length + pad_to_multiple_of - 1) / pad_to_multiple_of * pad_to_multiple_of;
-    models::BertClassifier model({.vocab_size = tokenizer.vocab_size(), .max_length = model_length,
-                                  .num_classes = num_classes});
+    models::BertClassifier model(
+        {.vocab_size = tokenizer.vocab_size(), .max_length = model_length, .num_classes = num_classes});
     model.build({1, model_length});
     const std::int64_t steps_per_epoch = (data.train.size() + batch_size - 1) / batch_size;
     const std::int64_t total_steps = epochs * steps_per_epoch;
@@ -159,9 +164,10 @@ int main(int argc, char** argv) {
     data::Dataset train = make_pipeline(data.train, tokenizer, batch_size, max_length, pad_to_multiple_of, seed);
     data::Dataset validation =
         make_pipeline(data.validation, tokenizer, batch_size, max_length, pad_to_multiple_of, std::nullopt);
-    std::printf("\ntrain    %d epochs of %lld steps, batches of %lld padded to a multiple of %lld, AdamW peaking at %g\n",
-                epochs, static_cast<long long>(steps_per_epoch), static_cast<long long>(batch_size),
-                static_cast<long long>(pad_to_multiple_of), learning_rate);
+    std::printf(
+        "\ntrain    %d epochs of %lld steps, batches of %lld padded to a multiple of %lld, AdamW peaking at %g\n",
+        epochs, static_cast<long long>(steps_per_epoch), static_cast<long long>(batch_size),
+        static_cast<long long>(pad_to_multiple_of), learning_rate);
     const auto fit_start = std::chrono::steady_clock::now();
     History history = model.fit(train, {.epochs = epochs,
                                         .verbose = verbose,
@@ -183,8 +189,8 @@ int main(int argc, char** argv) {
     // 6. Save, reload into a fresh model, and check it scores the same.
     const std::string weights_path = output_dir + "/text_classifier.weights.h5";
     model.save_weights(weights_path);
-    models::BertClassifier reloaded({.vocab_size = tokenizer.vocab_size(), .max_length = model_length,
-                                     .num_classes = num_classes});
+    models::BertClassifier reloaded(
+        {.vocab_size = tokenizer.vocab_size(), .max_length = model_length, .num_classes = num_classes});
     reloaded.build({1, model_length});
     compile_model(reloaded, learning_rate, total_steps);  // the same optimizer, so its saved state loads too
     reloaded.load_weights(weights_path);

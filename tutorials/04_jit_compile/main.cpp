@@ -37,8 +37,8 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <iterator>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -96,10 +96,8 @@ struct Measurements {
 
 // Tutorial 01's MLP: 784 pixels -> 512 -> 256 -> 10 logits.
 Sequential make_fashion_mlp() {
-  return Sequential({layers::Flatten(),
-                     layers::Dense(512, {.activation = "relu"}),
-                     layers::Dense(256, {.activation = "relu"}),
-                     layers::Dense(10)},
+  return Sequential({layers::Flatten(), layers::Dense(512, {.activation = "relu"}),
+                     layers::Dense(256, {.activation = "relu"}), layers::Dense(10)},
                     "fashion_mlp");
 }
 
@@ -142,11 +140,12 @@ void build_and_compile(Sequential& model, bool jit_compile, double learning_rate
 void show_compile_log_and_first_step(const fashion_mnist::Data& data, std::int64_t batch_size, int epochs,
                                      double learning_rate, int verbose, Measurements& out) {
   std::printf("\n1. THE COMPILE LOG, AND THE FIRST STEP AGAINST THE OTHERS\n\n");
-  std::printf("   fit the MLP of tutorial 01 for %d epoch(s), batches of %lld, compiled. Its first step traces\n"
-              "   and compiles 'train_step'; the log lines on stderr (kestrel.jit) say what, for which input\n"
-              "   shapes, and how much memory the program plans. The last batch of an epoch is usually short:\n"
-              "   it is padded to the compiled batch size and masked, so it does not compile again.\n\n",
-              epochs, static_cast<long long>(batch_size));
+  std::printf(
+      "   fit the MLP of tutorial 01 for %d epoch(s), batches of %lld, compiled. Its first step traces\n"
+      "   and compiles 'train_step'; the log lines on stderr (kestrel.jit) say what, for which input\n"
+      "   shapes, and how much memory the program plans. The last batch of an epoch is usually short:\n"
+      "   it is padded to the compiled batch size and masked, so it does not compile again.\n\n",
+      epochs, static_cast<long long>(batch_size));
   std::fflush(stdout);
   const Tensor x_train = scaled_pixels(data.train.images);
   Sequential model = make_fashion_mlp();
@@ -166,18 +165,20 @@ void show_compile_log_and_first_step(const fashion_mnist::Data& data, std::int64
   print_first_and_rest("compiled", compiled_steps);
   print_first_and_rest("eager", eager_steps);
   const double compile_ms = 1e3 * fit_jit.compile_seconds;
-  std::printf("   jit_stats    %lld compile(s) during fit, %.1f ms tracing and compiling (%.0f%% of the compiled first "
-              "step)\n",
-              static_cast<long long>(fit_jit.compiles), compile_ms, 100.0 * compile_ms / compiled_steps.front());
+  std::printf(
+      "   jit_stats    %lld compile(s) during fit, %.1f ms tracing and compiling (%.0f%% of the compiled first "
+      "step)\n",
+      static_cast<long long>(fit_jit.compiles), compile_ms, 100.0 * compile_ms / compiled_steps.front());
 
   // evaluate runs a step of its own (no gradient, no update): it compiles 'test_step' once.
   std::fflush(stdout);
   out.test_logs = model.evaluate(scaled_pixels(data.test.images), data.test.labels, {.batch_size = 256, .verbose = 0});
   const JitStats total = model.jit_stats();
-  std::printf("   evaluate     test loss %.4f, test accuracy %.4f; the model has compiled %lld programs in all "
-              "(%.1f ms)\n",
-              out.test_logs.at("loss"), out.test_logs.at("accuracy"), static_cast<long long>(total.compiles),
-              1e3 * total.compile_seconds);
+  std::printf(
+      "   evaluate     test loss %.4f, test accuracy %.4f; the model has compiled %lld programs in all "
+      "(%.1f ms)\n",
+      out.test_logs.at("loss"), out.test_logs.at("accuracy"), static_cast<long long>(total.compiles),
+      1e3 * total.compile_seconds);
   out.first_step_ms = compiled_steps.front();
   out.median_step_ms = median(std::vector<double>(compiled_steps.begin() + 1, compiled_steps.end()));
   out.first_fit_compile_ms = compile_ms;
@@ -274,10 +275,11 @@ double max_abs_difference(const Tensor& a, const Tensor& b) {
 void show_rule_one_mistake_and_fix(const fashion_mnist::Data& data, std::int64_t batch_size, double learning_rate,
                                    std::uint64_t seed) {
   std::printf("\n2. RULE 1: A DECISION ON A TENSOR'S VALUE, MADE IN C++\n\n");
-  std::printf("   HostBranchMlp::call scales raw pixels itself:\n"
-              "       if (ops::max(x).item() > 1.0) x = x / 255.0;\n"
-              "   Each fit below is one epoch on the %lld raw (0..255) training images, from the same seed.\n\n",
-              static_cast<long long>(data.train.images.shape()[0]));
+  std::printf(
+      "   HostBranchMlp::call scales raw pixels itself:\n"
+      "       if (ops::max(x).item() > 1.0) x = x / 255.0;\n"
+      "   Each fit below is one epoch on the %lld raw (0..255) training images, from the same seed.\n\n",
+      static_cast<long long>(data.train.images.shape()[0]));
 
   HostBranchMlp eager;
   const History eager_history =
@@ -298,17 +300,19 @@ void show_rule_one_mistake_and_fix(const fashion_mnist::Data& data, std::int64_t
   }
 
   InProgramBranchMlp fixed;
-  std::printf("\n   fixed      InProgramBranchMlp::call keeps the decision in the program:\n"
-              "                  still_raw = ops::greater(ops::max(x), ops::scalar_like(x, 1.0));\n"
-              "                  return classify(ops::where(still_raw, x / 255.0, x), training);\n");
+  std::printf(
+      "\n   fixed      InProgramBranchMlp::call keeps the decision in the program:\n"
+      "                  still_raw = ops::greater(ops::max(x), ops::scalar_like(x, 1.0));\n"
+      "                  return classify(ops::where(still_raw, x / 255.0, x), training);\n");
   std::fflush(stdout);
   const History fixed_history =
       fit_one_epoch_from_seed(fixed, data.train, seed, /*jit_compile=*/true, batch_size, learning_rate);
   const double fixed_loss = fixed_history.history.at("loss").back();
-  std::printf("              compiled: loss %.6f, accuracy %.4f, %lld compile; relative difference in loss from "
-              "eager %.1e\n",
-              fixed_loss, fixed_history.history.at("accuracy").back(),
-              static_cast<long long>(fixed_history.jit.compiles), std::abs(fixed_loss - eager_loss) / eager_loss);
+  std::printf(
+      "              compiled: loss %.6f, accuracy %.4f, %lld compile; relative difference in loss from "
+      "eager %.1e\n",
+      fixed_loss, fixed_history.history.at("accuracy").back(), static_cast<long long>(fixed_history.jit.compiles),
+      std::abs(fixed_loss - eager_loss) / eager_loss);
 
   // The decision is now made on every batch, inside the program: raw and scaled pixels give the
   // same predictions, from one compiled predict program (one input shape, so one compile).
@@ -332,18 +336,20 @@ struct TextData {
 // training texts only.
 TextData load_text_data(const std::string& fortunes_dir, std::int64_t max_per_language, std::int64_t max_chars,
                         std::int64_t vocab_size, std::uint64_t seed, const std::string& output_dir) {
-  TextData data{fortunes::load_language_id({.directory = fortunes_dir, .max_per_language = max_per_language,
-                                            .max_chars = max_chars, .seed = seed}),
-                nullptr};
+  TextData data{
+      fortunes::load_language_id(
+          {.directory = fortunes_dir, .max_per_language = max_per_language, .max_chars = max_chars, .seed = seed}),
+      nullptr};
   const auto start = Clock::now();
   std::vector<std::string> vocab =
       text::train_wordpiece_vocab(data.corpus.train.texts, {.vocab_size = vocab_size, .min_frequency = 2});
   data.tokenizer = std::make_shared<text::WordPieceTokenizer>(vocab);
   data.tokenizer->save_vocabulary(output_dir + "/vocab.txt");
-  std::printf("   data       %lld training texts in %zu languages (fortunes), a WordPiece vocabulary of %lld trained "
-              "in %.1f s\n",
-              static_cast<long long>(data.corpus.train.size()), data.corpus.languages.size(),
-              static_cast<long long>(data.tokenizer->vocab_size()), tutorials::seconds_since(start));
+  std::printf(
+      "   data       %lld training texts in %zu languages (fortunes), a WordPiece vocabulary of %lld trained "
+      "in %.1f s\n",
+      static_cast<long long>(data.corpus.train.size()), data.corpus.languages.size(),
+      static_cast<long long>(data.tokenizer->vocab_size()), tutorials::seconds_since(start));
   return data;
 }
 
@@ -399,26 +405,29 @@ PaddingRun train_one_text_epoch(const TextData& data, std::int64_t batch_size, s
 }
 
 void print_padding_table(const std::vector<PaddingRun>& runs) {
-  std::printf("\n   pad_to_multiple_of   batch shapes   compiles   compile time   epoch time   padding efficiency   "
-              "loss\n");
+  std::printf(
+      "\n   pad_to_multiple_of   batch shapes   compiles   compile time   epoch time   padding efficiency   "
+      "loss\n");
   for (const PaddingRun& run : runs) {
     const std::string multiple = run.pad_to_multiple_of == 0 ? "none" : std::to_string(run.pad_to_multiple_of);
     std::printf("   %18s   %12lld   %8lld   %10.2f s   %8.2f s   %17.1f%%   %.4f\n", multiple.c_str(),
                 static_cast<long long>(run.padding.distinct_shapes), static_cast<long long>(run.jit.compiles),
                 run.jit.compile_seconds, run.epoch_seconds, 100.0 * run.padding.efficiency(), run.loss);
   }
-  std::printf("   (a short last batch is a batch shape of its own, but compiled it is padded to the full batch\n"
-              "   size, so it compiles only when its length is new. Every compiled program stays cached for as\n"
-              "   long as the model lives; their intermediates share one arena, as large as the largest plan.)\n");
+  std::printf(
+      "   (a short last batch is a batch shape of its own, but compiled it is padded to the full batch\n"
+      "   size, so it compiles only when its length is new. Every compiled program stays cached for as\n"
+      "   long as the model lives; their intermediates share one arena, as large as the largest plan.)\n");
 }
 
 void show_recompiles_with_and_without_padding(const TextData& data, std::int64_t batch_size, std::int64_t max_length,
                                               double learning_rate, std::uint64_t seed, Measurements& out) {
   std::printf("\n3. RULE 3: EVERY NEW INPUT SHAPE COMPILES AGAIN\n");
-  std::printf("\n   one compiled epoch of a small BERT-style classifier (models::BertClassifier: 2 blocks of\n"
-              "   width 64) on batches of %lld texts of at most %lld tokens, padded by the collator\n"
-              "   (text::DataCollatorWithPadding) to the longest text of each batch:\n",
-              static_cast<long long>(batch_size), static_cast<long long>(max_length));
+  std::printf(
+      "\n   one compiled epoch of a small BERT-style classifier (models::BertClassifier: 2 blocks of\n"
+      "   width 64) on batches of %lld texts of at most %lld tokens, padded by the collator\n"
+      "   (text::DataCollatorWithPadding) to the longest text of each batch:\n",
+      static_cast<long long>(batch_size), static_cast<long long>(max_length));
   // Without a multiple, nearly every batch compiles. Each compile's log line lists every shape
   // compiled before it, so here the info lines are turned off and only warnings show: look for
   // the one that says 'train_step' keeps compiling and names the fix.
@@ -505,12 +514,12 @@ std::vector<Batch> image_batches(const fashion_mnist::Split& split, std::int64_t
 std::vector<Batch> text_batch_list(const TextData& data, std::int64_t batch_size, std::int64_t max_length,
                                    std::int64_t count) {
   std::vector<Batch> batches;
-  for (const data::Element& element : text_batches(data.corpus.train, *data.tokenizer, batch_size, max_length, 32,
-                                                   std::nullopt)) {
+  for (const data::Element& element :
+       text_batches(data.corpus.train, *data.tokenizer, batch_size, max_length, 32, std::nullopt)) {
     if (std::ssize(batches) == count) break;
-    batches.push_back({.x = Inputs{{"input_ids", element.tensor("input_ids")},
-                                   {"attention_mask", element.tensor("attention_mask")}},
-                       .y = element.tensor("labels")});
+    batches.push_back(
+        {.x = Inputs{{"input_ids", element.tensor("input_ids")}, {"attention_mask", element.tensor("attention_mask")}},
+         .y = element.tensor("labels")});
   }
   return batches;
 }
@@ -518,11 +527,12 @@ std::vector<Batch> text_batch_list(const TextData& data, std::int64_t batch_size
 void show_eager_against_jit(const fashion_mnist::Data& images, const TextData& texts, std::int64_t image_batch_size,
                             std::int64_t text_batch_size, std::int64_t max_length, std::int64_t steps,
                             double learning_rate, std::uint64_t seed, Measurements& out) {
-  std::printf("\n4. EAGER AGAINST COMPILED\n\n"
-              "   the same model, from the same seed, trained with train_on_batch on the same batches (the first\n"
-              "   %lld at most), once eagerly and once compiled; the compiled median leaves out the steps that\n"
-              "   compiled\n\n",
-              static_cast<long long>(steps));
+  std::printf(
+      "\n4. EAGER AGAINST COMPILED\n\n"
+      "   the same model, from the same seed, trained with train_on_batch on the same batches (the first\n"
+      "   %lld at most), once eagerly and once compiled; the compiled median leaves out the steps that\n"
+      "   compiled\n\n",
+      static_cast<long long>(steps));
   std::fflush(stdout);
   // The compile lines of these models were shown above; here they would only interleave with the table.
   auto jit_log = logging::get("kestrel.jit");
@@ -535,12 +545,13 @@ void show_eager_against_jit(const fashion_mnist::Data& images, const TextData& t
   const auto make_bert = [&] {
     return models::BertClassifier(small_bert_options(texts.tokenizer->vocab_size(), num_classes, max_length));
   };
-  const auto [bert_eager, bert_jit] = time_eager_and_jit(
-      make_bert, text_batch_list(texts, text_batch_size, max_length, steps), learning_rate, seed);
+  const auto [bert_eager, bert_jit] =
+      time_eager_and_jit(make_bert, text_batch_list(texts, text_batch_size, max_length, steps), learning_rate, seed);
   jit_log->set_level(level);
 
-  std::printf("   model                      batches   eager ms/step   jit ms/step   eager / jit (ratio)   "
-              "jit compiles   last loss: relative difference\n");
+  std::printf(
+      "   model                      batches   eager ms/step   jit ms/step   eager / jit (ratio)   "
+      "jit compiles   last loss: relative difference\n");
   const std::string mlp_name = "MLP, batches of " + std::to_string(image_batch_size);
   const std::string bert_name = "small BERT, batches of " + std::to_string(text_batch_size);
   print_step_time_row(mlp_name.c_str(), mlp_eager, mlp_jit);
@@ -586,9 +597,10 @@ int main(int argc, char** argv) {
   double learning_rate = 1e-3;
   std::string fortunes_dir = fortunes::kDefaultDirectory;
   tutorials::TrainingFlags flags{.epochs = 1, .output_dir = "runs/04_jit_compile"};
-  CLI::App cli("Kestrel tutorial 04: jit_compile — the compile log and the first step's cost, a rule-1 error and "
-               "its fix, recompiles with and without pad_to_multiple_of, eager against compiled step times",
-               "jit_compile");
+  CLI::App cli(
+      "Kestrel tutorial 04: jit_compile — the compile log and the first step's cost, a rule-1 error and "
+      "its fix, recompiles with and without pad_to_multiple_of, eager against compiled step times",
+      "jit_compile");
   cli.add_option("--text-batch-size", text_batch_size, "texts per step (parts 3, 4)")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();

@@ -86,8 +86,7 @@ data::Dataset training_pipeline(const fortunes::Split& split, const text::WordPi
 // reaches its first evaluation — where a run that has trained for hours can still stop with
 // ResourceExhausted.
 data::Dataset evaluation_pipeline(const fortunes::Split& split, const text::WordPieceTokenizer& tokenizer,
-                                  std::int64_t global_batch, std::int64_t max_length,
-                                  std::int64_t pad_to_multiple_of) {
+                                  std::int64_t global_batch, std::int64_t max_length, std::int64_t pad_to_multiple_of) {
   return tokenized(split, tokenizer, max_length, std::nullopt)
       .collate(global_batch, collator(tokenizer, pad_to_multiple_of))
       .prefetch(2);
@@ -125,9 +124,10 @@ int main(int argc, char** argv) {
   double learning_rate = 1e-3;
   tutorials::VocabFlags vocab_flags;
   tutorials::TrainingFlags flags{.epochs = 3, .output_dir = "runs/05_tpu_strategy"};
-  CLI::App cli("Kestrel tutorial 05: tutorial 03's language identification on a TPUStrategy of 8 simulated cores — "
-               "model and pipeline in strategy.scope(), jit_compile, static padded batches",
-               "tpu_strategy");
+  CLI::App cli(
+      "Kestrel tutorial 05: tutorial 03's language identification on a TPUStrategy of 8 simulated cores — "
+      "model and pipeline in strategy.scope(), jit_compile, static padded batches",
+      "tpu_strategy");
   cli.add_option("--batch-size", global_batch, "texts per step over all cores (the global batch); a multiple of 8")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
@@ -194,8 +194,7 @@ int main(int argc, char** argv) {
     //    variables, so for them it changes nothing; a pipeline that did (a map looking ids up in a
     //    table of weights) would need it, and making every pipeline in the scope never misses that one.
     auto scope = strategy.scope();
-    data::Dataset train =
-        training_pipeline(data.train, tokenizer, global_batch, max_length, pad_to_multiple_of, seed);
+    data::Dataset train = training_pipeline(data.train, tokenizer, global_batch, max_length, pad_to_multiple_of, seed);
     data::Dataset validation =
         evaluation_pipeline(data.validation, tokenizer, global_batch, max_length, pad_to_multiple_of);
     data::Dataset test = evaluation_pipeline(data.test, tokenizer, global_batch, max_length, pad_to_multiple_of);
@@ -217,11 +216,11 @@ int main(int argc, char** argv) {
     // 3. Training. Each step cuts the global batch into 8 shards; the replicas run the forward and
     //    backward pass side by side, and their gradients, summed in a fixed order, make one update.
     //    The first batch of each new shape compiles (the kestrel.jit log on stderr says which).
-    std::printf("\ntrain    %d epoch(s) of %lld steps of %lld texts (%lld per replica), padded to a multiple of %lld, "
-                "AdamW peaking at %g\n",
-                epochs, static_cast<long long>(steps_per_epoch), static_cast<long long>(global_batch),
-                static_cast<long long>(global_batch / replicas), static_cast<long long>(pad_to_multiple_of),
-                learning_rate);
+    std::printf(
+        "\ntrain    %d epoch(s) of %lld steps of %lld texts (%lld per replica), padded to a multiple of %lld, "
+        "AdamW peaking at %g\n",
+        epochs, static_cast<long long>(steps_per_epoch), static_cast<long long>(global_batch),
+        static_cast<long long>(global_batch / replicas), static_cast<long long>(pad_to_multiple_of), learning_rate);
     const auto fit_start = std::chrono::steady_clock::now();
     const History history = model.fit(train, {.epochs = epochs,
                                               .verbose = verbose,
@@ -260,10 +259,11 @@ int main(int argc, char** argv) {
     const Logs reloaded_logs = reloaded.evaluate(test, {.verbose = 0});
     report.reloaded_accuracy = reloaded_logs.at("accuracy");
     const bool same = report.reloaded_accuracy == test_logs.at("accuracy");
-    std::printf("\nsave     weights in %s; a fresh model made in the scope and loaded from them scores %.4f "
-                "on the test texts: %s\n",
-                weights_path.c_str(), report.reloaded_accuracy,
-                same ? "identical to the trained model" : "DIFFERENT from the trained model");
+    std::printf(
+        "\nsave     weights in %s; a fresh model made in the scope and loaded from them scores %.4f "
+        "on the test texts: %s\n",
+        weights_path.c_str(), report.reloaded_accuracy,
+        same ? "identical to the trained model" : "DIFFERENT from the trained model");
 
     if (!json_out.empty()) {
       tutorials::tpu::write_json(json_out, report);

@@ -34,16 +34,19 @@ ReplicaMemory memory_per_replica(const Model& model, std::int64_t core_bytes) {
 
 void print_report(const RunReport& r) {
   const ReplicaMemory& m = r.memory;
-  std::printf("\nsummary  replicas             %d in sync, each running the step on %lld of the %lld texts of a "
-              "global batch\n",
-              r.replicas, static_cast<long long>(r.global_batch / r.replicas), static_cast<long long>(r.global_batch));
-  std::printf("         compiles             %lld during fit (%.1f ms), %lld more for the test set; each program "
-              "serves all %d replicas\n",
-              static_cast<long long>(r.fit_jit.compiles), 1e3 * r.fit_jit.compile_seconds,
-              static_cast<long long>(r.jit.compiles - r.fit_jit.compiles), r.replicas);
-  std::printf("         padding efficiency   %.1f%% of the training batches' tokens are text; %lld distinct batch "
-              "shape(s)\n",
-              100.0 * r.padding.efficiency(), static_cast<long long>(r.padding.distinct_shapes));
+  std::printf(
+      "\nsummary  replicas             %d in sync, each running the step on %lld of the %lld texts of a "
+      "global batch\n",
+      r.replicas, static_cast<long long>(r.global_batch / r.replicas), static_cast<long long>(r.global_batch));
+  std::printf(
+      "         compiles             %lld during fit (%.1f ms), %lld more for the test set; each program "
+      "serves all %d replicas\n",
+      static_cast<long long>(r.fit_jit.compiles), 1e3 * r.fit_jit.compile_seconds,
+      static_cast<long long>(r.jit.compiles - r.fit_jit.compiles), r.replicas);
+  std::printf(
+      "         padding efficiency   %.1f%% of the training batches' tokens are text; %lld distinct batch "
+      "shape(s)\n",
+      100.0 * r.padding.efficiency(), static_cast<long long>(r.padding.distinct_shapes));
   std::printf("         memory per replica   weights %s + gradients %s + optimizer state %s + intermediates %s\n",
               bytes(m.weights).c_str(), bytes(m.gradients).c_str(), bytes(m.optimizer_state).c_str(),
               bytes(m.intermediates).c_str());
@@ -55,10 +58,11 @@ void print_report(const RunReport& r) {
   // optimizer state, add their gradients into one sum as they finish, and run on as many arenas
   // as replicas run at once.
   const std::int64_t host = m.weights + m.optimizer_state + m.gradients + m.host_arenas;
-  std::printf("                              (on this host, where the %d replicas share one copy of the weights, "
-              "the optimizer state and the gradients' sum, and the arenas of the replicas that run at once: "
-              "%s in all)\n",
-              r.replicas, bytes(host).c_str());
+  std::printf(
+      "                              (on this host, where the %d replicas share one copy of the weights, "
+      "the optimizer state and the gradients' sum, and the arenas of the replicas that run at once: "
+      "%s in all)\n",
+      r.replicas, bytes(host).c_str());
   std::printf("         test accuracy        %.4f\n", r.test_logs.at("accuracy"));
 }
 

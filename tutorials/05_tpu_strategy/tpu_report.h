@@ -39,8 +39,8 @@ struct RunReport {
   int replicas = 1;
   std::int64_t global_batch = 0;
   double fit_seconds = 0.0;
-  JitStats fit_jit;  ///< what fit compiled (training and validation programs)
-  JitStats jit;      ///< everything compiled, after the test set's evaluation
+  JitStats fit_jit;             ///< what fit compiled (training and validation programs)
+  JitStats jit;                 ///< everything compiled, after the test set's evaluation
   data::PaddingReport padding;  ///< the training batches'
   ReplicaMemory memory;
   Logs test_logs;

@@ -38,8 +38,8 @@
 
 #include "datasets/builtin/fortunes.h"
 #include "datasets/text/wordpiece_tokenizer.h"
-#include "kestrel.h"
 #include "framework/jit/memory_plan.h"
+#include "kestrel.h"
 #include "models/gpt.h"
 #include "models/gpt_data.h"
 #include "strategies/tpu_strategy.h"

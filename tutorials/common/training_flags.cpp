@@ -16,8 +16,12 @@ void add_training_flags(CLI::App& cli, TrainingFlags& flags) {
 }
 
 void add_step_flags(CLI::App& cli, std::int64_t& batch_size, double& learning_rate) {
-  cli.add_option("--batch-size", batch_size, "samples per training step")->check(CLI::Range(1, 60000))->capture_default_str();
-  cli.add_option("--learning-rate", learning_rate, "Adam's learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  cli.add_option("--batch-size", batch_size, "samples per training step")
+      ->check(CLI::Range(1, 60000))
+      ->capture_default_str();
+  cli.add_option("--learning-rate", learning_rate, "Adam's learning rate")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 }
 
 }  // namespace kestrel::tutorials

@@ -25,8 +25,7 @@ text::WordPieceTokenizer make_tokenizer(const VocabFlags& flags, const std::vect
     path = output_dir + "/vocab.txt";
     text::WordPieceTokenizer(text::train_wordpiece_vocab(texts, {.vocab_size = flags.vocab_size, .min_frequency = 2}))
         .save_vocabulary(path);
-    std::printf("vocab    trained on %zu training texts in %.1f s\n", texts.size(),
-                seconds_since(start));
+    std::printf("vocab    trained on %zu training texts in %.1f s\n", texts.size(), seconds_since(start));
   }
   text::WordPieceTokenizer tokenizer = text::WordPieceTokenizer::from_vocab_file(path);
   std::printf("         %lld WordPiece tokens in %s\n", static_cast<long long>(tokenizer.vocab_size()), path.c_str());

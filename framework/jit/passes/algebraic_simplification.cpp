@@ -38,7 +38,9 @@ bool composes_to_identity(const Node& inner, const Node& outer) {
 class Simplifier {
  public:
   explicit Simplifier(const Graph& graph)
-      : graph_(graph), rewriter_(graph), same_as_(static_cast<std::size_t>(graph.size())),
+      : graph_(graph),
+        rewriter_(graph),
+        same_as_(static_cast<std::size_t>(graph.size())),
         reshape_source_(static_cast<std::size_t>(graph.size()), -1) {
     std::iota(same_as_.begin(), same_as_.end(), ValueId{0});
   }
@@ -107,8 +109,7 @@ class Simplifier {
         if (node(x).spec == n.spec && composes_to_identity(node(inner), n)) return x;
         return std::nullopt;
       }
-      default:
-        return std::nullopt;
+      default: return std::nullopt;
     }
   }
 

@@ -12,8 +12,8 @@ namespace {
 
 // A value already in the new graph that later duplicates can be replaced by.
 struct Kept {
-  ValueId old_id;                 // its node in the old graph (primitive, spec, constant)
-  std::vector<ValueId> inputs;    // its inputs, as new-graph ids
+  ValueId old_id;               // its node in the old graph (primitive, spec, constant)
+  std::vector<ValueId> inputs;  // its inputs, as new-graph ids
 };
 
 std::size_t combine(std::size_t seed, std::size_t value) {

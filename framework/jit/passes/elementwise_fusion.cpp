@@ -84,7 +84,8 @@ Value emit(ElementwiseBuilder& b, const Graph& graph, const Node& node, const st
 class Fuser {
  public:
   explicit Fuser(const Graph& graph)
-      : graph_(graph), users_(static_cast<std::size_t>(graph.size())),
+      : graph_(graph),
+        users_(static_cast<std::size_t>(graph.size())),
         is_output_(static_cast<std::size_t>(graph.size()), false),
         fusible_(static_cast<std::size_t>(graph.size()), false),
         region_of_(static_cast<std::size_t>(graph.size()), -1) {
@@ -213,7 +214,7 @@ class Fuser {
   std::vector<std::vector<ValueId>> users_;  // per value: the ops reading it, once per operand slot
   std::vector<bool> is_output_;
   std::vector<bool> fusible_;
-  std::vector<ValueId> region_of_;  // per value: its region's root, or -1
+  std::vector<ValueId> region_of_;                             // per value: its region's root, or -1
   std::unordered_map<ValueId, std::vector<ValueId>> regions_;  // root -> members, ascending
 };
 

@@ -40,18 +40,21 @@ BroadcastIndexer::BroadcastIndexer(const Shape& out, std::initializer_list<Shape
     } else {
       dims.push_back(size);
       for (int k = 0; k < inputs_; ++k) {
-        merged[static_cast<std::size_t>(k)].push_back(strides[static_cast<std::size_t>(k)][static_cast<std::size_t>(d)]);
+        merged[static_cast<std::size_t>(k)].push_back(
+            strides[static_cast<std::size_t>(k)][static_cast<std::size_t>(d)]);
       }
     }
   }
   // dims/merged are innermost-first; the innermost becomes the run.
   if (!dims.empty()) {
     run_length_ = dims.front();
-    for (int k = 0; k < inputs_; ++k) inner_stride_[static_cast<std::size_t>(k)] = merged[static_cast<std::size_t>(k)].front();
+    for (int k = 0; k < inputs_; ++k)
+      inner_stride_[static_cast<std::size_t>(k)] = merged[static_cast<std::size_t>(k)].front();
   }
   for (std::size_t d = dims.size(); d-- > 1;) {
     outer_dims_.push_back(dims[d]);
-    for (int k = 0; k < inputs_; ++k) outer_strides_[static_cast<std::size_t>(k)].push_back(merged[static_cast<std::size_t>(k)][d]);
+    for (int k = 0; k < inputs_; ++k)
+      outer_strides_[static_cast<std::size_t>(k)].push_back(merged[static_cast<std::size_t>(k)][d]);
   }
   runs_ = 1;
   for (std::int64_t d : outer_dims_) runs_ *= d;
@@ -62,7 +65,8 @@ std::array<std::int64_t, BroadcastIndexer::kMaxInputs> BroadcastIndexer::input_o
   for (std::size_t d = outer_dims_.size(); d-- > 0;) {
     std::int64_t index = run % outer_dims_[d];
     run /= outer_dims_[d];
-    for (int k = 0; k < inputs_; ++k) offsets[static_cast<std::size_t>(k)] += index * outer_strides_[static_cast<std::size_t>(k)][d];
+    for (int k = 0; k < inputs_; ++k)
+      offsets[static_cast<std::size_t>(k)] += index * outer_strides_[static_cast<std::size_t>(k)][d];
   }
   return offsets;
 }

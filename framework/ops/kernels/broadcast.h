@@ -39,8 +39,8 @@ class BroadcastIndexer {
   std::int64_t run_length_ = 1;
   std::int64_t runs_ = 1;
   std::array<std::int64_t, kMaxInputs> inner_stride_{};
-  std::vector<std::int64_t> outer_dims_;                                // merged dims before the run
-  std::array<std::vector<std::int64_t>, kMaxInputs> outer_strides_;     // per input, 0 where broadcast
+  std::vector<std::int64_t> outer_dims_;                             // merged dims before the run
+  std::array<std::vector<std::int64_t>, kMaxInputs> outer_strides_;  // per input, 0 where broadcast
 };
 
 }  // namespace kestrel::kernels

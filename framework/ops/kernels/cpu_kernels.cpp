@@ -6,9 +6,15 @@
 #include "framework/logging/logging.h"
 
 // Each level's table, defined by framework/ops/kernels/cpu/table.cpp compiled for that level.
-namespace kestrel::kernels::baseline { const CpuKernels& table(); }
-namespace kestrel::kernels::avx2 { const CpuKernels& table(); }
-namespace kestrel::kernels::avx512 { const CpuKernels& table(); }
+namespace kestrel::kernels::baseline {
+const CpuKernels& table();
+}
+namespace kestrel::kernels::avx2 {
+const CpuKernels& table();
+}
+namespace kestrel::kernels::avx512 {
+const CpuKernels& table();
+}
 
 namespace kestrel::kernels {
 namespace {

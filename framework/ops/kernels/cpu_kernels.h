@@ -27,55 +27,54 @@ namespace kestrel::kernels {
 enum class Reduction { sum, max };
 
 // X(name, result type, (parameters)): one entry per kernel.
-#define KESTREL_CPU_KERNELS(X)                                                                     \
+#define KESTREL_CPU_KERNELS(X)                                                                                     \
   /* out = opcode(in...) over float32 tensors with NumPy broadcasting: the kernel of each op with  \
-     an elementwise opcode (comparisons write bool, select reads a bool mask) */                  \
-  X(elementwise_float32, void, (ElementwiseOpcode opcode, std::span<const TensorView> in, const TensorView& out)) \
+     an elementwise opcode (comparisons write bool, select reads a bool mask) */               \
+  X(elementwise_float32, void, (ElementwiseOpcode opcode, std::span<const TensorView> in, const TensorView& out))  \
   /* y[0..n) = opcode(args...) on one thread (comparisons write 1 or 0): one instruction of a      \
-     fused elementwise program over one block */                                                  \
-  X(elementwise_step, void,                                                                       \
-    (ElementwiseOpcode opcode, const std::array<ElementwiseOperand, 3>& args, float* y, std::int64_t n)) \
-  /* softmax (log = false) or log_softmax (log = true) of float32 x over one axis of shape */     \
-  X(softmax, void, (const float* x, float* y, const Shape& shape, int axis, bool log))             \
+     fused elementwise program over one block */               \
+  X(elementwise_step, void,                                                                                        \
+    (ElementwiseOpcode opcode, const std::array<ElementwiseOperand, 3>& args, float* y, std::int64_t n))           \
+  /* softmax (log = false) or log_softmax (log = true) of float32 x over one axis of shape */                      \
+  X(softmax, void, (const float* x, float* y, const Shape& shape, int axis, bool log))                             \
   /* per row of [rows, classes] logits: logsumexp - logit of the label (0 where ignored); labels  \
-     int32 or int64, already checked */                                                           \
-  X(sparse_softmax_cross_entropy, void,                                                           \
-    (const float* logits, const TensorView& labels, float* loss, std::int64_t classes,            \
-     std::int64_t ignore_index))                                                                  \
-  /* its gradient: (softmax - one_hot(label)) * dloss per row, rounding as the ops one by one */  \
-  X(sparse_softmax_cross_entropy_backprop, void,                                                  \
-    (const float* logits, const TensorView& labels, const float* dloss, float* d,                 \
-     std::int64_t classes, std::int64_t ignore_index))                                            \
-  /* layer normalization of rows [rows, d]: (x - mean) * rstd * gamma + beta */                   \
-  X(layer_norm, void,                                                                             \
-    (const float* x, const float* gamma, const float* beta, float* y, std::int64_t rows,          \
-     std::int64_t d, float epsilon))                                                              \
-  /* its gradient in x, given dy */                                                               \
-  X(layer_norm_backprop, void,                                                                    \
-    (const float* x, const float* gamma, const float* dy, float* dx, std::int64_t rows,           \
-     std::int64_t d, float epsilon))                                                              \
-  /* sum or max of float32, int32 or int64 `in` over sorted, distinct axes into `out` */          \
-  X(reduce, void, (const TensorView& in, const TensorView& out, std::span<const int> axes, Reduction r)) \
-  /* 2-D pooling over NHWC float32 images and its gradients (framework/ops/pool.h's ops) */       \
-  X(max_pool2d, void, (const PoolGeometry& g, const float* x, float* y))                          \
-  X(max_pool2d_backprop, void, (const PoolGeometry& g, const float* x, const float* dy, float* dx)) \
-  X(max_pool2d_select, void, (const PoolGeometry& g, const float* x, const float* values, float* out)) \
-  X(avg_pool2d, void, (const PoolGeometry& g, const float* x, float* y))                          \
-  X(avg_pool2d_backprop, void, (const PoolGeometry& g, const float* dy, float* dx))               \
-  /* gather: rows of row_bytes from params viewed as [outer, n, row], picked by checked indices */ \
-  X(gather_rows, void,                                                                            \
-    (const void* params, std::span<const std::int64_t> indices, void* out, std::int64_t outer,    \
-     std::int64_t n, std::size_t row_bytes))                                                      \
+     int32 or int64, already checked */                \
+  X(sparse_softmax_cross_entropy, void,                                                                            \
+    (const float* logits, const TensorView& labels, float* loss, std::int64_t classes, std::int64_t ignore_index)) \
+  /* its gradient: (softmax - one_hot(label)) * dloss per row, rounding as the ops one by one */                   \
+  X(sparse_softmax_cross_entropy_backprop, void,                                                                   \
+    (const float* logits, const TensorView& labels, const float* dloss, float* d, std::int64_t classes,            \
+     std::int64_t ignore_index))                                                                                   \
+  /* layer normalization of rows [rows, d]: (x - mean) * rstd * gamma + beta */                                    \
+  X(layer_norm, void,                                                                                              \
+    (const float* x, const float* gamma, const float* beta, float* y, std::int64_t rows, std::int64_t d,           \
+     float epsilon))                                                                                               \
+  /* its gradient in x, given dy */                                                                                \
+  X(layer_norm_backprop, void,                                                                                     \
+    (const float* x, const float* gamma, const float* dy, float* dx, std::int64_t rows, std::int64_t d,            \
+     float epsilon))                                                                                               \
+  /* sum or max of float32, int32 or int64 `in` over sorted, distinct axes into `out` */                           \
+  X(reduce, void, (const TensorView& in, const TensorView& out, std::span<const int> axes, Reduction r))           \
+  /* 2-D pooling over NHWC float32 images and its gradients (framework/ops/pool.h's ops) */                        \
+  X(max_pool2d, void, (const PoolGeometry& g, const float* x, float* y))                                           \
+  X(max_pool2d_backprop, void, (const PoolGeometry& g, const float* x, const float* dy, float* dx))                \
+  X(max_pool2d_select, void, (const PoolGeometry& g, const float* x, const float* values, float* out))             \
+  X(avg_pool2d, void, (const PoolGeometry& g, const float* x, float* y))                                           \
+  X(avg_pool2d_backprop, void, (const PoolGeometry& g, const float* dy, float* dx))                                \
+  /* gather: rows of row_bytes from params viewed as [outer, n, row], picked by checked indices */                 \
+  X(gather_rows, void,                                                                                             \
+    (const void* params, std::span<const std::int64_t> indices, void* out, std::int64_t outer, std::int64_t n,     \
+     std::size_t row_bytes))                                                                                       \
   /* scatter_add: zeroes out [outer, n, inner] and adds updates [outer, K, inner] into the rows   \
-     indices name, in index order (float32, int32 or int64) */                                    \
-  X(scatter_add, void,                                                                            \
-    (std::span<const std::int64_t> indices, const TensorView& updates, const TensorView& out,      \
-     std::int64_t outer, std::int64_t n, std::int64_t inner))                                     \
+     indices name, in index order (float32, int32 or int64) */                \
+  X(scatter_add, void,                                                                                             \
+    (std::span<const std::int64_t> indices, const TensorView& updates, const TensorView& out, std::int64_t outer,  \
+     std::int64_t n, std::int64_t inner))                                                                          \
   /* out = in in out's dtype, element by element (same numel): to bfloat16 rounds to nearest even \
-     through float32, to bool tests != 0 */                                                       \
-  X(convert, void, (const TensorView& in, const TensorView& out))                                 \
+     through float32, to bool tests != 0 */                \
+  X(convert, void, (const TensorView& in, const TensorView& out))                                                  \
   /* Eigen's packed GEMM on the calling thread, leading dims filled in (kernels/gemm.h's          \
-     gemm chooses it over oneDNN for some shapes) */                                               \
+     gemm chooses it over oneDNN for some shapes) */                \
   X(packed_gemm, void, (const GemmArgs& args))
 
 /// One level's kernels.

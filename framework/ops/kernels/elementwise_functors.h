@@ -39,10 +39,7 @@ struct ElementwiseFn<ElementwiseOpcode::negative> {
 template <>
 struct ElementwiseFn<ElementwiseOpcode::abs> {
   template <class T>
-    requires std::is_integral_v<T>
-  T operator()(T x) const {
-    return x < 0 ? -x : x;
-  }
+  requires std::is_integral_v<T> T operator()(T x) const { return x < 0 ? -x : x; }
   template <class D>
   auto operator()(const Eigen::ArrayBase<D>& x) const {
     return x.abs();
@@ -258,8 +255,7 @@ template <class Fn>
 void with_opcode(ElementwiseOpcode opcode, Fn&& fn) {
   switch (opcode) {
 #define KESTREL_OPCODE_CASE(name, arity, op, symbol) \
-  case ElementwiseOpcode::name:                      \
-    return fn(std::integral_constant<ElementwiseOpcode, ElementwiseOpcode::name>{});
+  case ElementwiseOpcode::name: return fn(std::integral_constant<ElementwiseOpcode, ElementwiseOpcode::name>{});
     KESTREL_ELEMENTWISE_OPCODES(KESTREL_OPCODE_CASE)
 #undef KESTREL_OPCODE_CASE
     case ElementwiseOpcode::input:

@@ -86,8 +86,7 @@ void select_loop(const TensorView& cond, const TensorView& x, const TensorView& 
   T* po = out.as<T>();
   // The common layouts (a full condition with full or scalar branches, as in relu's gradient)
   // get flat loops the compiler vectorizes; the general walk below cannot be.
-  if (cond.shape == out.shape && (x.shape == out.shape || x.numel() == 1) &&
-      (y.shape == out.shape || y.numel() == 1)) {
+  if (cond.shape == out.shape && (x.shape == out.shape || x.numel() == 1) && (y.shape == out.shape || y.numel() == 1)) {
     const bool x_full = x.shape == out.shape, y_full = y.shape == out.shape;
     parallel_for(out.numel(), kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
       if (x_full && y_full) {

@@ -48,7 +48,9 @@ Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> in
   const auto& code = program.instructions();
   const auto count = code.size();
   std::vector<Place> places(count);
-  auto operand = [&](std::size_t r, int k) { return static_cast<std::size_t>(code[r].args[static_cast<std::size_t>(k)]); };
+  auto operand = [&](std::size_t r, int k) {
+    return static_cast<std::size_t>(code[r].args[static_cast<std::size_t>(k)]);
+  };
   std::vector<std::size_t> last_use(count, 0);
   for (std::size_t r = 0; r < count; ++r) {
     for (int k = 0; k < opcode_arity(code[r].opcode); ++k) last_use[operand(r, k)] = r;
@@ -112,9 +114,9 @@ Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> in
 
 // Where a step finds input k in the block starting at output element lo.
 struct Source {
-  float* data = nullptr;        // the input itself, or its strip of repeated rows
-  std::int64_t period = 0;      // 0: full-shaped, read at data + lo; else read at data + lo % period
-  std::int64_t repeat = 0;      // > 0: one value, data[lo / repeat], for the whole block
+  float* data = nullptr;    // the input itself, or its strip of repeated rows
+  std::int64_t period = 0;  // 0: full-shaped, read at data + lo; else read at data + lo % period
+  std::int64_t repeat = 0;  // > 0: one value, data[lo / repeat], for the whole block
 };
 
 // How the output is cut into blocks: rows of `row` elements, each split into `per_row` blocks of

@@ -14,12 +14,9 @@ namespace {
 
 dnnl::cpu_isa to_dnnl(CpuCapability level) {
   switch (level) {
-    case CpuCapability::baseline:
-      return dnnl::cpu_isa::sse41;
-    case CpuCapability::avx2:
-      return dnnl::cpu_isa::avx2;
-    case CpuCapability::avx512:
-      break;
+    case CpuCapability::baseline: return dnnl::cpu_isa::sse41;
+    case CpuCapability::avx2: return dnnl::cpu_isa::avx2;
+    case CpuCapability::avx512: break;
   }
   // Kestrel's top level: AVX-512 with the bfloat16 instructions, and not AMX, which has no
   // float32 kernels and which Kestrel's own kernels do not use either.
@@ -51,24 +48,15 @@ bool cap_isa(CpuCapability level) { return dnnl::set_max_cpu_isa(to_dnnl(level))
 const char* effective_isa() {
   engine();  // the cap comes first
   switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::sse41:
-      return "sse41";
-    case dnnl::cpu_isa::avx:
-      return "avx";
-    case dnnl::cpu_isa::avx2:
-      return "avx2";
-    case dnnl::cpu_isa::avx2_vnni:
-      return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_core:
-      return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni:
-      return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16:
-      return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx:
-      return "avx512_core_amx";
-    default:
-      return "other";
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "other";
   }
 }
 

@@ -73,9 +73,9 @@ struct DivideOp {
   static std::vector<Tensor> vjp(const VjpArgs& v) {
     const Tensor &a = v.primals[0], &b = v.primals[1];
     // d(a/b)/db = -a/b^2 = -out/b
-    return {v.wanted[0] ? unbroadcast(ops::divide(v.cotangent, b), a) : Tensor(),
-            v.wanted[1] ? unbroadcast(ops::negative(ops::divide(ops::multiply(v.cotangent, v.output), b)), b)
-                        : Tensor()};
+    return {
+        v.wanted[0] ? unbroadcast(ops::divide(v.cotangent, b), a) : Tensor(),
+        v.wanted[1] ? unbroadcast(ops::negative(ops::divide(ops::multiply(v.cotangent, v.output), b)), b) : Tensor()};
   }
 };
 
@@ -107,7 +107,10 @@ struct MinimumOp {
 struct PowOp {
   static constexpr OpId kId = OpId::pow;
   static constexpr bool kComparison = false, kFloatOnly = true, kTakesBool = false;
-  template <class T> static T apply(T a, T b) { return std::pow(a, b); }
+  template <class T>
+  static T apply(T a, T b) {
+    return std::pow(a, b);
+  }
   static std::vector<Tensor> vjp(const VjpArgs& v) {
     const Tensor &a = v.primals[0], &b = v.primals[1];
     std::vector<Tensor> out(2);
@@ -142,7 +145,9 @@ using GreaterOp = ComparisonOp<Opcode::greater, true>;
 using GreaterEqualOp = ComparisonOp<Opcode::greater_equal, true>;
 
 template <class Op>
-constexpr bool has_opcode = requires { Op::kOpcode; };
+constexpr bool has_opcode = requires {
+  Op::kOpcode;
+};
 
 template <class Op>
 constexpr bool opcode_computes_op() {

@@ -104,8 +104,8 @@ class BroadcastTo final : public PrimitiveOf<BroadcastTo, OpId::broadcast_to> {
     if (x.rank() > shape_.rank()) {
       throw ShapeError(op_message("broadcast_to", "cannot broadcast " + in[0].to_string() + " to " +
                                                       shape_.to_string() + ": the target has fewer axes (" +
-                                                      std::to_string(shape_.rank()) + " < " +
-                                                      std::to_string(x.rank()) + ")"));
+                                                      std::to_string(shape_.rank()) + " < " + std::to_string(x.rank()) +
+                                                      ")"));
     }
     int offset = shape_.rank() - x.rank();
     for (int d = 0; d < x.rank(); ++d) {
@@ -113,8 +113,7 @@ class BroadcastTo final : public PrimitiveOf<BroadcastTo, OpId::broadcast_to> {
         throw ShapeError(op_message("broadcast_to", "cannot broadcast " + in[0].to_string() + " to " +
                                                         shape_.to_string() + ": axis " + std::to_string(d) +
                                                         " of x has size " + std::to_string(x[d]) +
-                                                        " but the target has " +
-                                                        std::to_string(shape_[d + offset]) +
+                                                        " but the target has " + std::to_string(shape_[d + offset]) +
                                                         "; each dim of x must equal the target's or be 1"));
       }
     }

@@ -29,8 +29,8 @@ class Concat final : public PrimitiveOf<Concat, OpId::concat> {
                                                 ", a scalar; concat needs tensors of rank >= 1 (expand_dims first)"));
     }
     if (axis_ < 0 || axis_ >= first.shape.rank()) {
-      throw ShapeError(op_message("concat", "axis " + std::to_string(axis_) + " is out of range for xs[0] " +
-                                                first.to_string()));
+      throw ShapeError(
+          op_message("concat", "axis " + std::to_string(axis_) + " is out of range for xs[0] " + first.to_string()));
     }
     Shape out = first.shape;
     for (std::size_t i = 1; i < in.size(); ++i) {
@@ -44,10 +44,10 @@ class Concat final : public PrimitiveOf<Concat, OpId::concat> {
       }
       for (int d = 0; d < x.shape.rank(); ++d) {
         if (d != axis_ && x.shape[d] != first.shape[d]) {
-          throw ShapeError(op_message("concat", which + ": dim " + std::to_string(d) + " differs (" +
-                                                    std::to_string(x.shape[d]) + " vs " + std::to_string(first.shape[d]) +
-                                                    "); all dims except the concat axis " + std::to_string(axis_) +
-                                                    " must match"));
+          throw ShapeError(
+              op_message("concat", which + ": dim " + std::to_string(d) + " differs (" + std::to_string(x.shape[d]) +
+                                       " vs " + std::to_string(first.shape[d]) + "); all dims except the concat axis " +
+                                       std::to_string(axis_) + " must match"));
         }
       }
       out[axis_] += x.shape[axis_];
@@ -71,7 +71,8 @@ class Concat final : public PrimitiveOf<Concat, OpId::concat> {
       row += chunk[i];
     }
     auto* dst = static_cast<std::uint8_t*>(out.data);
-    std::int64_t grain = std::max<std::int64_t>(1, kGrainBytes * n / static_cast<std::int64_t>(std::max<std::size_t>(row, 1)));
+    std::int64_t grain =
+        std::max<std::int64_t>(1, kGrainBytes * n / static_cast<std::int64_t>(std::max<std::size_t>(row, 1)));
     parallel_for(outer * n, grain, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t task = begin; task < end; ++task) {
         std::int64_t o = task / n;
@@ -112,7 +113,8 @@ Tensor concat(const std::vector<Tensor>& xs, int axis) {
   if (xs.empty()) throw ValueError(op_message("concat", "xs is empty; pass at least one tensor"));
   for (std::size_t i = 0; i < xs.size(); ++i) {
     if (!xs[i].defined()) {
-      throw ValueError(op_message("concat", "xs[" + std::to_string(i) + "] is an undefined tensor; pass tensors with values"));
+      throw ValueError(
+          op_message("concat", "xs[" + std::to_string(i) + "] is an undefined tensor; pass tensors with values"));
     }
   }
   if (xs[0].rank() == 0) {

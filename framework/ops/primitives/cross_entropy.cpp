@@ -66,13 +66,13 @@ void check_labels(std::string_view op, const TensorView& labels, std::int64_t cl
 
 TensorSpec check_inputs(std::string_view op, const TensorSpec& logits, const TensorSpec& labels) {
   if (!is_floating(logits.dtype)) {
-    throw TypeError(op_message(op, "logits are " + logits.to_string() +
-                                          "; they must be float32 or bfloat16 (unnormalized scores)"));
+    throw TypeError(op_message(
+        op, "logits are " + logits.to_string() + "; they must be float32 or bfloat16 (unnormalized scores)"));
   }
   if (!is_integer(labels.dtype)) {
     throw TypeError(op_message(op, "labels are " + labels.to_string() +
-                                          "; they must be int32 or int64 class indices (for one-hot or soft "
-                                          "targets, compute -sum(targets * log_softmax(logits)))"));
+                                       "; they must be int32 or int64 class indices (for one-hot or soft "
+                                       "targets, compute -sum(targets * log_softmax(logits)))"));
   }
   if (logits.shape.rank() == 0) {
     throw ShapeError(op_message(op, "logits are a scalar; they must be [..., classes]"));
@@ -84,8 +84,8 @@ TensorSpec check_inputs(std::string_view op, const TensorSpec& logits, const Ten
   for (int i = 0; i + 1 < logits.shape.rank(); ++i) want.push_back(logits.shape[i]);
   if (labels.shape != want) {
     throw ShapeError(op_message(op, "logits are " + logits.shape.to_string() + " and labels are " +
-                                           labels.shape.to_string() + "; labels must be " + want.to_string() +
-                                           " (logits' shape without the class axis)"));
+                                        labels.shape.to_string() + "; labels must be " + want.to_string() +
+                                        " (logits' shape without the class axis)"));
   }
   return {want, logits.dtype};
 }

@@ -28,8 +28,8 @@ void check_key(const char* op, const TensorSpec& key) {
                                        "; it must be an int64 scalar made by random::key_tensor(random::Key(seed))"));
   }
   if (key.shape.rank() != 0) {
-    throw ShapeError(op_message(op, "key is " + key.to_string() +
-                                        "; it must be an int64 scalar (shape []) made by random::key_tensor"));
+    throw ShapeError(op_message(
+        op, "key is " + key.to_string() + "; it must be an int64 scalar (shape []) made by random::key_tensor"));
   }
 }
 
@@ -91,12 +91,12 @@ namespace ops {
 
 Tensor dropout(const Tensor& x, double rate, const Tensor& key) {
   if (!(rate >= 0.0 && rate < 1.0)) {
-    throw ValueError(op_message(kName, "rate is " + format_rate(rate) +
-                                           "; it must be in [0, 1): the fraction of elements set to zero"));
+    throw ValueError(op_message(
+        kName, "rate is " + format_rate(rate) + "; it must be in [0, 1): the fraction of elements set to zero"));
   }
   if (!x.defined() || !key.defined()) {
-    throw ValueError(op_message(kName, std::string(x.defined() ? "key" : "x") +
-                                           " is an undefined tensor; pass a tensor with a value"));
+    throw ValueError(op_message(
+        kName, std::string(x.defined() ? "key" : "x") + " is an undefined tensor; pass a tensor with a value"));
   }
   check_inputs(x.spec(), key.spec());
   if (rate == 0.0) return x;  // nothing is dropped and the scale is 1

@@ -18,7 +18,8 @@ std::string input_name(std::size_t index) { return "input " + std::to_string(ind
 class FusedElementwise final : public PrimitiveOf<FusedElementwise, OpId::fused_elementwise> {
  public:
   FusedElementwise(ElementwiseProgram program, FusedElementwiseOptions options)
-      : program_(std::move(program)), explicit_shape_(options.shape.has_value()),
+      : program_(std::move(program)),
+        explicit_shape_(options.shape.has_value()),
         shape_(options.shape.value_or(Shape{})) {}
   auto fields() const { return std::tie(program_, explicit_shape_, shape_); }
   // The formula, not the instruction list, so a graph dump line stays readable; a given shape is
@@ -28,10 +29,10 @@ class FusedElementwise final : public PrimitiveOf<FusedElementwise, OpId::fused_
 
   TensorSpec infer(std::span<const TensorSpec> in) const override {
     if (in.size() != static_cast<std::size_t>(program_.num_inputs())) {
-      throw ValueError(op_message("fused_elementwise", "the program reads " + std::to_string(program_.num_inputs()) +
-                                                           " inputs but got " + std::to_string(in.size()) +
-                                                           "; pass one tensor per input(k) (program: " +
-                                                           program_.to_string() + ")"));
+      throw ValueError(op_message("fused_elementwise",
+                                  "the program reads " + std::to_string(program_.num_inputs()) + " inputs but got " +
+                                      std::to_string(in.size()) +
+                                      "; pass one tensor per input(k) (program: " + program_.to_string() + ")"));
     }
     // The output's shape: given, or the first input of the highest rank's. Every other input must
     // be rank-0 or a suffix of it.
@@ -82,8 +83,9 @@ class FusedElementwise final : public PrimitiveOf<FusedElementwise, OpId::fused_
   std::vector<Tensor> vjp(const VjpArgs&) const override {
     // ops::fused_elementwise refuses to run under a tape that wants gradients, so this is never
     // reached from the public op.
-    throw ValueError(op_message("fused_elementwise", "is not differentiable; write the expression with the "
-                                                     "public ops where it needs gradients"));
+    throw ValueError(op_message("fused_elementwise",
+                                "is not differentiable; write the expression with the "
+                                "public ops where it needs gradients"));
   }
 
  private:

@@ -33,15 +33,15 @@ Shape gathered_shape(const char* op, const Shape& params, const Shape& indices, 
 
 void check_index_dtype(const char* op, const TensorSpec& indices) {
   if (indices.dtype != DType::int32 && indices.dtype != DType::int64) {
-    throw TypeError(op_message(op, "indices is " + indices.to_string() +
-                                       "; indices must be int32 or int64 (convert with ops::cast)"));
+    throw TypeError(op_message(
+        op, "indices is " + indices.to_string() + "; indices must be int32 or int64 (convert with ops::cast)"));
   }
 }
 
 void check_axis(const char* op, const char* what, const TensorSpec& spec, int axis) {
   if (axis < 0 || axis >= spec.shape.rank()) {
-    throw ShapeError(op_message(op, "axis " + std::to_string(axis) + " is out of range for " + what + " " +
-                                        spec.to_string()));
+    throw ShapeError(
+        op_message(op, "axis " + std::to_string(axis) + " is out of range for " + what + " " + spec.to_string()));
   }
 }
 
@@ -89,9 +89,9 @@ class Gather final : public PrimitiveOf<Gather, OpId::gather> {
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
     const TensorView& params = in[0];
     const std::int64_t n = params.shape[axis_];
-    std::vector<std::int64_t> indices =
-        read_indices("gather", in[1], n,
-                     "params is " + TensorSpec{params.shape, params.dtype}.to_string() + ", axis " + std::to_string(axis_));
+    std::vector<std::int64_t> indices = read_indices(
+        "gather", in[1], n,
+        "params is " + TensorSpec{params.shape, params.dtype}.to_string() + ", axis " + std::to_string(axis_));
     if (out.numel() == 0) return;
     std::int64_t outer = 1, inner = 1;
     for (int d = 0; d < axis_; ++d) outer *= params.shape[d];
@@ -130,17 +130,17 @@ class ScatterAdd final : public PrimitiveOf<ScatterAdd, OpId::scatter_add> {
     if (updates.shape != expected) {
       throw ShapeError(op_message("scatter_add", "updates is " + updates.to_string() + " but indices " +
                                                      in[0].shape.to_string() + " into the output " + out.to_string() +
-                                                     " along axis " + std::to_string(axis_) + " need updates of shape " +
-                                                     expected.to_string()));
+                                                     " along axis " + std::to_string(axis_) +
+                                                     " need updates of shape " + expected.to_string()));
     }
     return out;
   }
 
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
     const std::int64_t n = shape_[axis_];
-    std::vector<std::int64_t> indices =
-        read_indices("scatter_add", in[0], n,
-                     "the output is " + TensorSpec{out.shape, out.dtype}.to_string() + ", axis " + std::to_string(axis_));
+    std::vector<std::int64_t> indices = read_indices(
+        "scatter_add", in[0], n,
+        "the output is " + TensorSpec{out.shape, out.dtype}.to_string() + ", axis " + std::to_string(axis_));
     if (out.numel() == 0) return;
     std::int64_t outer = 1, inner = 1;
     for (int d = 0; d < axis_; ++d) outer *= shape_[d];
@@ -168,8 +168,8 @@ Tensor gather(const Tensor& params, const Tensor& indices, int axis) {
                                               " is an undefined tensor; pass a tensor with a value"));
   }
   if (params.rank() == 0) {
-    throw ShapeError(op_message("gather", "params is " + params.spec().to_string() +
-                                              ", a scalar; gather needs params of rank >= 1"));
+    throw ShapeError(op_message(
+        "gather", "params is " + params.spec().to_string() + ", a scalar; gather needs params of rank >= 1"));
   }
   int a = normalize_axis(axis, params.rank(), "gather");
   return detail::apply_new<Gather>({params, indices}, a);

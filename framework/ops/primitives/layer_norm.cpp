@@ -94,7 +94,7 @@ class LayerNorm final : public PrimitiveOf<LayerNorm, OpId::layer_norm> {
     if (x.numel() == 0) return;
     const std::int64_t d = x.shape[-1];
     kernels::cpu().layer_norm(x.as<float>(), inputs[1].as<float>(), inputs[2].as<float>(), output.as<float>(),
-                      x.numel() / d, d, static_cast<float>(epsilon_));
+                              x.numel() / d, d, static_cast<float>(epsilon_));
   }
 
   // dx comes from layer_norm_backprop, one pass over each row. dgamma needs xhat, which
@@ -134,8 +134,8 @@ class LayerNormBackprop final : public PrimitiveOf<LayerNormBackprop, OpId::laye
     const TensorView& x = inputs[0];
     if (x.numel() == 0) return;
     const std::int64_t d = x.shape[-1];
-    kernels::cpu().layer_norm_backprop(x.as<float>(), inputs[1].as<float>(), inputs[2].as<float>(),
-                                       output.as<float>(), x.numel() / d, d, static_cast<float>(epsilon_));
+    kernels::cpu().layer_norm_backprop(x.as<float>(), inputs[1].as<float>(), inputs[2].as<float>(), output.as<float>(),
+                                       x.numel() / d, d, static_cast<float>(epsilon_));
   }
 
   // Not differentiable: Kestrel differentiates layer_norm once only. Backward treats a missing
@@ -143,8 +143,9 @@ class LayerNormBackprop final : public PrimitiveOf<LayerNormBackprop, OpId::laye
   // silently wrong; throwing says so instead. Backward calls this only when such a gradient is
   // requested, never in a first-order training step.
   std::vector<Tensor> vjp(const VjpArgs&) const override {
-    throw ValueError(op_message(kBackpropName, "is not differentiable: Kestrel computes layer_norm's first "
-                                               "derivative only, not a gradient of its gradient"));
+    throw ValueError(op_message(kBackpropName,
+                                "is not differentiable: Kestrel computes layer_norm's first "
+                                "derivative only, not a gradient of its gradient"));
   }
 
  private:

@@ -29,7 +29,8 @@ T convert(double value) {
 
 template <class T, class I>
 void one_hot_kernel(const I* labels, T* out, std::int64_t count, std::int64_t depth, T on, T off) {
-  std::int64_t grain = std::max<std::int64_t>(1, kGrainBytes / std::max<std::int64_t>(1, depth * static_cast<std::int64_t>(sizeof(T))));
+  std::int64_t grain =
+      std::max<std::int64_t>(1, kGrainBytes / std::max<std::int64_t>(1, depth * static_cast<std::int64_t>(sizeof(T))));
   parallel_for(count, grain, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
       T* row = out + i * depth;
@@ -48,8 +49,8 @@ class OneHot final : public PrimitiveOf<OneHot, OpId::one_hot> {
 
   TensorSpec infer(std::span<const TensorSpec> in) const override {
     if (in[0].dtype != DType::int32 && in[0].dtype != DType::int64) {
-      throw TypeError(op_message("one_hot", "indices is " + in[0].to_string() +
-                                                "; indices must be int32 or int64 (convert with ops::cast)"));
+      throw TypeError(op_message(
+          "one_hot", "indices is " + in[0].to_string() + "; indices must be int32 or int64 (convert with ops::cast)"));
     }
     if (depth_ < 0) {
       throw ValueError(op_message("one_hot", "depth is " + std::to_string(depth_) + "; depth must be >= 0"));

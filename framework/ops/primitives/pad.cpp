@@ -79,7 +79,8 @@ void pad_kernel(const T* src, T* dst, const PadGeometry& g, T fill) {
     in_strides[static_cast<std::size_t>(d)] = stride;
     stride *= g.in_dims[static_cast<std::size_t>(d)];
   }
-  std::int64_t grain = std::max<std::int64_t>(1, kGrainBytes / static_cast<std::int64_t>(std::max<std::int64_t>(row, 1) * sizeof(T)));
+  std::int64_t grain =
+      std::max<std::int64_t>(1, kGrainBytes / static_cast<std::int64_t>(std::max<std::int64_t>(row, 1) * sizeof(T)));
 
   parallel_for(rows, grain, [&](std::int64_t begin, std::int64_t end) {
     std::vector<std::int64_t> index(static_cast<std::size_t>(k), 0);
@@ -125,15 +126,16 @@ class Pad final : public PrimitiveOf<Pad, OpId::pad> {
     const Shape& x = in[0].shape;
     const auto rank = static_cast<std::size_t>(x.rank());
     if (before_.size() != rank || after_.size() != rank) {
-      throw ShapeError(op_message("pad", "x is " + in[0].to_string() + " but paddings has " +
-                                             std::to_string(before_.size()) + " pairs; pass one (before, after) pair per axis (" +
-                                             std::to_string(rank) + ")"));
+      throw ShapeError(
+          op_message("pad", "x is " + in[0].to_string() + " but paddings has " + std::to_string(before_.size()) +
+                                " pairs; pass one (before, after) pair per axis (" + std::to_string(rank) + ")"));
     }
     Shape out;
     for (std::size_t d = 0; d < rank; ++d) {
       if (before_[d] < 0 || after_[d] < 0) {
-        throw ValueError(op_message("pad", "paddings " + paddings_to_string(before_, after_) + " has a negative entry on axis " +
-                                               std::to_string(d) + "; paddings must be >= 0 (use ops::slice to crop)"));
+        throw ValueError(op_message("pad", "paddings " + paddings_to_string(before_, after_) +
+                                               " has a negative entry on axis " + std::to_string(d) +
+                                               "; paddings must be >= 0 (use ops::slice to crop)"));
       }
       out.push_back(before_[d] + x[static_cast<int>(d)] + after_[d]);
     }
@@ -150,16 +152,20 @@ class Pad final : public PrimitiveOf<Pad, OpId::pad> {
     // Elements are moved, never interpreted: dispatch on their size, not their dtype.
     switch (size_of(out.dtype)) {
       case 1:
-        pad_kernel(in[0].as<std::uint8_t>(), out.as<std::uint8_t>(), g, constant_bits<std::uint8_t>(constant_value_, out.dtype));
+        pad_kernel(in[0].as<std::uint8_t>(), out.as<std::uint8_t>(), g,
+                   constant_bits<std::uint8_t>(constant_value_, out.dtype));
         break;
       case 2:
-        pad_kernel(in[0].as<std::uint16_t>(), out.as<std::uint16_t>(), g, constant_bits<std::uint16_t>(constant_value_, out.dtype));
+        pad_kernel(in[0].as<std::uint16_t>(), out.as<std::uint16_t>(), g,
+                   constant_bits<std::uint16_t>(constant_value_, out.dtype));
         break;
       case 4:
-        pad_kernel(in[0].as<std::uint32_t>(), out.as<std::uint32_t>(), g, constant_bits<std::uint32_t>(constant_value_, out.dtype));
+        pad_kernel(in[0].as<std::uint32_t>(), out.as<std::uint32_t>(), g,
+                   constant_bits<std::uint32_t>(constant_value_, out.dtype));
         break;
       default:
-        pad_kernel(in[0].as<std::uint64_t>(), out.as<std::uint64_t>(), g, constant_bits<std::uint64_t>(constant_value_, out.dtype));
+        pad_kernel(in[0].as<std::uint64_t>(), out.as<std::uint64_t>(), g,
+                   constant_bits<std::uint64_t>(constant_value_, out.dtype));
         break;
     }
   }

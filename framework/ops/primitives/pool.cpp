@@ -158,7 +158,8 @@ class MaxPool2DBackprop final : public PoolPrimitive<MaxPool2DBackprop, OpId::ma
     return in[0];
   }
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
-    kernels::cpu().max_pool2d_backprop(geometry("input", in[0].shape), in[0].as<float>(), in[1].as<float>(), out.as<float>());
+    kernels::cpu().max_pool2d_backprop(geometry("input", in[0].shape), in[0].as<float>(), in[1].as<float>(),
+                                       out.as<float>());
   }
   // Linear in dy, whose transpose picks the routed elements back out; piecewise constant in
   // input (the routing only changes where maxima swap), so input gets no gradient.
@@ -178,7 +179,8 @@ class MaxPool2DSelect final : public PoolPrimitive<MaxPool2DSelect, OpId::max_po
     return {geometry("input", in[0].shape).output_shape(), in[0].dtype};
   }
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
-    kernels::cpu().max_pool2d_select(geometry("input", in[0].shape), in[0].as<float>(), in[1].as<float>(), out.as<float>());
+    kernels::cpu().max_pool2d_select(geometry("input", in[0].shape), in[0].as<float>(), in[1].as<float>(),
+                                     out.as<float>());
   }
   std::vector<Tensor> vjp(const VjpArgs& a) const override {
     return {Tensor(), a.wanted[1] ? max_pool2d_backprop(a.primals[0], a.cotangent, options()) : Tensor()};

@@ -60,8 +60,8 @@ class Reduce final : public PrimitiveOf<Reduce<kReduction>, kReduction == Reduct
 
   TensorSpec infer(std::span<const TensorSpec> in) const override {
     if (in[0].dtype == DType::bool_) {
-      throw TypeError(op_message(this->name(), "x is " + in[0].to_string() +
-                                                   "; cast bool to int32 or float32 before reducing"));
+      throw TypeError(
+          op_message(this->name(), "x is " + in[0].to_string() + "; cast bool to int32 or float32 before reducing"));
     }
     if (kReduction == Reduction::max) {
       for (int a : axes_) {
@@ -122,8 +122,8 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
   if (x.shape() == shape) return x;
   const int lead = x.rank() - shape.rank();
   if (lead < 0) {
-    throw ShapeError(op_message("sum_to", "cannot sum " + x.shape().to_string() + " to the larger rank of " +
-                                              shape.to_string()));
+    throw ShapeError(
+        op_message("sum_to", "cannot sum " + x.shape().to_string() + " to the larger rank of " + shape.to_string()));
   }
   std::vector<int> axes;
   for (int d = 0; d < x.rank(); ++d) {

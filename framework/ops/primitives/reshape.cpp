@@ -72,13 +72,13 @@ Tensor reshape(const Tensor& x, const std::vector<std::int64_t>& shape) {
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       if (inferred >= 0) {
-        throw ValueError(op_message("reshape", "shape " + dims_to_string(shape) +
-                                                   " has more than one -1; at most one dim can be inferred"));
+        throw ValueError(op_message(
+            "reshape", "shape " + dims_to_string(shape) + " has more than one -1; at most one dim can be inferred"));
       }
       inferred = static_cast<int>(i);
     } else if (shape[i] < 0) {
-      throw ValueError(op_message("reshape", "shape " + dims_to_string(shape) + " has dim " +
-                                                 std::to_string(shape[i]) + " at position " + std::to_string(i) +
+      throw ValueError(op_message("reshape", "shape " + dims_to_string(shape) + " has dim " + std::to_string(shape[i]) +
+                                                 " at position " + std::to_string(i) +
                                                  "; dims must be >= 0, or -1 to infer one"));
     } else {
       known *= shape[i];
@@ -88,11 +88,11 @@ Tensor reshape(const Tensor& x, const std::vector<std::int64_t>& shape) {
   if (inferred >= 0) {
     std::int64_t numel = x.numel();
     if (known == 0 || numel % known != 0) {
-      throw ShapeError(op_message("reshape", "cannot reshape " + x.spec().to_string() + " (" +
-                                                 std::to_string(numel) + " elements) to " + dims_to_string(shape) +
-                                                 ": the other dims multiply to " + std::to_string(known) +
-                                                 (known == 0 ? ", so the -1 cannot be inferred"
-                                                             : ", which does not divide " + std::to_string(numel))));
+      throw ShapeError(op_message(
+          "reshape",
+          "cannot reshape " + x.spec().to_string() + " (" + std::to_string(numel) + " elements) to " +
+              dims_to_string(shape) + ": the other dims multiply to " + std::to_string(known) +
+              (known == 0 ? ", so the -1 cannot be inferred" : ", which does not divide " + std::to_string(numel))));
     }
     dims[static_cast<std::size_t>(inferred)] = numel / known;
   }
@@ -136,8 +136,7 @@ Tensor squeeze(const Tensor& x, const std::vector<int>& axes) {
     int a = normalize_axis(axis, shape.rank(), "squeeze");
     if (shape[a] != 1) {
       throw ShapeError(op_message("squeeze", "cannot squeeze axis " + std::to_string(axis) + " of " +
-                                                 x.spec().to_string() + ": its size is " +
-                                                 std::to_string(shape[a]) +
+                                                 x.spec().to_string() + ": its size is " + std::to_string(shape[a]) +
                                                  ", not 1; only size-1 axes can be removed"));
     }
     drop[static_cast<std::size_t>(a)] = true;

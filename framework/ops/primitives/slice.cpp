@@ -37,21 +37,19 @@ class Slice final : public PrimitiveOf<Slice, OpId::slice> {
       std::string at = "[]";
       at.insert(1, std::to_string(d));  // appending, not "[" + ...: GCC 12 warns falsely on the latter
       if (begin_[d] < 0 || begin_[d] > dim) {
-        throw IndexError(op_message("slice", "begin" + at + " = " + std::to_string(begin_[d]) +
-                                                 " is out of range for x " + in[0].to_string() + ": axis " +
-                                                 std::to_string(d) + " needs begin in [0, " + std::to_string(dim) +
-                                                 "]"));
+        throw IndexError(op_message(
+            "slice", "begin" + at + " = " + std::to_string(begin_[d]) + " is out of range for x " + in[0].to_string() +
+                         ": axis " + std::to_string(d) + " needs begin in [0, " + std::to_string(dim) + "]"));
       }
       if (size_[d] < 0) {
         throw ValueError(op_message("slice", "size" + at + " = " + std::to_string(size_[d]) +
                                                  "; sizes must be >= 0, or -1 for everything after begin"));
       }
       if (begin_[d] + size_[d] > dim) {
-        throw IndexError(op_message("slice", "begin" + at + " + size" + at + " = " + std::to_string(begin_[d]) +
-                                                 " + " + std::to_string(size_[d]) + " = " +
-                                                 std::to_string(begin_[d] + size_[d]) + " exceeds axis " +
-                                                 std::to_string(d) + " of x " + in[0].to_string() + " (size " +
-                                                 std::to_string(dim) + ")"));
+        throw IndexError(op_message(
+            "slice", "begin" + at + " + size" + at + " = " + std::to_string(begin_[d]) + " + " +
+                         std::to_string(size_[d]) + " = " + std::to_string(begin_[d] + size_[d]) + " exceeds axis " +
+                         std::to_string(d) + " of x " + in[0].to_string() + " (size " + std::to_string(dim) + ")"));
       }
       out.push_back(size_[d]);
     }

@@ -135,10 +135,14 @@ inline void micro_tile<std::uint32_t>(const std::uint32_t* src, std::int64_t src
   __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
   __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
   __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-  __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)), u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
-  __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)), u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
-  __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)), u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
-  __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)), u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+  __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)),
+         u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+  __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)),
+         u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+  __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)),
+         u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+  __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)),
+         u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
   auto store = [&](std::int64_t i, __m256 v) { _mm256_storeu_ps(reinterpret_cast<float*>(dst + i * dst_step), v); };
   store(0, _mm256_permute2f128_ps(u0, u4, 0x20));
   store(1, _mm256_permute2f128_ps(u1, u5, 0x20));
@@ -162,7 +166,8 @@ void transpose_kernel(const T* src, T* dst, const Plan& plan) {
   }
   std::vector<std::int64_t> in_strides(static_cast<std::size_t>(rank), 1);
   for (int d = rank - 2; d >= 0; --d) {
-    in_strides[static_cast<std::size_t>(d)] = in_strides[static_cast<std::size_t>(d + 1)] * plan.in_dims[static_cast<std::size_t>(d + 1)];
+    in_strides[static_cast<std::size_t>(d)] =
+        in_strides[static_cast<std::size_t>(d + 1)] * plan.in_dims[static_cast<std::size_t>(d + 1)];
   }
   // Per output axis: its size, and the step it takes in the source.
   std::vector<std::int64_t> out_dims(static_cast<std::size_t>(rank));
@@ -192,7 +197,8 @@ void transpose_kernel(const T* src, T* dst, const Plan& plan) {
   // j over the output's last axis (strided in the source). Every other axis is batch.
   std::vector<std::int64_t> out_strides(static_cast<std::size_t>(rank), 1);
   for (int k = rank - 2; k >= 0; --k) {
-    out_strides[static_cast<std::size_t>(k)] = out_strides[static_cast<std::size_t>(k + 1)] * out_dims[static_cast<std::size_t>(k + 1)];
+    out_strides[static_cast<std::size_t>(k)] =
+        out_strides[static_cast<std::size_t>(k + 1)] * out_dims[static_cast<std::size_t>(k + 1)];
   }
   const int q = static_cast<int>(std::find(plan.perm.begin(), plan.perm.end(), rank - 1) - plan.perm.begin());
   const std::int64_t n_i = out_dims[static_cast<std::size_t>(q)];
@@ -230,7 +236,8 @@ void transpose_kernel(const T* src, T* dst, const Plan& plan) {
               continue;
             }
             for (std::int64_t i = ib; i < std::min(ib + kMicro, i1); ++i) {
-              for (std::int64_t j = jb; j < std::min(jb + kMicro, j1); ++j) d[i * dst_step_i + j] = s[j * src_step_j + i];
+              for (std::int64_t j = jb; j < std::min(jb + kMicro, j1); ++j)
+                d[i * dst_step_i + j] = s[j * src_step_j + i];
             }
           }
         }

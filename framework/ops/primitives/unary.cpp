@@ -36,7 +36,8 @@ struct AbsOp {
   static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
     // sign(x) * g, with sign(0) = 0 as in TF.
     Tensor zero = ops::scalar_like(x, 0.0);
-    return ops::where(ops::greater(x, zero), g, ops::where(ops::less(x, zero), ops::negative(g), ops::scalar_like(g, 0.0)));
+    return ops::where(ops::greater(x, zero), g,
+                      ops::where(ops::less(x, zero), ops::negative(g), ops::scalar_like(g, 0.0)));
   }
 };
 
@@ -88,7 +89,8 @@ struct ErfOp {
   static constexpr bool kTakesIntegers = false;
   static Tensor vjp(const Tensor& x, const Tensor& y, const Tensor& g) {
     // d erf(x)/dx = 2/sqrt(pi) exp(-x^2)
-    Tensor slope = ops::multiply(ops::scalar_like(x, 2.0 / std::sqrt(std::numbers::pi)), ops::exp(ops::negative(ops::square(x))));
+    Tensor slope =
+        ops::multiply(ops::scalar_like(x, 2.0 / std::sqrt(std::numbers::pi)), ops::exp(ops::negative(ops::square(x))));
     return ops::multiply(g, slope);
   }
 };

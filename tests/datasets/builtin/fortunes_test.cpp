@@ -22,9 +22,9 @@ bool packages_installed() {
          fs::exists(fs::path(fortunes::kDefaultDirectory) / "chinese");
 }
 
-#define SKIP_WITHOUT_PACKAGES()                                                      \
-  if (!packages_installed()) {                                                      \
-    GTEST_SKIP() << "the fortunes-* packages are not installed (bash .ci/setup)";    \
+#define SKIP_WITHOUT_PACKAGES()                                                   \
+  if (!packages_installed()) {                                                    \
+    GTEST_SKIP() << "the fortunes-* packages are not installed (bash .ci/setup)"; \
   }
 
 // Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
@@ -183,12 +183,12 @@ TEST_F(FakeFortunes, MissingPackageSaysWhatToInstall) {
 
 TEST_F(FakeFortunes, ParsesCleansAndDeduplicates) {
   write("eo/proverbaro",
-        "Estu  sinjoro\tde via vorto\r\n%\r\n"           // CRLF, tabs and double spaces
+        "Estu  sinjoro\tde via vorto\r\n%\r\n"                   // CRLF, tabs and double spaces
         "Ne ĉiu nubo\nalportas pluvon.\n\t\t-- proverbo\n%  \n"  // an attribution, "%" with blanks
-        "\x1b[32mĈiu medalo\x1b[m du flankojn posedas\n%\n"  // colour codes
-        "Estu sinjoro de via vorto\n%\n"                  // a duplicate after cleaning
-        "Bad \xff byte here\n%\n"                         // not UTF-8: skipped
-        "Mi\n%\n"                                         // too short
+        "\x1b[32mĈiu medalo\x1b[m du flankojn posedas\n%\n"      // colour codes
+        "Estu sinjoro de via vorto\n%\n"                         // a duplicate after cleaning
+        "Bad \xff byte here\n%\n"                                // not UTF-8: skipped
+        "Mi\n%\n"                                                // too short
         "Ĉi tiu teksto estas ankaŭ en la irlanda dosiero\n");
   write("eo/proverbaro.dat", "binary index");
   write("eo/off/rot13", "Fbyn ibwb yvoren\n");
@@ -214,10 +214,8 @@ TEST_F(FakeFortunes, ParsesCleansAndDeduplicates) {
 
 TEST_F(FakeFortunes, ScriptFilterDropsTextsInAnotherScript) {
   write("bg/proverbs", "Бистра водица, мирна главица.\n%\nThis note is in English, not Bulgarian.\n");
-  auto data = fortunes::load_language_id({.directory = root_.string(),
-                                           .validation_fraction = 0,
-                                           .test_fraction = 0,
-                                           .languages = {"bg"}});
+  auto data = fortunes::load_language_id(
+      {.directory = root_.string(), .validation_fraction = 0, .test_fraction = 0, .languages = {"bg"}});
   EXPECT_EQ(data.train.texts, (std::vector<std::string>{"Бистра водица, мирна главица."}));
 }
 

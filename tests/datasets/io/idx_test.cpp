@@ -27,7 +27,8 @@ TEST(Idx, RoundTripsPlainAndGzip) {
     Tensor back = read_idx(path, DType::float32);
     EXPECT_EQ(back.shape(), (Shape{2, 3}));
     EXPECT_EQ(back.to_vector<float>(), values.to_vector<float>());
-    EXPECT_EQ(read_idx(path, DType::int64).to_vector<std::int64_t>(), (std::vector<std::int64_t>{0, 1, 2, 253, 254, 255}));
+    EXPECT_EQ(read_idx(path, DType::int64).to_vector<std::int64_t>(),
+              (std::vector<std::int64_t>{0, 1, 2, 253, 254, 255}));
     std::remove(path.c_str());
   }
 }
@@ -113,9 +114,7 @@ TEST(Idx, BadMagicIsRejected) {
   std::remove(path.c_str());
 }
 
-TEST(Idx, MissingFileIsAnIOError) {
-  EXPECT_THROW(read_idx(temp_path("absent.idx"), DType::float32), IOError);
-}
+TEST(Idx, MissingFileIsAnIOError) { EXPECT_THROW(read_idx(temp_path("absent.idx"), DType::float32), IOError); }
 
 }  // namespace
 }  // namespace kestrel::datasets

@@ -129,8 +129,8 @@ TEST(DataCollatorForLanguageModeling, HonoursSpecialTokensMaskAndDropsIt) {
 
 TEST(DataCollatorForLanguageModeling, ProbabilityOneSelectsEveryRealToken) {
   const auto features = batch_of(4);
-  auto batch = DataCollatorForLanguageModeling(tokenizer(), {.mlm_probability = 1.0, .mask_replace_prob = 1.0,
-                                                             .random_replace_prob = 0.0})(features);
+  auto batch = DataCollatorForLanguageModeling(
+      tokenizer(), {.mlm_probability = 1.0, .mask_replace_prob = 1.0, .random_replace_prob = 0.0})(features);
   const auto original = DataCollatorWithPadding(tokenizer())(features).tensor("input_ids").to_vector<std::int64_t>();
   const auto ids = batch.tensor("input_ids").to_vector<std::int64_t>();
   const auto labels = batch.tensor("labels").to_vector<std::int64_t>();
@@ -144,8 +144,8 @@ TEST(DataCollatorForLanguageModeling, ProbabilityOneSelectsEveryRealToken) {
 }
 
 TEST(DataCollatorForLanguageModeling, CausalLabelsIgnorePadding) {
-  auto batch = DataCollatorForLanguageModeling(tokenizer(), {.mlm = false, .pad_to_multiple_of = 8})(
-      {example(2), example(4)});
+  auto batch =
+      DataCollatorForLanguageModeling(tokenizer(), {.mlm = false, .pad_to_multiple_of = 8})({example(2), example(4)});
   EXPECT_EQ(batch.tensor("input_ids").shape(), (Shape{2, 8}));
   EXPECT_EQ(batch.tensor("input_ids").to_vector<std::int64_t>(),
             (std::vector<std::int64_t>{2, 5, 6, 3, 0, 0, 0, 0, 2, 5, 6, 7, 8, 3, 0, 0}));

@@ -166,8 +166,8 @@ TEST(DataCollatorWithPadding, Errors) {
   data::Element b{{"input_ids", ids_tensor({2, 3})}, {"extra", ids_tensor({1, 2, 3})}};
   EXPECT_THROW(collate({a, b}), ShapeError);
   // Without padding, different lengths cannot make one tensor.
-  EXPECT_THROW(DataCollatorWithPadding(tiny_tokenizer(), {.padding = Padding::do_not_pad})(
-                   {example({2, 3}, 0), example({2, 5, 3}, 1)}),
+  EXPECT_THROW(DataCollatorWithPadding(tiny_tokenizer(),
+                                       {.padding = Padding::do_not_pad})({example({2, 3}, 0), example({2, 5, 3}, 1)}),
                ValueError);
   EXPECT_THROW(DataCollatorWithPadding(tiny_tokenizer(), {.pad_to_multiple_of = -1}), ValueError);
 }

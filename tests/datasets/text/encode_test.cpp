@@ -100,8 +100,8 @@ TEST(Truncation, OnlyFirstAndOnlySecond) {
 
 TEST(Padding, MaxLengthPadsEveryField) {
   auto tok = letters();
-  text::Encoding e = tok.encode("a b", {.padding = Padding::max_length, .max_length = 6,
-                                        .return_special_tokens_mask = true});
+  text::Encoding e =
+      tok.encode("a b", {.padding = Padding::max_length, .max_length = 6, .return_special_tokens_mask = true});
   EXPECT_EQ(e.input_ids, (Ids{kCls, 5, 6, kSep, kPad, kPad}));
   EXPECT_EQ(e.attention_mask, (Ids{1, 1, 1, 1, 0, 0}));
   EXPECT_EQ(e.token_type_ids, (Ids{0, 0, 0, 0, 0, 0}));
@@ -124,12 +124,16 @@ TEST(Padding, PadToMultipleOf) {
 TEST(Padding, TruncationAndMultipleMustAgree) {
   auto tok = letters();
   const std::string message = error_message<ValueError>([&] {
-    tok.encode("a", {.padding = Padding::max_length, .truncation = Truncation::longest_first, .max_length = 10,
+    tok.encode("a", {.padding = Padding::max_length,
+                     .truncation = Truncation::longest_first,
+                     .max_length = 10,
                      .pad_to_multiple_of = 4});
   });
   EXPECT_TRUE(contains(message, "not a multiple of pad_to_multiple_of 4")) << message;
-  EXPECT_EQ(tok.encode("a b c d e f g", {.padding = Padding::max_length, .truncation = Truncation::longest_first,
-                                         .max_length = 8, .pad_to_multiple_of = 4})
+  EXPECT_EQ(tok.encode("a b c d e f g", {.padding = Padding::max_length,
+                                         .truncation = Truncation::longest_first,
+                                         .max_length = 8,
+                                         .pad_to_multiple_of = 4})
                 .input_ids,
             (Ids{kCls, 5, 6, 7, 8, 9, 10, kSep}));
 }
@@ -137,8 +141,8 @@ TEST(Padding, TruncationAndMultipleMustAgree) {
 TEST(Padding, NegativeSizesAreErrors) {
   auto tok = letters();
   EXPECT_TRUE(contains(error_message<ValueError>([&] { tok.encode("a", {.max_length = -1}); }), "max_length"));
-  EXPECT_TRUE(contains(error_message<ValueError>([&] { tok.encode("a", {.pad_to_multiple_of = -8}); }),
-                       "pad_to_multiple_of"));
+  EXPECT_TRUE(
+      contains(error_message<ValueError>([&] { tok.encode("a", {.pad_to_multiple_of = -8}); }), "pad_to_multiple_of"));
 }
 
 TEST(EncodeBatch, PadsToTheLongest) {
@@ -174,11 +178,11 @@ TEST(EncodeBatch, SameAsSequentialAtOneAndTwoThreads) {
     for (int k = 0; k <= i % 13; ++k) t += (k % 3 == 0 ? "abc, " : k % 3 == 1 ? "\u00c9T\u00c9 " : "d x ");
     texts.push_back(t);
   }
-  const text::EncodeOptions options{.padding = Padding::longest, .truncation = Truncation::longest_first,
-                                    .max_length = 32, .pad_to_multiple_of = 8};
+  const text::EncodeOptions options{
+      .padding = Padding::longest, .truncation = Truncation::longest_first, .max_length = 32, .pad_to_multiple_of = 8};
   std::vector<text::Encoding> expected;
-  for (const std::string& t : texts) expected.push_back(tok.encode(t, {.truncation = Truncation::longest_first,
-                                                                       .max_length = 32}));
+  for (const std::string& t : texts)
+    expected.push_back(tok.encode(t, {.truncation = Truncation::longest_first, .max_length = 32}));
   expected = tok.pad(expected, options).encodings;
   const int saved = num_threads();
   for (int threads : {1, 2}) {

@@ -48,8 +48,7 @@ TEST(BatchEncodingElement, StacksPaddedSequences) {
 
 TEST(BatchEncodingElement, UnpaddedIsAnErrorNamingTheFix) {
   auto tok = make_tokenizer({"a", "b"});
-  const std::string message =
-      error_message<ValueError>([&] { tok.encode_batch({"a", "a b"}).to_element(); });
+  const std::string message = error_message<ValueError>([&] { tok.encode_batch({"a", "a b"}).to_element(); });
   EXPECT_TRUE(contains(message, "Padding::longest")) << message;
 }
 

@@ -1,12 +1,12 @@
 // The kestrel-tokenize tool, run as a separate process on files written by the test.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
-#include <string>
 #include <fstream>
 #include <iterator>
-#include <sys/wait.h>
+#include <string>
 
 #include "tests/datasets/text/tokenizer_test_support.h"
 #include "tests/support/error_message.h"

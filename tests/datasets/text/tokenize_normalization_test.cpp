@@ -14,16 +14,15 @@ using text::TokenizerOptions;
 TEST(TokenizeAccents, LowerCaseStripsAccentsByDefault) {
   auto tok = make_tokenizer({"hello", "world", "nandu", "aland", "cafe", "istanbul"});
   EXPECT_EQ(tok.tokenize("H\u00e9llo W\u00f6rld"), (Tokens{"hello", "world"}));
-  EXPECT_EQ(tok.tokenize("\u00d1and\u00fa"), (Tokens{"nandu"}));      // Ñandú
-  EXPECT_EQ(tok.tokenize("\u00c5land"), (Tokens{"aland"}));           // Å, precomposed
-  EXPECT_EQ(tok.tokenize("A\u030aland"), (Tokens{"aland"}));          // A + combining ring
-  EXPECT_EQ(tok.tokenize("Cafe\u0301"), (Tokens{"cafe"}));            // e + combining acute
-  EXPECT_EQ(tok.tokenize("\u0130stanbul"), (Tokens{"istanbul"}));     // İ lowers to i + U+0307, then stripped
+  EXPECT_EQ(tok.tokenize("\u00d1and\u00fa"), (Tokens{"nandu"}));   // Ñandú
+  EXPECT_EQ(tok.tokenize("\u00c5land"), (Tokens{"aland"}));        // Å, precomposed
+  EXPECT_EQ(tok.tokenize("A\u030aland"), (Tokens{"aland"}));       // A + combining ring
+  EXPECT_EQ(tok.tokenize("Cafe\u0301"), (Tokens{"cafe"}));         // e + combining acute
+  EXPECT_EQ(tok.tokenize("\u0130stanbul"), (Tokens{"istanbul"}));  // İ lowers to i + U+0307, then stripped
 }
 
 TEST(TokenizeAccents, LowerCaseWithoutStripping) {
-  auto tok = make_tokenizer({"h\u00e9llo", "caf\u00e9", "\u00e5land", "i\u0307stanbul"},
-                            {.strip_accents = false});
+  auto tok = make_tokenizer({"h\u00e9llo", "caf\u00e9", "\u00e5land", "i\u0307stanbul"}, {.strip_accents = false});
   EXPECT_EQ(tok.tokenize("H\u00c9LLO"), (Tokens{"h\u00e9llo"}));
   // NFC first: the decomposed spelling meets the precomposed vocabulary entry.
   EXPECT_EQ(tok.tokenize("Cafe\u0301"), (Tokens{"caf\u00e9"}));
@@ -58,9 +57,9 @@ TEST(TokenizeAccents, LoneCombiningMarkVanishes) {
 }
 
 TEST(TokenizeCjk, EachIdeographIsAWord) {
-  auto tok = make_tokenizer({"\u4e2d", "\u6587", "abc", "\u65e5", "\u672c", "\u8a9e", "\u3067\u3059", "\uf900",
-                             "\U00020000"},
-                            {.strip_accents = false});
+  auto tok =
+      make_tokenizer({"\u4e2d", "\u6587", "abc", "\u65e5", "\u672c", "\u8a9e", "\u3067\u3059", "\uf900", "\U00020000"},
+                     {.strip_accents = false});
   EXPECT_EQ(tok.tokenize("\u4e2d\u6587abc\u65e5\u672c\u8a9e\u3067\u3059"),
             (Tokens{"\u4e2d", "\u6587", "abc", "\u65e5", "\u672c", "\u8a9e", "\u3067\u3059"}));
   // Extension B is split too.
@@ -105,12 +104,14 @@ TEST(TokenizeCleaning, ControlAndFormatCharactersAreRemoved) {
   auto tok = make_tokenizer({"hello", "ab"});
   EXPECT_EQ(tok.tokenize("hel\u200blo"), (Tokens{"hello"}));  // zero-width space (Cf)
   EXPECT_EQ(tok.tokenize(std::string("a\0b", 3)), (Tokens{"ab"}));
-  EXPECT_EQ(tok.tokenize("a\x07" "b"), (Tokens{"ab"}));           // bell (Cc)
-  EXPECT_EQ(tok.tokenize("\ufeffhello"), (Tokens{"hello"}));      // byte-order mark (Cf)
-  EXPECT_EQ(tok.tokenize("a\u00adb"), (Tokens{"ab"}));            // soft hyphen (Cf)
-  EXPECT_EQ(tok.tokenize("a\u200db"), (Tokens{"ab"}));            // zero-width joiner (Cf)
-  EXPECT_EQ(tok.tokenize("a\ue000b"), (Tokens{"ab"}));            // private use (Co)
-  EXPECT_EQ(tok.tokenize("a\ufffdb"), (Tokens{"ab"}));            // the replacement character
+  EXPECT_EQ(tok.tokenize("a\x07"
+                         "b"),
+            (Tokens{"ab"}));                                  // bell (Cc)
+  EXPECT_EQ(tok.tokenize("\ufeffhello"), (Tokens{"hello"}));  // byte-order mark (Cf)
+  EXPECT_EQ(tok.tokenize("a\u00adb"), (Tokens{"ab"}));        // soft hyphen (Cf)
+  EXPECT_EQ(tok.tokenize("a\u200db"), (Tokens{"ab"}));        // zero-width joiner (Cf)
+  EXPECT_EQ(tok.tokenize("a\ue000b"), (Tokens{"ab"}));        // private use (Co)
+  EXPECT_EQ(tok.tokenize("a\ufffdb"), (Tokens{"ab"}));        // the replacement character
 }
 
 TEST(TokenizeCleaning, EveryKindOfWhitespaceSeparatesWords) {

@@ -113,10 +113,9 @@ TEST(TokenizerIds, AdditionalSpecialTokens) {
   EXPECT_EQ(tok.tokenize("hi<ent>hi"), (Tokens{"hi", "<ent>", "hi"}));
   EXPECT_EQ(tok.all_special_ids(), (Ids{kUnk, kSep, kPad, kCls, kMask, 6}));  // [CLS] is not repeated
   EXPECT_TRUE(tok.is_special_id(6));
-  EXPECT_TRUE(contains(error_message<ValueError>([] {
-                         make_tokenizer({"hi"}, {.additional_special_tokens = {"<absent>"}});
-                       }),
-                       "additional_special_tokens"));
+  EXPECT_TRUE(
+      contains(error_message<ValueError>([] { make_tokenizer({"hi"}, {.additional_special_tokens = {"<absent>"}}); }),
+               "additional_special_tokens"));
 }
 
 TEST(TokenizerIds, VocabularyWithoutMaskToken) {
@@ -128,9 +127,9 @@ TEST(TokenizerIds, VocabularyWithoutMaskToken) {
 }
 
 TEST(TokenizerIds, OtherSpecialTokenNames) {
-  text::WordPieceTokenizer tok({"<pad>", "<unk>", "<s>", "</s>", "<mask>", "hi"},
-                               {.unk_token = "<unk>", .sep_token = "</s>", .pad_token = "<pad>", .cls_token = "<s>",
-                                .mask_token = "<mask>"});
+  text::WordPieceTokenizer tok(
+      {"<pad>", "<unk>", "<s>", "</s>", "<mask>", "hi"},
+      {.unk_token = "<unk>", .sep_token = "</s>", .pad_token = "<pad>", .cls_token = "<s>", .mask_token = "<mask>"});
   EXPECT_EQ(tok.encode("hi there").input_ids, (Ids{2, 5, 1, 3}));
   EXPECT_EQ(tok.tokenize("hi<mask>"), (Tokens{"hi", "<mask>"}));
 }

@@ -4,12 +4,12 @@
 //   EXPECT_EQ(tok.tokenize("Hello, world"), (Tokens{"hello", ",", "world"}));
 #pragma once
 
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "datasets/text/wordpiece_tokenizer.h"

@@ -36,13 +36,15 @@ TEST(Utf8, ErrorNamesTheOffsetAndBytes) {
 
 TEST(Utf8, ReplacementPerMaximalSubpart) {
   // Each expectation is what Python's bytes.decode("utf-8", "replace") gives.
-  EXPECT_EQ(replaced("a\xE2\x82" "b"), U"a\uFFFDb");          // truncated 3-byte sequence: one U+FFFD
-  EXPECT_EQ(replaced("\xF0\x9F\x98"), U"\uFFFD");             // truncated 4-byte sequence at the end
-  EXPECT_EQ(replaced("\xED\xA0\x80"), U"\uFFFD\uFFFD\uFFFD");  // an encoded surrogate: three
-  EXPECT_EQ(replaced("\xC0\xAF"), U"\uFFFD\uFFFD");           // overlong: C0 is never valid
-  EXPECT_EQ(replaced("\xF0\x80\x80"), U"\uFFFD\uFFFD\uFFFD");  // F0 needs 90..BF next
+  EXPECT_EQ(replaced("a\xE2\x82"
+                     "b"),
+            U"a\uFFFDb");                                                // truncated 3-byte sequence: one U+FFFD
+  EXPECT_EQ(replaced("\xF0\x9F\x98"), U"\uFFFD");                        // truncated 4-byte sequence at the end
+  EXPECT_EQ(replaced("\xED\xA0\x80"), U"\uFFFD\uFFFD\uFFFD");            // an encoded surrogate: three
+  EXPECT_EQ(replaced("\xC0\xAF"), U"\uFFFD\uFFFD");                      // overlong: C0 is never valid
+  EXPECT_EQ(replaced("\xF0\x80\x80"), U"\uFFFD\uFFFD\uFFFD");            // F0 needs 90..BF next
   EXPECT_EQ(replaced("\xF4\x90\x80\x80"), U"\uFFFD\uFFFD\uFFFD\uFFFD");  // past U+10FFFF
-  EXPECT_EQ(replaced("\x80x\xFF"), U"\uFFFDx\uFFFD");         // stray continuation, invalid byte
+  EXPECT_EQ(replaced("\x80x\xFF"), U"\uFFFDx\uFFFD");                    // stray continuation, invalid byte
 }
 
 TEST(Utf8, TokenizerPolicy) {

@@ -108,8 +108,8 @@ TEST(TokenizerJson, TokenizerUsesThem) {
   TempDir dir;
   const std::string path = dir.write("tokenizer.json", kTokenizerJson);
   // pad_token is not named in this file, so the default "[PAD]" would be missing: a ValueError.
-  EXPECT_TRUE(contains(error_message<ValueError>([&] { text::WordPieceTokenizer::from_tokenizer_json(path); }),
-                       "[PAD]"));
+  EXPECT_TRUE(
+      contains(error_message<ValueError>([&] { text::WordPieceTokenizer::from_tokenizer_json(path); }), "[PAD]"));
   std::string with_padding = kTokenizerJson;
   with_padding.replace(with_padding.find("\"padding\": null"), 15, R"("padding": {"pad_token": "<pad>"})");
   auto tok = text::WordPieceTokenizer::from_tokenizer_json(dir.write("padded.json", with_padding));
@@ -176,8 +176,8 @@ TEST(TokenizerJson, NumbersOutOfRangeAreValueErrors) {
     EXPECT_TRUE(contains(m, path)) << json << " -> " << m;
     EXPECT_TRUE(contains(m, want)) << json << " -> " << m;
   }
-  const std::string truncation = dir.write("truncation.json", R"({"truncation": {"max_length": 1e300}, )" +
-                                                                  with_model(R"({"a": 0})").substr(1));
+  const std::string truncation =
+      dir.write("truncation.json", R"({"truncation": {"max_length": 1e300}, )" + with_model(R"({"a": 0})").substr(1));
   EXPECT_TRUE(contains(error_message<ValueError>([&] { text::read_tokenizer_json(truncation); }),
                        "truncation.max_length is 1e+300"));
 }

@@ -30,8 +30,8 @@ std::vector<std::string> hug_corpus() {
 // Worked by hand: alphabet b g h n p s u; continuations ##g ##n ##s ##u; then pair counts
 // (##u,##g)=20 -> ##ug, (##u,##n)=16 -> ##un, (h,##ug)=15 -> hug, (p,##un)=12 -> pun, then a tie at 5
 // between (p,##ug) and (hug,##s) goes to the smaller first id (p) -> pug, then hugs, then bun (4).
-const Tokens kHugVocab = {"[PAD]", "[UNK]", "b",    "g",    "h",   "n",   "p",   "s",    "u",   "##g",
-                          "##n",   "##s",   "##u",  "##ug", "##un", "hug", "pun", "pug", "hugs", "bun"};
+const Tokens kHugVocab = {"[PAD]", "[UNK]", "b",   "g",    "h",    "n",   "p",   "s",   "u",    "##g",
+                          "##n",   "##s",   "##u", "##ug", "##un", "hug", "pun", "pug", "hugs", "bun"};
 
 TEST(WordPieceTrainer, MergeOrderAsWorkedOutByHand) {
   const WordPieceTrainerOptions options{.vocab_size = 100, .min_frequency = 2, .special_tokens = {"[PAD]", "[UNK]"}};
@@ -46,7 +46,8 @@ TEST(WordPieceTrainer, LearnFromCountedWords) {
 }
 
 TEST(WordPieceTrainer, VocabSizeBoundsTheMerges) {
-  const Tokens vocab = text::train_wordpiece_vocab(hug_corpus(), {.vocab_size = 16, .special_tokens = {"[PAD]", "[UNK]"}});
+  const Tokens vocab =
+      text::train_wordpiece_vocab(hug_corpus(), {.vocab_size = 16, .special_tokens = {"[PAD]", "[UNK]"}});
   EXPECT_EQ(vocab, Tokens(kHugVocab.begin(), kHugVocab.begin() + 16));
 }
 
@@ -70,8 +71,8 @@ TEST(WordPieceTrainer, SpecialTokensFirstAndNeverCounted) {
 
 TEST(WordPieceTrainer, LimitAlphabetKeepsTheMostFrequent) {
   // u (36 times) g (20) n (16) h (15) p (17) ... keep 3: u p g; other characters leave the words.
-  const Tokens vocab = text::train_wordpiece_vocab(
-      hug_corpus(), {.vocab_size = 8, .special_tokens = {"[UNK]"}, .limit_alphabet = 3});
+  const Tokens vocab =
+      text::train_wordpiece_vocab(hug_corpus(), {.vocab_size = 8, .special_tokens = {"[UNK]"}, .limit_alphabet = 3});
   EXPECT_EQ(Tokens(vocab.begin(), vocab.begin() + 4), (Tokens{"[UNK]", "g", "p", "u"}));
 }
 
@@ -130,8 +131,8 @@ TEST(WordPieceTrainer, Errors) {
   EXPECT_TRUE(contains(message, "byte offset 9")) << message;
   message = error_message<IOError>([&] { text::train_wordpiece_vocab_from_files({dir.file("absent.txt")}); });
   EXPECT_TRUE(contains(message, "absent.txt")) << message;
-  EXPECT_TRUE(contains(error_message<ValueError>([] { text::train_wordpiece_vocab({"a"}, {.vocab_size = 0}); }),
-                       "vocab_size"));
+  EXPECT_TRUE(
+      contains(error_message<ValueError>([] { text::train_wordpiece_vocab({"a"}, {.vocab_size = 0}); }), "vocab_size"));
   // Replacing instead of failing: the bad byte is dropped by the cleaning.
   EXPECT_NO_THROW(text::train_wordpiece_vocab({"bad\xC3"}, {.invalid_utf8 = text::InvalidUtf8::replace}));
 }

@@ -65,7 +65,10 @@ TEST(ExampleCodec, SerializationIsDeterministic) {
   b.set("b", int64s({1}));
   EXPECT_EQ(serialize_example(a), serialize_example(b));
   const std::string bytes = serialize_example(a);
-  EXPECT_LT(bytes.find("\x0a\x01" "a"), bytes.find("\x0a\x01" "b"));
+  EXPECT_LT(bytes.find("\x0a\x01"
+                       "a"),
+            bytes.find("\x0a\x01"
+                       "b"));
 }
 
 TEST(ExampleCodec, AFeatureWithNoListDecodesAsEmpty) {

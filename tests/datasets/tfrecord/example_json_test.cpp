@@ -28,11 +28,12 @@ TEST(ExampleJson, WritesTheDocumentedFormat) {
 }
 
 TEST(ExampleJson, RoundTripsEveryValue) {
-  const Element e{{"ids", int64s({INT64_MIN, 0, INT64_MAX})},
-                  {"x", floats({-0.0f, 1e-45f, 3.4028235e38f, 0.3f, -7.25f})},
-                  {"b", Strings(std::vector<std::string>{"", "caf\xc3\xa9", "\xe2\x82\xac", std::string(1, '\0'), "a\"b\\",
-                                                         "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "ab\xe2\x82"})},
-                  {"none", int64s({})}};
+  const Element e{
+      {"ids", int64s({INT64_MIN, 0, INT64_MAX})},
+      {"x", floats({-0.0f, 1e-45f, 3.4028235e38f, 0.3f, -7.25f})},
+      {"b", Strings(std::vector<std::string>{"", "caf\xc3\xa9", "\xe2\x82\xac", std::string(1, '\0'), "a\"b\\",
+                                             "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "ab\xe2\x82"})},
+      {"none", int64s({})}};
   const example::Example ex = example_from_element(e);
   const example::Example back = example_from_json(example_to_json(ex));
   EXPECT_EQ(serialize_example(back), serialize_example(ex));

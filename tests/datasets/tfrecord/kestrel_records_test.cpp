@@ -26,7 +26,9 @@ using kestrel::testing::write_file;
 RunResult tool(const std::string& args) { return run(quoted(KESTREL_RECORDS_TOOL) + " " + args); }
 
 // stderr instead of stdout, for the error messages.
-RunResult tool_stderr(const std::string& args) { return run(quoted(KESTREL_RECORDS_TOOL) + " " + args + " 2>&1 >/dev/null"); }
+RunResult tool_stderr(const std::string& args) {
+  return run(quoted(KESTREL_RECORDS_TOOL) + " " + args + " 2>&1 >/dev/null");
+}
 
 std::vector<nlohmann::json> json_lines(const std::string& text) {
   std::vector<nlohmann::json> out;
@@ -64,11 +66,12 @@ TEST(KestrelRecords, FromJsonlReproducesTheGoldenFile) {
   EXPECT_EQ(read_file(dir / "out.tfrecord"), read_file(golden("examples.tfrecord")));
   for (const char* c : {"gzip", "zlib"}) {
     const std::string out = dir / (std::string("out.") + c);
-    ASSERT_EQ(tool("from-jsonl --compression " + std::string(c) + " " + quoted(golden("examples.jsonl")) + " " +
-                   quoted(out))
-                  .status,
-              0);
-    EXPECT_EQ(io::RecordReader(out).compression(), c == std::string("gzip") ? io::Compression::gzip : io::Compression::zlib);
+    ASSERT_EQ(
+        tool("from-jsonl --compression " + std::string(c) + " " + quoted(golden("examples.jsonl")) + " " + quoted(out))
+            .status,
+        0);
+    EXPECT_EQ(io::RecordReader(out).compression(),
+              c == std::string("gzip") ? io::Compression::gzip : io::Compression::zlib);
     EXPECT_EQ(read_all(out).records, read_all(golden("examples.tfrecord")).records) << c;
     EXPECT_EQ(json_lines(tool("inspect " + quoted(out)).out), json_lines(read_file(golden("examples.jsonl"))));
   }

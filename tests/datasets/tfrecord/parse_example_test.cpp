@@ -75,15 +75,17 @@ TEST(ParseExample, VarLenFeaturesAreDenseOneDimensional) {
 
 TEST(ParseExample, DefaultsFillMissingFeatures) {
   const FeatureSpec spec{
-      {"weight", FixedLenFeature{.shape = {}, .dtype = FeatureDType::float32,
-                                 .default_value = Tensor::scalar(1.0, DType::float32)}},
-      {"mask", FixedLenFeature{.shape = {3}, .dtype = FeatureDType::int64,
-                               .default_value = Tensor::scalar(-1, DType::int64)}},
-      {"pair", FixedLenFeature{.shape = {2}, .dtype = FeatureDType::int64,
+      {"weight",
+       FixedLenFeature{
+           .shape = {}, .dtype = FeatureDType::float32, .default_value = Tensor::scalar(1.0, DType::float32)}},
+      {"mask",
+       FixedLenFeature{.shape = {3}, .dtype = FeatureDType::int64, .default_value = Tensor::scalar(-1, DType::int64)}},
+      {"pair", FixedLenFeature{.shape = {2},
+                               .dtype = FeatureDType::int64,
                                .default_value = Tensor::from_vector<std::int32_t>({4, 5}, {2})}},
       {"lang", FixedLenFeature{.shape = {}, .dtype = FeatureDType::string, .default_value = Strings("en")}},
-      {"label", FixedLenFeature{.shape = {}, .dtype = FeatureDType::int64,
-                                .default_value = Tensor::scalar(0, DType::int64)}},
+      {"label",
+       FixedLenFeature{.shape = {}, .dtype = FeatureDType::int64, .default_value = Tensor::scalar(0, DType::int64)}},
   };
   const Element e = parse_example(record(), spec);
   EXPECT_EQ(e.tensor("weight").item(), 1.0);
@@ -111,8 +113,8 @@ TEST(ParseExample, WrongTypeNamesTheFeatureAndTheDtypeToUse) {
     // Named, not a structured binding, which the lambda below captures (clang before 16 cannot).
     const std::string& name = cases[i].first;
     const FeatureDType dtype = cases[i].second;
-    for (const FeatureConfig& config : {FeatureConfig(VarLenFeature{.dtype = dtype}),
-                                        FeatureConfig(FixedLenFeature{.shape = {}, .dtype = dtype})}) {
+    for (const FeatureConfig& config :
+         {FeatureConfig(VarLenFeature{.dtype = dtype}), FeatureConfig(FixedLenFeature{.shape = {}, .dtype = dtype})}) {
       const std::string m = error_message<ValueError>([&] { parse_example(record(), {{name, config}}); });
       EXPECT_TRUE(contains(m, "feature '" + name + "' is a")) << m;
       EXPECT_TRUE(contains(m, "asks for " + to_string(dtype))) << m;
@@ -126,32 +128,38 @@ TEST(ParseExample, WrongCountNamesTheFeatureShapeAndFix) {
   const std::string m = error_message<ValueError>([&] { parse_example(record(), spec); });
   EXPECT_TRUE(contains(m, "feature 'ids' has 6 values, but FixedLenFeature shape [128] needs 128")) << m;
   EXPECT_TRUE(contains(m, "VarLenFeature")) << m;
-  const std::string s = error_message<ValueError>(
-      [&] { parse_example(record(), {{"tags", FixedLenFeature{.shape = {}, .dtype = FeatureDType::string}}}); });
+  const std::string s = error_message<ValueError>([&] {
+    parse_example(record(), {{"tags", FixedLenFeature{.shape = {}, .dtype = FeatureDType::string}}});
+  });
   EXPECT_TRUE(contains(s, "feature 'tags' has 2 values, but FixedLenFeature shape [] needs 1")) << s;
   // A present but empty list counts as zero values.
-  const std::string z = error_message<ValueError>(
-      [&] { parse_example(record(), {{"no_ints", FixedLenFeature{.shape = {}, .dtype = FeatureDType::int64}}}); });
+  const std::string z = error_message<ValueError>([&] {
+    parse_example(record(), {{"no_ints", FixedLenFeature{.shape = {}, .dtype = FeatureDType::int64}}});
+  });
   EXPECT_TRUE(contains(z, "has 0 values")) << z;
 }
 
 TEST(ParseExample, BadSpecsFailBeforeParsing) {
-  std::string m = error_message<ValueError>(
-      [] { parse_example_fn({{"ids", FixedLenFeature{.shape = {-1}, .dtype = FeatureDType::int64}}}); });
+  std::string m = error_message<ValueError>([] {
+    parse_example_fn({{"ids", FixedLenFeature{.shape = {-1}, .dtype = FeatureDType::int64}}});
+  });
   EXPECT_TRUE(contains(m, "feature 'ids'")) << m;
   EXPECT_TRUE(contains(m, "use VarLenFeature")) << m;
   m = error_message<ValueError>([] {
-    parse_example_fn({{"w", FixedLenFeature{.shape = {}, .dtype = FeatureDType::int64,
-                                            .default_value = Tensor::scalar(0.5, DType::float32)}}});
+    parse_example_fn(
+        {{"w", FixedLenFeature{
+                   .shape = {}, .dtype = FeatureDType::int64, .default_value = Tensor::scalar(0.5, DType::float32)}}});
   });
   EXPECT_TRUE(contains(m, "feature 'w': the default_value of an int64")) << m;
   m = error_message<ValueError>([] {
-    parse_example_fn({{"s", FixedLenFeature{.shape = {}, .dtype = FeatureDType::string,
-                                            .default_value = Tensor::scalar(0, DType::int64)}}});
+    parse_example_fn(
+        {{"s", FixedLenFeature{
+                   .shape = {}, .dtype = FeatureDType::string, .default_value = Tensor::scalar(0, DType::int64)}}});
   });
   EXPECT_TRUE(contains(m, "data::Strings")) << m;
   m = error_message<ValueError>([] {
-    parse_example_fn({{"v", FixedLenFeature{.shape = {3}, .dtype = FeatureDType::float32,
+    parse_example_fn({{"v", FixedLenFeature{.shape = {3},
+                                            .dtype = FeatureDType::float32,
                                             .default_value = Tensor::zeros({2}, DType::float32)}}});
   });
   EXPECT_TRUE(contains(m, "has 2 values; give one (broadcast) or 3 for shape [3]")) << m;

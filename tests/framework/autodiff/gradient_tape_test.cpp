@@ -160,9 +160,9 @@ TEST(ValueAndGrad, GradOfGradThroughNesting) {
   Tensor x = vec({1, 3});
   auto second = grad(
       [](const std::vector<Tensor>& outer) {
-        auto inner = grad(
-            [](const std::vector<Tensor>& v) { return ops::sum(ops::multiply(ops::multiply(v[0], v[0]), v[0])); },
-            {outer[0]});
+        auto inner =
+            grad([](const std::vector<Tensor>& v) { return ops::sum(ops::multiply(ops::multiply(v[0], v[0]), v[0])); },
+                 {outer[0]});
         return ops::sum(inner[0]);
       },
       {x});

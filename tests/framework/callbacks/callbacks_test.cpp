@@ -45,10 +45,15 @@ TEST(Callback, ModelThrowsUntilSet) {
 
 TEST(Callback, EveryCallbackGoesIntoACallbackList) {
   // fit takes callbacks by value into handles, so each must be copyable and movable.
-  const std::vector<Handle<Callback>> list{EarlyStopping(), ReduceLROnPlateau(), ModelCheckpoint("m.weights.h5"),
-                                           TensorBoard(), CSVLogger("log.csv"), TerminateOnNaN(),
+  const std::vector<Handle<Callback>> list{EarlyStopping(),
+                                           ReduceLROnPlateau(),
+                                           ModelCheckpoint("m.weights.h5"),
+                                           TensorBoard(),
+                                           CSVLogger("log.csv"),
+                                           TerminateOnNaN(),
                                            LearningRateScheduler([](int) { return 0.1; }),
-                                           LambdaCallback({}), HistoryCallback()};
+                                           LambdaCallback({}),
+                                           HistoryCallback()};
   const TensorBoard board;
   const std::vector<Handle<Callback>> copied{board, board};
   EXPECT_EQ(list.size(), 9u);
@@ -330,14 +335,15 @@ TEST(ModelCheckpoint, FormatsThePathAsPythonDoes) {
   EXPECT_EQ(plain.file_path(0, std::nullopt, {{"loss", 0.5}}), "1_0.5_{x}.h5");
   ModelCheckpoint batches("b{epoch}-{batch:03d}.weights.h5", {.save_freq = std::int64_t{10}});
   EXPECT_EQ(batches.file_path(1, 9, {}), "b2-010.weights.h5");
-  EXPECT_TRUE(contains(error_message<ValueError>([&] { cb.file_path(0, std::nullopt, {{"loss", 1.0}}); }),
+  EXPECT_TRUE(contains(error_message<ValueError>([&] {
+                         cb.file_path(0, std::nullopt, {{"loss", 1.0}});
+                       }),
                        "no value named 'val_loss'"));
 }
 
 TEST(ModelCheckpoint, RejectsPathsKestrelCannotWrite) {
   EXPECT_TRUE(contains(error_message<ValueError>([] { ModelCheckpoint("model.keras"); }), "model.keras"));
-  EXPECT_TRUE(contains(error_message<ValueError>([] { ModelCheckpoint("m.h5", {.save_freq = "step"}); }),
-                       "save_freq"));
+  EXPECT_TRUE(contains(error_message<ValueError>([] { ModelCheckpoint("m.h5", {.save_freq = "step"}); }), "save_freq"));
   EXPECT_TRUE(contains(error_message<ValueError>([] { ModelCheckpoint("m.h5", {.save_freq = std::int64_t{0}}); }),
                        "save_freq"));
 }

@@ -275,9 +275,7 @@ for path in sys.argv[1:]:
             print(run, ev.step, v.tag, "%g" % v.simple_value)
 )PY";
 
-bool python_has_protobuf() {
-  return std::system("/usr/bin/python3 -c 'import google.protobuf' >/dev/null 2>&1") == 0;
-}
+bool python_has_protobuf() { return std::system("/usr/bin/python3 -c 'import google.protobuf' >/dev/null 2>&1") == 0; }
 
 TEST(TensorBoard, PythonProtobufReadsTheEvents) {
   if (!python_has_protobuf()) GTEST_SKIP() << "/usr/bin/python3 without google.protobuf (python3-protobuf)";

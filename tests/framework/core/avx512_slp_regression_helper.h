@@ -11,14 +11,14 @@
 namespace kestrel::slp_regression {
 
 // One copy of the helper: what its literals read back as, compiled with one set of flags.
-#define KESTREL_SLP_REGRESSION_DECLARE(variant)                                               \
-  namespace variant {                                                                         \
-  /* Ids{1, 1, 1, 0}: encode_test.cpp's attention mask, a 32-byte copy. */                    \
-  std::vector<std::int64_t> attention_mask4();                                                \
-  /* Ids{1, 1, 1, 1, 1, 1, 0, 0}: gpt_data_test.cpp's attention mask, a 64-byte copy. */      \
-  std::vector<std::int64_t> attention_mask8();                                                \
-  /* ids == Ids{1, 1, 1, 0}, the comparison as EXPECT_EQ makes it. */                         \
-  bool equals_attention_mask4(const std::vector<std::int64_t>& ids);                          \
+#define KESTREL_SLP_REGRESSION_DECLARE(variant)                                          \
+  namespace variant {                                                                    \
+  /* Ids{1, 1, 1, 0}: encode_test.cpp's attention mask, a 32-byte copy. */               \
+  std::vector<std::int64_t> attention_mask4();                                           \
+  /* Ids{1, 1, 1, 1, 1, 1, 0, 0}: gpt_data_test.cpp's attention mask, a 64-byte copy. */ \
+  std::vector<std::int64_t> attention_mask8();                                           \
+  /* ids == Ids{1, 1, 1, 0}, the comparison as EXPECT_EQ makes it. */                    \
+  bool equals_attention_mask4(const std::vector<std::int64_t>& ids);                     \
   }
 
 // -O3 -march=x86-64-v4: the flags of the failing build (-march=native on a Zen 5 is the same

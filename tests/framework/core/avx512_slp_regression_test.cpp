@@ -88,10 +88,10 @@ struct Outcome {
   }
 };
 
-#define KESTREL_SLP_OUTCOME(variant)                                                   \
-  Outcome {                                                                            \
+#define KESTREL_SLP_OUTCOME(variant)                                                        \
+  Outcome {                                                                                 \
     slp_regression::variant::attention_mask4(), slp_regression::variant::attention_mask8(), \
-        slp_regression::variant::equals_attention_mask4(right_mask4())                 \
+        slp_regression::variant::equals_attention_mask4(right_mask4())                      \
   }
 
 // Prints and records what a copy built with known-bad flags produced; never fails.

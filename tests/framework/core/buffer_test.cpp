@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <new>
 #include <memory>
+#include <new>
 #include <utility>
 #include <vector>
 

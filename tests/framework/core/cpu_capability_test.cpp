@@ -24,8 +24,8 @@ TEST(CpuCapability, DetectsWhatCpuidReports) {
   __builtin_cpu_init();
   CpuCapability want = CpuCapability::baseline;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) want = CpuCapability::avx2;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq")) {
     want = CpuCapability::avx512;
   }
   EXPECT_EQ(detected_cpu_capability(), want);

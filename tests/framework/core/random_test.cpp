@@ -91,10 +91,14 @@ TEST(RandomKey, PhiloxMatchesTheReferenceVectors) {
   };
   const Case cases[] = {
       {0, 0, 0, {0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}},
-      {0xffffffffffffffffull, 0xffffffffffffffffull, 0xffffffffffffffffull,
+      {0xffffffffffffffffull,
+       0xffffffffffffffffull,
+       0xffffffffffffffffull,
        {0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}},
       // Counter words 243f6a88 85a308d3 13198a2e 03707344, key words a4093822 299f31d0 (low word first).
-      {0x299f31d0a4093822ull, 0x0370734413198a2eull, 0x85a308d3243f6a88ull,
+      {0x299f31d0a4093822ull,
+       0x0370734413198a2eull,
+       0x85a308d3243f6a88ull,
        {0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}},
   };
   for (const Case& c : cases) EXPECT_EQ(Key(c.seed).bits(c.hi, c.lo), c.want) << "seed " << c.seed;

@@ -162,13 +162,13 @@ TEST_P(BroadcastShapes, FollowsNumPyRulesInBothArgumentOrders) {
   EXPECT_EQ(broadcast_shapes(c.b, c.a, "add"), c.want) << c.b.to_string() << " with " << c.a.to_string();
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shape, BroadcastShapes,
-    ::testing::Values(BroadcastCase{{2, 3}, {2, 3}, {2, 3}}, BroadcastCase{{}, {}, {}},
-                      BroadcastCase{{}, {4, 5}, {4, 5}}, BroadcastCase{{2, 3}, {3}, {2, 3}},
-                      BroadcastCase{{2, 1}, {1, 3}, {2, 3}}, BroadcastCase{{8, 1, 6, 1}, {7, 1, 5}, {8, 7, 6, 5}},
-                      BroadcastCase{{5, 4}, {1}, {5, 4}}, BroadcastCase{{0, 3}, {1, 3}, {0, 3}},
-                      BroadcastCase{{0}, {1}, {0}}, BroadcastCase{{1, 1, 1}, {}, {1, 1, 1}}));
+INSTANTIATE_TEST_SUITE_P(Shape, BroadcastShapes,
+                         ::testing::Values(BroadcastCase{{2, 3}, {2, 3}, {2, 3}}, BroadcastCase{{}, {}, {}},
+                                           BroadcastCase{{}, {4, 5}, {4, 5}}, BroadcastCase{{2, 3}, {3}, {2, 3}},
+                                           BroadcastCase{{2, 1}, {1, 3}, {2, 3}},
+                                           BroadcastCase{{8, 1, 6, 1}, {7, 1, 5}, {8, 7, 6, 5}},
+                                           BroadcastCase{{5, 4}, {1}, {5, 4}}, BroadcastCase{{0, 3}, {1, 3}, {0, 3}},
+                                           BroadcastCase{{0}, {1}, {0}}, BroadcastCase{{1, 1, 1}, {}, {1, 1, 1}}));
 
 TEST(BroadcastShapesError, NamesTheOpAndBothShapes) {
   try {

@@ -73,9 +73,8 @@ TEST(ThreadPool, EveryIndexIsVisitedExactlyOnce) {
     ThreadPool pool(threads);
     for (std::int64_t n : kSizes) {
       for (std::int64_t grain : kGrains) {
-        expect_each_index_once(n, grain, threads, [&](auto n_, auto grain_, const auto& fn) {
-          pool.parallel_for(n_, grain_, fn);
-        });
+        expect_each_index_once(n, grain, threads,
+                               [&](auto n_, auto grain_, const auto& fn) { pool.parallel_for(n_, grain_, fn); });
       }
     }
   }
@@ -225,9 +224,8 @@ TEST(ThreadPool, JobStateOnTheCallersStackIsNotTouchedAfterReturn) {
   ThreadPool pool(4);
   for (int call = 0; call < 5'000; ++call) {
     auto counter = std::make_unique<std::atomic<int>>(0);
-    pool.parallel_for(4, 1, [&](std::int64_t begin, std::int64_t end) {
-      counter->fetch_add(static_cast<int>(end - begin));
-    });
+    pool.parallel_for(4, 1,
+                      [&](std::int64_t begin, std::int64_t end) { counter->fetch_add(static_cast<int>(end - begin)); });
     ASSERT_EQ(counter->load(), 4) << "call " << call;
   }
 }
@@ -236,9 +234,8 @@ TEST(ThreadPool, CreatingAndDestroyingPoolsRepeatedly) {
   for (int round = 0; round < 200; ++round) {
     ThreadPool pool(1 + round % 4);
     std::atomic<int> total{0};
-    pool.parallel_for(10, 1, [&](std::int64_t begin, std::int64_t end) {
-      total.fetch_add(static_cast<int>(end - begin));
-    });
+    pool.parallel_for(10, 1,
+                      [&](std::int64_t begin, std::int64_t end) { total.fetch_add(static_cast<int>(end - begin)); });
     ASSERT_EQ(total.load(), 10);
   }
 }
@@ -286,8 +283,7 @@ TEST(GlobalParallelFor, ExceptionsPropagateToTheCaller) {
                             }),
                ShapeError);
   set_num_threads(1);
-  EXPECT_THROW(parallel_for(100, 1, [](std::int64_t, std::int64_t) { throw ShapeError("inline failed"); }),
-               ShapeError);
+  EXPECT_THROW(parallel_for(100, 1, [](std::int64_t, std::int64_t) { throw ShapeError("inline failed"); }), ShapeError);
 }
 
 TEST(GlobalParallelFor, NestedCallsRunInlineWithoutDeadlock) {

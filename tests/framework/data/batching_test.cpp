@@ -67,8 +67,9 @@ TEST(PaddedBatch, PaddedShapesFixTheLength) {
   Dataset ds = ragged({3, 5}).padded_batch(2, {.padded_shapes = {{"ids", {8}}}, .drop_remainder = true});
   EXPECT_EQ(batch_shapes(ds, "ids"), (std::vector<std::vector<std::int64_t>>{{2, 8}}));
   EXPECT_EQ(to_string(ds.element_spec()), "{ids: int64[2,8], label: int64[2]}");
-  std::string message = testing::error_message<ShapeError>(
-      [] { ragged({3, 12}).padded_batch(2, {.padded_shapes = {{"ids", {8}}}}).to_vector(); });
+  std::string message = testing::error_message<ShapeError>([] {
+    ragged({3, 12}).padded_batch(2, {.padded_shapes = {{"ids", {8}}}}).to_vector();
+  });
   EXPECT_TRUE(testing::contains(message, "length 12")) << message;
   EXPECT_TRUE(testing::contains(message, "max_length")) << message;
 }
@@ -94,8 +95,8 @@ TEST(PaddingStats, CountsDistinctShapesAndEfficiency) {
   ds.to_vector();
   PaddingReport r = ds.padding_stats();
   EXPECT_EQ(r.batches, 2);
-  EXPECT_EQ(r.distinct_shapes, 2);               // [2,5] and [2,8]
-  EXPECT_EQ(r.real_values, 3 + 5 + 8 + 8);        // the scalar labels are not padded and not counted
+  EXPECT_EQ(r.distinct_shapes, 2);          // [2,5] and [2,8]
+  EXPECT_EQ(r.real_values, 3 + 5 + 8 + 8);  // the scalar labels are not padded and not counted
   EXPECT_EQ(r.padded_values, 2 * 5 + 2 * 8);
   EXPECT_NEAR(r.efficiency(), 24.0 / 26.0, 1e-12);
   EXPECT_EQ(r.to_string(), "2 distinct batch shapes, padding efficiency 92.3% over 2 batches");
@@ -121,8 +122,9 @@ TEST(PaddingStats, PadToMultipleOfTradesEfficiencyForFewerShapes) {
 
 TEST(BucketBySequenceLength, GroupsByLengthWithPerBucketBatchSizes) {
   // Buckets: [0,4) batch 2, [4,8) batch 3, [8,..) batch 2.
-  Dataset ds = ragged({1, 9, 5, 2, 6, 7, 10, 3}).bucket_by_sequence_length(
-      [](const Element& e) { return e.tensor("ids").shape()[0]; }, {4, 8}, {2, 3, 2});
+  Dataset ds =
+      ragged({1, 9, 5, 2, 6, 7, 10, 3})
+          .bucket_by_sequence_length([](const Element& e) { return e.tensor("ids").shape()[0]; }, {4, 8}, {2, 3, 2});
   std::vector<Element> batches = ds.to_vector();
   ASSERT_EQ(batches.size(), 4u);
   EXPECT_EQ(batches[0].tensor("label").to_vector<std::int64_t>(), (std::vector<std::int64_t>{0, 3}));     // 1, 2
@@ -134,13 +136,15 @@ TEST(BucketBySequenceLength, GroupsByLengthWithPerBucketBatchSizes) {
 }
 
 TEST(BucketBySequenceLength, PadToBucketBoundaryGivesOneShapePerBucket) {
-  Dataset ds = ragged({1, 2, 5, 6}).bucket_by_sequence_length(
-      [](const Element& e) { return e.tensor("ids").shape()[0]; }, {4, 8}, {2, 2, 2},
-      {.pad_to_bucket_boundary = true});
+  Dataset ds = ragged({1, 2, 5, 6})
+                   .bucket_by_sequence_length([](const Element& e) { return e.tensor("ids").shape()[0]; }, {4, 8},
+                                              {2, 2, 2}, {.pad_to_bucket_boundary = true});
   EXPECT_EQ(batch_shapes(ds, "ids"), (std::vector<std::vector<std::int64_t>>{{2, 3}, {2, 7}}));
   std::string message = testing::error_message<ValueError>([] {
-    ragged({9}).bucket_by_sequence_length([](const Element& e) { return e.tensor("ids").shape()[0]; }, {4, 8},
-                                          {2, 2, 2}, {.pad_to_bucket_boundary = true}).to_vector();
+    ragged({9})
+        .bucket_by_sequence_length([](const Element& e) { return e.tensor("ids").shape()[0]; }, {4, 8}, {2, 2, 2},
+                                   {.pad_to_bucket_boundary = true})
+        .to_vector();
   });
   EXPECT_TRUE(testing::contains(message, "beyond the last boundary 8")) << message;
 }
@@ -199,8 +203,9 @@ TEST(ElementSpec, AskingForItLeavesNoTrace) {
 }
 
 TEST(PaddedBatch, UnknownPaddingValueKeysAreErrors) {
-  std::string message = testing::error_message<ValueError>(
-      [] { testing_util::ragged({2, 3}).padded_batch(2, {.padding_values = {{"input_id", 0}}}).to_vector(); });
+  std::string message = testing::error_message<ValueError>([] {
+    testing_util::ragged({2, 3}).padded_batch(2, {.padding_values = {{"input_id", 0}}}).to_vector();
+  });
   EXPECT_TRUE(testing::contains(message, "padding_values names key 'input_id'")) << message;
 }
 

@@ -44,8 +44,9 @@ TEST(FromTensorSlices, RejectsUndefinedTensors) {
 }
 
 TEST(FromTensorSlices, RejectsScalars) {
-  std::string message =
-      testing::error_message<ShapeError>([] { Dataset::from_tensor_slices({{"x", Tensor::scalar(1.0)}}); });
+  std::string message = testing::error_message<ShapeError>([] {
+    Dataset::from_tensor_slices({{"x", Tensor::scalar(1.0)}});
+  });
   EXPECT_TRUE(testing::contains(message, "'x' is a scalar")) << message;
 }
 

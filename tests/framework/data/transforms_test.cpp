@@ -43,7 +43,8 @@ TEST(Map, AMissingKeyNamesItAndTheKeysPresent) {
 }
 
 TEST(Filter, KeepsMatchingElementsAndMakesCardinalityUnknown) {
-  Dataset ds = Dataset::range(10).filter([](const Element& e) { return e.tensor("value").to_vector<std::int64_t>()[0] % 3 == 0; });
+  Dataset ds = Dataset::range(10).filter(
+      [](const Element& e) { return e.tensor("value").to_vector<std::int64_t>()[0] % 3 == 0; });
   EXPECT_EQ(firsts(ds), (std::vector<std::int64_t>{0, 3, 6, 9}));
   EXPECT_EQ(ds.cardinality(), kUnknownCardinality);
 }
@@ -55,8 +56,8 @@ TEST(Shuffle, IsAPermutationFixedByTheSeed) {
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(sorted, iota(0, 100));
   EXPECT_NE(first, iota(0, 100));
-  EXPECT_EQ(firsts(Dataset::range(100).shuffle(16, 7)), first);       // same seed, same order on every run
-  EXPECT_NE(firsts(Dataset::range(100).shuffle(16, 8)), first);       // another seed, another order
+  EXPECT_EQ(firsts(Dataset::range(100).shuffle(16, 7)), first);  // same seed, same order on every run
+  EXPECT_NE(firsts(Dataset::range(100).shuffle(16, 8)), first);  // another seed, another order
 }
 
 TEST(Shuffle, ReshufflesEachPassUnlessAskedNotTo) {
@@ -129,8 +130,7 @@ TEST(IgnoreErrors, SkipsFailedElementsAndCountsThem) {
 }
 
 TEST(Describe, ListsTheTransformsInOrder) {
-  EXPECT_EQ(Dataset::range(4).shuffle(4, 1).batch(2).prefetch(1).describe(),
-            "range -> shuffle -> batch -> prefetch");
+  EXPECT_EQ(Dataset::range(4).shuffle(4, 1).batch(2).prefetch(1).describe(), "range -> shuffle -> batch -> prefetch");
 }
 
 }  // namespace

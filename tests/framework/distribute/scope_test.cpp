@@ -52,8 +52,10 @@ TEST(DistributionScope, RequireCreatedInNamesTheVariableAndBothStrategies) {
   FakeDistribution tpu("TPUStrategy");
   Variable outside("dense/kernel", Tensor::zeros({784, 512}));
   const std::string m = error_message<ValueError>([&] { require_created_in(&tpu, {outside}, "model 'mlp'"); });
-  EXPECT_TRUE(contains(m, "Variable (dense/kernel: float32[784,512]) was not created in the distribution strategy "
-                          "scope of (TPUStrategy)")) << m;
+  EXPECT_TRUE(contains(m,
+                       "Variable (dense/kernel: float32[784,512]) was not created in the distribution strategy "
+                       "scope of (TPUStrategy)"))
+      << m;
   EXPECT_TRUE(contains(m, "the default strategy")) << m;
   EXPECT_TRUE(contains(m, "auto scope = strategy.scope();")) << m;
 }
@@ -96,8 +98,9 @@ TEST(DistributionScope, MixingTwoStrategiesIsRefused) {
   }
   EXPECT_EQ(model->distribution(), &tpu);
   DistributionScope other(mirrored);
-  const std::string m = error_message<ValueError>(
-      [&] { model->fit(Tensor::zeros({6, 5}), Tensor::zeros({6, 2}), {.batch_size = 3, .verbose = 0}); });
+  const std::string m = error_message<ValueError>([&] {
+    model->fit(Tensor::zeros({6, 5}), Tensor::zeros({6, 2}), {.batch_size = 3, .verbose = 0});
+  });
   EXPECT_TRUE(contains(m, "scope of (MirroredStrategy)")) << m;
   EXPECT_TRUE(contains(m, "created under TPUStrategy")) << m;
 }

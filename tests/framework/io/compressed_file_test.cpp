@@ -159,7 +159,8 @@ TEST(CompressedFile, ErrorsNameTheFile) {
   EXPECT_TRUE(contains(m, "/nonexistent-dir/in.gz")) << m;
   m = error_message<IOError>([] { CompressedFileWriter("/nonexistent-dir/out.gz"); });
   EXPECT_TRUE(contains(m, "/nonexistent-dir/out.gz")) << m;
-  m = error_message<ValueError>([&] { CompressedFileWriter(dir / "x", {.compression = Compression::gzip, .level = 12}); });
+  m = error_message<ValueError>(
+      [&] { CompressedFileWriter(dir / "x", {.compression = Compression::gzip, .level = 12}); });
   EXPECT_TRUE(contains(m, "level 12")) << m;
   CompressedFileWriter out(dir / "closed", {.compression = Compression::zlib});
   out.close();

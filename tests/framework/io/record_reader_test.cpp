@@ -187,7 +187,8 @@ TEST(RecordReader, CompressedTruncationAtEveryLengthIsCaught) {
       EXPECT_TRUE(contains(result.error, dir / "cut"));
       EXPECT_TRUE(contains(result.error, "uncompressed " + std::string(to_string(c)) + " stream"));
       ASSERT_LE(result.records.size(), records.size());
-      EXPECT_EQ(result.records, std::vector<std::string>(records.begin(), records.begin() + static_cast<long>(result.records.size())));
+      EXPECT_EQ(result.records,
+                std::vector<std::string>(records.begin(), records.begin() + static_cast<long>(result.records.size())));
     }
   }
 }
@@ -216,8 +217,8 @@ TEST(RecordReader, CompressedCorruptionNeverGivesWrongRecords) {
       } else {
         ++failures;
         ASSERT_LE(result.records.size(), records.size());
-        EXPECT_EQ(result.records,
-                  std::vector<std::string>(records.begin(), records.begin() + static_cast<long>(result.records.size())));
+        EXPECT_EQ(result.records, std::vector<std::string>(records.begin(),
+                                                           records.begin() + static_cast<long>(result.records.size())));
       }
     }
     EXPECT_GT(failures, static_cast<int>(whole.size()) / 2);

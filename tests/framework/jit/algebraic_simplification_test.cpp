@@ -43,7 +43,10 @@ TEST(AlgebraicSimplification, NeutralConstantsVanish) {
       {"x - 0", [](auto& in) { return std::vector<Tensor>{in[0] - 0.0}; }},
       {"x / 1", [](auto& in) { return std::vector<Tensor>{in[0] / 1.0}; }},
       {"x * ones[3]", [](auto& in) { return std::vector<Tensor>{in[0] * Tensor::ones({3})}; }},
-      {"zeros[2,3] + x", [](auto& in) { return std::vector<Tensor>{Tensor::zeros({2, 3}) + in[0]}; }},
+      {"zeros[2,3] + x",
+       [](auto& in) {
+         return std::vector<Tensor>{Tensor::zeros({2, 3}) + in[0]};
+       }},
       {"(x * 1 + 0) / 1", [](auto& in) { return std::vector<Tensor>{(in[0] * 1.0 + 0.0) / 1.0}; }},
   };
   for (const Case& c : cases) {
@@ -61,9 +64,18 @@ TEST(AlgebraicSimplification, KeepsWhatIsNotAnIdentity) {
   Tensor x = random::normal({2, 3}, random::Key(2));
   const std::vector<Case> cases = {
       {"x * 0 (NaN * 0 is NaN)", [](auto& in) { return std::vector<Tensor>{in[0] * 0.0}; }},
-      {"x * ones[4,2,3] broadcasts x", [](auto& in) { return std::vector<Tensor>{in[0] * Tensor::ones({4, 2, 3})}; }},
-      {"zeros[1,1,3] + x adds an axis", [](auto& in) { return std::vector<Tensor>{Tensor::zeros({1, 1, 3}) + in[0]}; }},
-      {"x * [1,2,1]", [](auto& in) { return std::vector<Tensor>{in[0] * Tensor::from_vector<float>({1, 2, 1}, {3})}; }},
+      {"x * ones[4,2,3] broadcasts x",
+       [](auto& in) {
+         return std::vector<Tensor>{in[0] * Tensor::ones({4, 2, 3})};
+       }},
+      {"zeros[1,1,3] + x adds an axis",
+       [](auto& in) {
+         return std::vector<Tensor>{Tensor::zeros({1, 1, 3}) + in[0]};
+       }},
+      {"x * [1,2,1]",
+       [](auto& in) {
+         return std::vector<Tensor>{in[0] * Tensor::from_vector<float>({1, 2, 1}, {3})};
+       }},
       {"0 - x", [](auto& in) { return std::vector<Tensor>{0.0 - in[0]}; }},
       {"1 / x", [](auto& in) { return std::vector<Tensor>{1.0 / in[0]}; }},
       {"x + 1", [](auto& in) { return std::vector<Tensor>{in[0] + 1.0}; }},
@@ -87,24 +99,31 @@ TEST(AlgebraicSimplification, DoubleNegationCancels) {
 
 TEST(AlgebraicSimplification, ReshapeChainsBecomeOneReshape) {
   Tensor x = random::normal({4, 6}, random::Key(4));
-  Graph chain = simplified([](auto& in) {
-    return std::vector<Tensor>{ops::reshape(ops::reshape(ops::reshape(in[0], {24}), {2, 12}), {6, 4})};
-  }, x, true);
+  Graph chain = simplified(
+      [](auto& in) {
+        return std::vector<Tensor>{ops::reshape(ops::reshape(ops::reshape(in[0], {24}), {2, 12}), {6, 4})};
+      },
+      x, true);
   ASSERT_EQ(chain.num_ops(), 1) << chain.to_string();
   const Node& reshape = chain.node(chain.outputs()[0]);
   EXPECT_EQ(reshape.primitive->id(), OpId::reshape);
   EXPECT_EQ(reshape.inputs[0], chain.inputs()[0]);
   EXPECT_EQ(reshape.spec.shape, Shape({6, 4}));
 
-  Graph round_trip =
-      simplified([](auto& in) { return std::vector<Tensor>{ops::reshape(ops::reshape(in[0], {24}), {4, 6})}; }, x, true);
+  Graph round_trip = simplified(
+      [](auto& in) {
+        return std::vector<Tensor>{ops::reshape(ops::reshape(in[0], {24}), {4, 6})};
+      },
+      x, true);
   EXPECT_EQ(round_trip.num_ops(), 0);
 
   // The middle reshape has another user: it stays, and the last reshape reads x directly.
-  Graph shared = simplified([](auto& in) {
-    Tensor flat = ops::reshape(in[0], {24});
-    return std::vector<Tensor>{ops::reshape(flat, {6, 4}), ops::exp(flat)};
-  }, x, true);
+  Graph shared = simplified(
+      [](auto& in) {
+        Tensor flat = ops::reshape(in[0], {24});
+        return std::vector<Tensor>{ops::reshape(flat, {6, 4}), ops::exp(flat)};
+      },
+      x, true);
   EXPECT_EQ(count_ops(shared, OpId::reshape), 2);
   EXPECT_EQ(shared.node(shared.outputs()[0]).inputs[0], shared.inputs()[0]);
 }
@@ -118,12 +137,21 @@ TEST(AlgebraicSimplification, ShapeOpsToTheSameSpecVanish) {
   const TensorSpec spec{{2, 3}, DType::float32};
   Graph g;
   const ValueId x = g.add_input(spec, "x");
-  g.add_output(g.add_op(primitive_of([](auto& in) { return std::vector<Tensor>{ops::reshape(in[0], {2, 3})}; },
-                                     Tensor::zeros({6})), {x}, spec, ""));
-  g.add_output(g.add_op(primitive_of([](auto& in) { return std::vector<Tensor>{ops::broadcast_to(in[0], {2, 3})}; },
-                                     Tensor::zeros({1, 3})), {x}, spec, ""));
+  g.add_output(g.add_op(primitive_of(
+                            [](auto& in) {
+                              return std::vector<Tensor>{ops::reshape(in[0], {2, 3})};
+                            },
+                            Tensor::zeros({6})),
+                        {x}, spec, ""));
+  g.add_output(g.add_op(primitive_of(
+                            [](auto& in) {
+                              return std::vector<Tensor>{ops::broadcast_to(in[0], {2, 3})};
+                            },
+                            Tensor::zeros({1, 3})),
+                        {x}, spec, ""));
   g.add_output(g.add_op(primitive_of([](auto& in) { return std::vector<Tensor>{ops::cast(in[0], DType::float32)}; },
-                                     Tensor::zeros({2, 3}, DType::int32)), {x}, spec, ""));
+                                     Tensor::zeros({2, 3}, DType::int32)),
+                        {x}, spec, ""));
   g.verify();
   const Graph before = g;
   EXPECT_TRUE(run_pass(AlgebraicSimplification(), g));
@@ -138,21 +166,27 @@ TEST(AlgebraicSimplification, TransposesThatUndoEachOtherVanish) {
   EXPECT_EQ(g2.num_ops(), 0);
 
   Tensor cube = random::normal({3, 3, 3}, random::Key(7));
-  Graph inverse = simplified([](auto& in) {
-    return std::vector<Tensor>{ops::transpose(ops::transpose(in[0], {1, 2, 0}), {2, 0, 1})};
-  }, cube, true);
+  Graph inverse = simplified(
+      [](auto& in) {
+        return std::vector<Tensor>{ops::transpose(ops::transpose(in[0], {1, 2, 0}), {2, 0, 1})};
+      },
+      cube, true);
   EXPECT_EQ(inverse.num_ops(), 0);
 
   // Same spec as x, but the axes rotate twice: not the identity.
-  Graph rotated = simplified([](auto& in) {
-    return std::vector<Tensor>{ops::transpose(ops::transpose(in[0], {1, 2, 0}), {1, 2, 0})};
-  }, cube, false);
+  Graph rotated = simplified(
+      [](auto& in) {
+        return std::vector<Tensor>{ops::transpose(ops::transpose(in[0], {1, 2, 0}), {1, 2, 0})};
+      },
+      cube, false);
   EXPECT_EQ(count_ops(rotated, OpId::transpose), 2);
   EXPECT_EQ(spec_of(rotated, rotated.outputs()[0]), cube.spec());
 
-  Graph different = simplified([](auto& in) {
-    return std::vector<Tensor>{ops::transpose(ops::transpose(in[0], {1, 0, 2}), {0, 2, 1})};
-  }, cube, false);
+  Graph different = simplified(
+      [](auto& in) {
+        return std::vector<Tensor>{ops::transpose(ops::transpose(in[0], {1, 0, 2}), {0, 2, 1})};
+      },
+      cube, false);
   EXPECT_EQ(count_ops(different, OpId::transpose), 2);
 }
 

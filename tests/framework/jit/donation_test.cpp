@@ -2,13 +2,13 @@
 // metric state) written into the donated input buffers, so a steady-state step allocates nothing.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <unistd.h>
 
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/error.h"
@@ -42,9 +42,11 @@ std::vector<Tensor> copies_of(const std::vector<Tensor>& tensors) {
   return out;
 }
 
-void expect_all_bitwise_equal(const std::vector<Tensor>& got, const std::vector<Tensor>& want, const std::string& what) {
+void expect_all_bitwise_equal(const std::vector<Tensor>& got, const std::vector<Tensor>& want,
+                              const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
-  for (std::size_t i = 0; i < got.size(); ++i) expect_bitwise_equal(got[i], want[i], what + ", output " + std::to_string(i));
+  for (std::size_t i = 0; i < got.size(); ++i)
+    expect_bitwise_equal(got[i], want[i], what + ", output " + std::to_string(i));
 }
 
 // A train step as Keras compiles it: in = x, labels, the parameters, Adam's first and second
@@ -150,18 +152,13 @@ void expect_donated_steps_allocate_nothing(bool optimize) {
     EXPECT_EQ(allocations() - before, 0) << "step " << s << ": " << exec.memory_plan().to_string();
   }
   expect_all_bitwise_equal(out, eager_steps(step, start, 4), "4 donated steps vs eager");
-  std::cout << "[ donation ] Adam MLP step, " << (optimize ? "optimized" : "as traced") << ": "
-            << undonated_allocations << " allocations undonated, 0 donated; " << exec.memory_plan().to_string()
-            << "\n";
+  std::cout << "[ donation ] Adam MLP step, " << (optimize ? "optimized" : "as traced") << ": " << undonated_allocations
+            << " allocations undonated, 0 donated; " << exec.memory_plan().to_string() << "\n";
 }
 
-TEST(Donation, OptimizedAdamStepAllocatesNothing) {
-  expect_donated_steps_allocate_nothing(/*optimize=*/true);
-}
+TEST(Donation, OptimizedAdamStepAllocatesNothing) { expect_donated_steps_allocate_nothing(/*optimize=*/true); }
 
-TEST(Donation, TracedAdamStepAllocatesNothing) {
-  expect_donated_steps_allocate_nothing(/*optimize=*/false);
-}
+TEST(Donation, TracedAdamStepAllocatesNothing) { expect_donated_steps_allocate_nothing(/*optimize=*/false); }
 
 TEST(Donation, OptimizedAdamUpdatesWriteStraightIntoTheDonatedBuffers) {
   const AdamStep step{4};
@@ -228,8 +225,8 @@ TEST(Donation, InputReadAfterItsUpdateIsCopiedAtTheEnd) {
 TEST(Donation, AliasesOfInputsConstantsAndSharedValuesAreCopied) {
   TracedFn fn = [](const std::vector<Tensor>& in) {
     Tensor shared = in[4] + in[5];
-    return std::vector<Tensor>{ops::reshape(ops::reshape(in[0], {32}), {4, 8}), in[2], in[1], Tensor::zeros({4, 8}),
-                               shared, shared};
+    return std::vector<Tensor>{
+        ops::reshape(ops::reshape(in[0], {32}), {4, 8}), in[2], in[1], Tensor::zeros({4, 8}), shared, shared};
   };
   std::vector<Tensor> start;
   for (std::uint64_t k = 0; k < 6; ++k) start.push_back(random::normal({4, 8}, random::Key(10 + k)));
@@ -283,8 +280,8 @@ TEST(Donation, PlainOutputOfADonatedInputKeepsTheOldValue) {
 
 TEST(Donation, ViewsAndBfloat16UpdatesGoInPlace) {
   TracedFn fn = [](const std::vector<Tensor>& in) {
-    Tensor flat = ops::tanh(ops::reshape(in[0], {48}));              // reads the weight through a view
-    Tensor weight = ops::reshape(flat, {6, 8});                       // the new value is a view
+    Tensor flat = ops::tanh(ops::reshape(in[0], {48}));  // reads the weight through a view
+    Tensor weight = ops::reshape(flat, {6, 8});          // the new value is a view
     Tensor half = ops::cast(ops::cast(in[1], DType::float32) * 0.5 + 1.0, DType::bfloat16);
     return std::vector<Tensor>{weight, half};
   };

@@ -22,16 +22,12 @@ using pass_testing::trace_graph;
 
 using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
-
-
 void expect_matches_eager(const Executor& exec, const Fn& fn, const std::vector<Tensor>& inputs) {
   std::vector<Tensor> jit = exec.run(inputs);
   std::vector<Tensor> eager = fn(inputs);
   ASSERT_EQ(jit.size(), eager.size());
   for (std::size_t i = 0; i < jit.size(); ++i) expect_bitwise_equal(jit[i], eager[i], "output " + std::to_string(i));
 }
-
-
 
 std::int64_t allocations() { return allocator_stats().allocations; }
 
@@ -81,11 +77,11 @@ TEST(ArenaExecutor, InPlaceChainMatchesEager) {
 
 TEST(ArenaExecutor, ViewsShareTheirSourcesMemory) {
   Fn fn = [](const std::vector<Tensor>& in) {
-    Tensor a = ops::exp(in[0]);                                // [4,6]
-    Tensor flat = ops::reshape(a, {24});                       // a view of an intermediate
-    Tensor t = ops::transpose(ops::reshape(in[0], {6, 4}));    // a view of an input, then a copy
-    Tensor b = ops::negative(ops::reshape(t, {4, 6}));         // in place through a view
-    Tensor out_view = ops::reshape(ops::tanh(a), {2, 12});     // an output that is a view
+    Tensor a = ops::exp(in[0]);                              // [4,6]
+    Tensor flat = ops::reshape(a, {24});                     // a view of an intermediate
+    Tensor t = ops::transpose(ops::reshape(in[0], {6, 4}));  // a view of an input, then a copy
+    Tensor b = ops::negative(ops::reshape(t, {4, 6}));       // in place through a view
+    Tensor out_view = ops::reshape(ops::tanh(a), {2, 12});   // an output that is a view
     return std::vector<Tensor>{ops::sum(flat) + ops::sum(b), out_view, ops::reshape(in[0], {24}), in[0]};
   };
   std::vector<Tensor> in{random::normal({4, 6}, random::Key(4))};

@@ -52,9 +52,11 @@ void expect_close(const Graph& before, const Graph& after, const std::vector<Ten
 
 TEST(ElementwiseFusion, AChainOfFiveOpsBecomesOneKernel) {
   Tensor x = random::normal({37, 50}, random::Key(1)), y = random::normal({37, 50}, random::Key(2));
-  Graph g = trace_graph([](const std::vector<Tensor>& in) {
-    return std::vector<Tensor>{ops::tanh(ops::exp(in[0]) * in[1] - in[0]) / in[1]};
-  }, {x, y});
+  Graph g = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{ops::tanh(ops::exp(in[0]) * in[1] - in[0]) / in[1]};
+      },
+      {x, y});
   ASSERT_EQ(g.num_ops(), 5);
   const Graph before = g;
   EXPECT_TRUE(run_pass(ElementwiseFusion(), g));
@@ -69,12 +71,14 @@ TEST(ElementwiseFusion, AChainOfFiveOpsBecomesOneKernel) {
 
 TEST(ElementwiseFusion, FanOutStopsFusionAtTheSharedValue) {
   Tensor x = random::normal({300}, random::Key(3));
-  Graph g = trace_graph([](const std::vector<Tensor>& in) {
-    Tensor shared = ops::exp(in[0]) + 1.0;  // read by both chains below: computed once, kept
-    Tensor a = ops::tanh(shared) * 3.0;
-    Tensor b = ops::sqrt(shared) - in[0];
-    return std::vector<Tensor>{a, b, ops::relu(b)};  // b is an output too: its chain ends there
-  }, {x});
+  Graph g = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        Tensor shared = ops::exp(in[0]) + 1.0;  // read by both chains below: computed once, kept
+        Tensor a = ops::tanh(shared) * 3.0;
+        Tensor b = ops::sqrt(shared) - in[0];
+        return std::vector<Tensor>{a, b, ops::relu(b)};  // b is an output too: its chain ends there
+      },
+      {x});
   ASSERT_EQ(g.num_ops(), 7);
   const Graph before = g;
   EXPECT_TRUE(run_pass(ElementwiseFusion(), g));
@@ -141,12 +145,14 @@ TEST(ElementwiseFusion, BiasAndActivationAfterMatmulFuseIntoOneOp) {
 TEST(ElementwiseFusion, SuffixAndScalarOperandsAreReadWithoutBroadcasting) {
   Tensor x = random::normal({6, 70, 9}, random::Key(14)), plane = random::normal({70, 9}, random::Key(15));
   Tensor s = Tensor::scalar(0.3);
-  Graph g = trace_graph([](const std::vector<Tensor>& in) {
-    // [L, N] against [B, L, N]; a materialized broadcast of a scalar chain; a rank-0 result.
-    Tensor t = ops::tanh(in[0] * in[1]);
-    Tensor y = t - ops::broadcast_to(ops::exp(in[2]), {6, 70, 9});
-    return std::vector<Tensor>{y, ops::broadcast_to(ops::sqrt(in[2]), {4, 3}), ops::sqrt(in[2] + 1.0) * 2.0};
-  }, {x, plane, s});
+  Graph g = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        // [L, N] against [B, L, N]; a materialized broadcast of a scalar chain; a rank-0 result.
+        Tensor t = ops::tanh(in[0] * in[1]);
+        Tensor y = t - ops::broadcast_to(ops::exp(in[2]), {6, 70, 9});
+        return std::vector<Tensor>{y, ops::broadcast_to(ops::sqrt(in[2]), {4, 3}), ops::sqrt(in[2] + 1.0) * 2.0};
+      },
+      {x, plane, s});
   const Graph before = g;
   EXPECT_TRUE(run_pass(ElementwiseFusion(), g));
   EXPECT_EQ(g.num_ops(), 3) << g.to_string();
@@ -163,12 +169,14 @@ TEST(ElementwiseFusion, RowStatisticsFuseWithTheRowsTheyScale) {
   // one value per row, so centring, scaling, gamma and beta become one pass.
   Tensor x = random::normal({8, 4, 32}, random::Key(21)), gamma = random::normal({32}, random::Key(22));
   Tensor beta = random::normal({32}, random::Key(23));
-  Graph g = trace_graph([](const std::vector<Tensor>& in) {
-    const ops::ReduceOptions rows{.axes = {-1}, .keepdims = true};
-    Tensor centered = in[0] - ops::mean(in[0], rows);
-    Tensor rstd = ops::rsqrt(ops::mean(ops::square(centered), rows) + 1e-5);
-    return std::vector<Tensor>{centered * rstd * in[1] + in[2]};
-  }, {x, gamma, beta});
+  Graph g = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        const ops::ReduceOptions rows{.axes = {-1}, .keepdims = true};
+        Tensor centered = in[0] - ops::mean(in[0], rows);
+        Tensor rstd = ops::rsqrt(ops::mean(ops::square(centered), rows) + 1e-5);
+        return std::vector<Tensor>{centered * rstd * in[1] + in[2]};
+      },
+      {x, gamma, beta});
   const Graph before = g;
   EXPECT_TRUE(run_pass(ElementwiseFusion(), g));
   // Scaling, gamma and beta are one kernel reading the [8, 4, 1] rstd in place (the centred x has
@@ -185,12 +193,15 @@ TEST(ElementwiseFusion, RowStatisticsFuseWithTheRowsTheyScale) {
 TEST(ElementwiseFusion, ComparisonsAndWhereFuseWithTheirBoolInside) {
   Tensor x = random::normal({64, 9}, random::Key(8)), g_in = random::normal({64, 9}, random::Key(9));
   // relu's gradient: where(x > 0, g, 0); and not_equal and casts to and from bool.
-  Graph g = trace_graph([](const std::vector<Tensor>& in) {
-    Tensor back = ops::where(ops::greater(in[0], ops::scalar_like(in[0], 0.0)), in[1], ops::scalar_like(in[1], 0.0));
-    Tensor flags = ops::cast(ops::not_equal(in[0], in[1]), DType::float32);
-    Tensor nonzero = ops::cast(ops::cast(back, DType::bool_), DType::float32);
-    return std::vector<Tensor>{back * 2.0 + flags - nonzero};
-  }, {x, g_in});
+  Graph g = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        Tensor back =
+            ops::where(ops::greater(in[0], ops::scalar_like(in[0], 0.0)), in[1], ops::scalar_like(in[1], 0.0));
+        Tensor flags = ops::cast(ops::not_equal(in[0], in[1]), DType::float32);
+        Tensor nonzero = ops::cast(ops::cast(back, DType::bool_), DType::float32);
+        return std::vector<Tensor>{back * 2.0 + flags - nonzero};
+      },
+      {x, g_in});
   const Graph before = g;
   EXPECT_TRUE(run_pass(ElementwiseFusion(), g));
   EXPECT_EQ(g.num_ops(), 1) << g.to_string();
@@ -198,18 +209,20 @@ TEST(ElementwiseFusion, ComparisonsAndWhereFuseWithTheirBoolInside) {
 }
 
 TEST(ElementwiseFusion, StopsWhereTheKernelCannotReadAnInput) {
-  Tensor x = random::normal({8, 6}, random::Key(10)), mask = ops::greater(random::normal({8, 6}, random::Key(11)),
-                                                                           Tensor::scalar(0.0));
+  Tensor x = random::normal({8, 6}, random::Key(10)),
+         mask = ops::greater(random::normal({8, 6}, random::Key(11)), Tensor::scalar(0.0));
   Tensor column = random::normal({8, 1}, random::Key(12));
-  Graph g = trace_graph([](const std::vector<Tensor>& in) {
-    // A bool from outside (an input mask): where stays, its operands' chain fuses.
-    Tensor picked = ops::where(in[1], ops::exp(in[0]) * 2.0, in[0]);
-    // A column [8, 1] is a broadcast but not a suffix: that add stays, and relu after it alone.
-    Tensor shifted = ops::relu(in[0] + in[2]);
-    // bfloat16 ops round each result, which a float32 program would not: they stay.
-    Tensor half = ops::cast(ops::tanh(ops::cast(in[0], DType::bfloat16)) * 2.0, DType::float32);
-    return std::vector<Tensor>{picked + 1.0, shifted, half};
-  }, {x, mask, column});
+  Graph g = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        // A bool from outside (an input mask): where stays, its operands' chain fuses.
+        Tensor picked = ops::where(in[1], ops::exp(in[0]) * 2.0, in[0]);
+        // A column [8, 1] is a broadcast but not a suffix: that add stays, and relu after it alone.
+        Tensor shifted = ops::relu(in[0] + in[2]);
+        // bfloat16 ops round each result, which a float32 program would not: they stay.
+        Tensor half = ops::cast(ops::tanh(ops::cast(in[0], DType::bfloat16)) * 2.0, DType::float32);
+        return std::vector<Tensor>{picked + 1.0, shifted, half};
+      },
+      {x, mask, column});
   const Graph before = g;
   EXPECT_TRUE(run_pass(ElementwiseFusion(), g));
   EXPECT_EQ(fused_nodes(g).size(), 1u) << g.to_string();
@@ -224,11 +237,13 @@ TEST(ElementwiseFusion, InlinesFusedOpsAndComputesScalarsOnce) {
   Tensor x = random::normal({130}, random::Key(13)), step = Tensor::scalar(3.0);
   ElementwiseBuilder b;
   ElementwiseProgram momentum = b.build(b.input(0) * 0.9 + b.input(1));
-  Graph g = trace_graph([&](const std::vector<Tensor>& in) {
-    // A learning rate from the step (rank-0 ops) and an existing fused op: one program for all.
-    Tensor lr = ops::sqrt(1.0 - in[1] * 0.01) / (in[1] + 1.0);
-    return std::vector<Tensor>{ops::fused_elementwise(momentum, {in[0], lr}) - lr * in[0]};
-  }, {x, step});
+  Graph g = trace_graph(
+      [&](const std::vector<Tensor>& in) {
+        // A learning rate from the step (rank-0 ops) and an existing fused op: one program for all.
+        Tensor lr = ops::sqrt(1.0 - in[1] * 0.01) / (in[1] + 1.0);
+        return std::vector<Tensor>{ops::fused_elementwise(momentum, {in[0], lr}) - lr * in[0]};
+      },
+      {x, step});
   const Graph before = g;
   EXPECT_TRUE(run_pass(ElementwiseFusion(), g));
   EXPECT_EQ(g.num_ops(), 1) << g.to_string();

@@ -19,8 +19,6 @@ using pass_testing::trace_graph;
 
 using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
-
-
 std::vector<Tensor> mlp_backward(const std::vector<Tensor>& in) {
   GradientTape tape;
   std::vector<Tensor> params(in.begin() + 2, in.end());
@@ -83,7 +81,7 @@ void expect_no_live_overlap(const Graph& g, const MemoryPlan& plan) {
   for (std::size_t i = 0; i < arena.size(); ++i) {
     for (std::size_t j = i + 1; j < arena.size(); ++j) {
       const ValueId a = arena[i];
-      const ValueId b = arena[j];  // a < b
+      const ValueId b = arena[j];                           // a < b
       if (last[static_cast<std::size_t>(a)] < b) continue;  // a is dead before b is made
       if (at(plan, b).in_place_of == a && last[static_cast<std::size_t>(a)] == b) continue;
       EXPECT_FALSE(overlaps(at(plan, a).offset, at(plan, a).bytes, at(plan, b).offset, at(plan, b).bytes))
@@ -121,7 +119,7 @@ TEST(ArenaAllocator, BestFitSplitsMergesAndGrows) {
   EXPECT_EQ(arena.allocate(1024), 512);  // nothing free: grows
   EXPECT_EQ(arena.size(), 1536);
   arena.release(d, 64);
-  arena.release(512, 1024);             // merges with d's block into [448, 1536), the arena's end
+  arena.release(512, 1024);              // merges with d's block into [448, 1536), the arena's end
   EXPECT_EQ(arena.allocate(2048), 448);  // extends the end block instead of leaving it stranded
   EXPECT_EQ(arena.size(), 2496);
   EXPECT_EQ(arena.allocate(0), 0);
@@ -129,10 +127,12 @@ TEST(ArenaAllocator, BestFitSplitsMergesAndGrows) {
 
 TEST(MemoryPlan, InputsConstantsAndOutputsAreNotInTheArena) {
   Tensor w = random::normal({8, 8}, random::Key(1));
-  Graph g = trace_graph([&](const std::vector<Tensor>& in) {
-    Tensor h = ops::exp(ops::matmul(in[0], w));
-    return std::vector<Tensor>{ops::reshape(ops::negative(h), {4, 4}), in[0]};
-  }, {{{2, 8}, DType::float32}});
+  Graph g = trace_graph(
+      [&](const std::vector<Tensor>& in) {
+        Tensor h = ops::exp(ops::matmul(in[0], w));
+        return std::vector<Tensor>{ops::reshape(ops::negative(h), {4, 4}), in[0]};
+      },
+      {{{2, 8}, DType::float32}});
   MemoryPlan plan = plan_memory(g);
   // %0 x, %1 w, %2 matmul, %3 exp, %4 negative, %5 reshape
   EXPECT_EQ(at(plan, 0).storage, Storage::input);
@@ -149,7 +149,8 @@ TEST(MemoryPlan, InputsConstantsAndOutputsAreNotInTheArena) {
 TEST(MemoryPlan, ElementwiseChainRunsInPlace) {
   const TensorSpec big{{1024, 1024}, DType::float32};
   auto chain = [](const Tensor& x) { return ops::exp(ops::tanh(ops::sigmoid(ops::negative(ops::abs(x))))); };
-  Graph g = trace_graph([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::sum(chain(in[0]))}; }, {big});
+  Graph g =
+      trace_graph([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::sum(chain(in[0]))}; }, {big});
   MemoryPlan plan = plan_memory(g);
   EXPECT_EQ(plan.num_intermediates, 5);
   EXPECT_EQ(plan.in_place_reuses, 4);  // abs makes a block; the next four overwrite it
@@ -158,7 +159,8 @@ TEST(MemoryPlan, ElementwiseChainRunsInPlace) {
   expect_no_live_overlap(g, plan);
 
   // Ending in the output: abs cannot write into the input, and the last op writes the output buffer.
-  Graph to_output = trace_graph([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{chain(in[0])}; }, {big});
+  Graph to_output =
+      trace_graph([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{chain(in[0])}; }, {big});
   MemoryPlan p = plan_memory(to_output);
   EXPECT_EQ(p.arena_bytes, 4 * kMiB);
   EXPECT_EQ(p.in_place_reuses, 3);
@@ -166,12 +168,14 @@ TEST(MemoryPlan, ElementwiseChainRunsInPlace) {
 }
 
 TEST(MemoryPlan, NoInPlaceWhenTheInputHasTwoConsumers) {
-  Graph g = trace_graph([](const std::vector<Tensor>& in) {
-    Tensor a = ops::exp(in[0]);
-    Tensor b = ops::negative(a);
-    Tensor t = ops::tanh(a);  // a's last reader, but not its only one
-    return std::vector<Tensor>{ops::sum(t), ops::sum(b)};
-  }, {{{256}, DType::float32}});
+  Graph g = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        Tensor a = ops::exp(in[0]);
+        Tensor b = ops::negative(a);
+        Tensor t = ops::tanh(a);  // a's last reader, but not its only one
+        return std::vector<Tensor>{ops::sum(t), ops::sum(b)};
+      },
+      {{{256}, DType::float32}});
   MemoryPlan plan = plan_memory(g);
   // %1 exp, %2 negative, %3 tanh
   EXPECT_EQ(at(plan, 2).in_place_of, -1);
@@ -181,10 +185,12 @@ TEST(MemoryPlan, NoInPlaceWhenTheInputHasTwoConsumers) {
 }
 
 TEST(MemoryPlan, NoInPlaceIntoAnOutputOrAnInput) {
-  Graph g = trace_graph([](const std::vector<Tensor>& in) {
-    Tensor a = ops::exp(in[0]);  // an output: its buffer leaves with the caller
-    return std::vector<Tensor>{a, ops::sum(ops::negative(a)), ops::sum(ops::tanh(in[0]))};
-  }, {{{256}, DType::float32}});
+  Graph g = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        Tensor a = ops::exp(in[0]);  // an output: its buffer leaves with the caller
+        return std::vector<Tensor>{a, ops::sum(ops::negative(a)), ops::sum(ops::tanh(in[0]))};
+      },
+      {{{256}, DType::float32}});
   MemoryPlan plan = plan_memory(g);
   EXPECT_EQ(plan.in_place_reuses, 0);
   for (const ValuePlan& v : plan.values) EXPECT_EQ(v.in_place_of, -1);
@@ -193,20 +199,24 @@ TEST(MemoryPlan, NoInPlaceIntoAnOutputOrAnInput) {
 
 TEST(MemoryPlan, ViewsKeepTheirSourceAlive) {
   // The reshape of a is read after negative(a): negative must not overwrite a.
-  Graph alive = trace_graph([](const std::vector<Tensor>& in) {
-    Tensor a = ops::exp(in[0]);
-    Tensor b = ops::negative(a);
-    Tensor later = ops::matmul(ops::reshape(a, {6, 4}), ops::reshape(b, {4, 6}));
-    return std::vector<Tensor>{ops::sum(b), ops::sum(later)};
-  }, {{{4, 6}, DType::float32}});
+  Graph alive = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        Tensor a = ops::exp(in[0]);
+        Tensor b = ops::negative(a);
+        Tensor later = ops::matmul(ops::reshape(a, {6, 4}), ops::reshape(b, {4, 6}));
+        return std::vector<Tensor>{ops::sum(b), ops::sum(later)};
+      },
+      {{{4, 6}, DType::float32}});
   MemoryPlan plan = plan_memory(alive);
   EXPECT_EQ(at(plan, 2).in_place_of, -1);  // %1 exp, %2 negative
   expect_no_live_overlap(alive, plan);
 
   // Through a view with no other reader, the elementwise op may still write in place.
-  Graph through = trace_graph([](const std::vector<Tensor>& in) {
-    return std::vector<Tensor>{ops::sum(ops::negative(ops::reshape(ops::exp(in[0]), {6, 4})))};
-  }, {{{4, 6}, DType::float32}});
+  Graph through = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{ops::sum(ops::negative(ops::reshape(ops::exp(in[0]), {6, 4})))};
+      },
+      {{{4, 6}, DType::float32}});
   MemoryPlan p = plan_memory(through);
   EXPECT_EQ(at(p, 3).storage, Storage::arena);  // %1 exp, %2 reshape, %3 negative
   EXPECT_EQ(at(p, 3).in_place_of, 1);
@@ -215,15 +225,17 @@ TEST(MemoryPlan, ViewsKeepTheirSourceAlive) {
 }
 
 TEST(MemoryPlan, FreedBlocksAreReusedByBestFit) {
-  Graph g = trace_graph([](const std::vector<Tensor>& in) {
-    Tensor p = ops::negative(in[0]);  // 4 KiB
-    Tensor s = ops::negative(in[1]);  // 1 KiB, read at the very end: separates p's block from q's
-    Tensor q = ops::negative(in[1]);  // 1 KiB
-    Tensor ps = ops::sum(p);          // p dies
-    Tensor qs = ops::sum(q);          // q dies: free blocks of ~4 KiB and exactly 1 KiB
-    Tensor r = ops::abs(in[1]);       // 1 KiB: takes q's block, the best fit
-    return std::vector<Tensor>{ps + qs, s + r};
-  }, {{{1024}, DType::float32}, {{256}, DType::float32}});
+  Graph g = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        Tensor p = ops::negative(in[0]);  // 4 KiB
+        Tensor s = ops::negative(in[1]);  // 1 KiB, read at the very end: separates p's block from q's
+        Tensor q = ops::negative(in[1]);  // 1 KiB
+        Tensor ps = ops::sum(p);          // p dies
+        Tensor qs = ops::sum(q);          // q dies: free blocks of ~4 KiB and exactly 1 KiB
+        Tensor r = ops::abs(in[1]);       // 1 KiB: takes q's block, the best fit
+        return std::vector<Tensor>{ps + qs, s + r};
+      },
+      {{{1024}, DType::float32}, {{256}, DType::float32}});
   MemoryPlan plan = plan_memory(g);
   // %0 %1 inputs, %2 p, %3 s, %4 q, %5 ps, %6 qs, %7 r
   EXPECT_EQ(at(plan, 7).offset, at(plan, 4).offset);
@@ -232,9 +244,11 @@ TEST(MemoryPlan, FreedBlocksAreReusedByBestFit) {
 }
 
 TEST(MemoryPlan, BfloatWideningScratchIsPlanned) {
-  Graph g = trace_graph([](const std::vector<Tensor>& in) {
-    return std::vector<Tensor>{ops::sum(ops::cast(ops::exp(ops::exp(in[0])), DType::float32))};
-  }, {{{1000}, DType::bfloat16}});
+  Graph g = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{ops::sum(ops::cast(ops::exp(ops::exp(in[0])), DType::float32))};
+      },
+      {{{1000}, DType::bfloat16}});
   MemoryPlan plan = plan_memory(g);
   EXPECT_TRUE(needs_widening(g, g.node(1)));
   EXPECT_EQ(at(plan, 1).scratch_bytes, 2 * aligned_bytes(4000));  // the float32 input and output
@@ -272,7 +286,7 @@ TEST(MemoryPlan, MlpTrainStep) {
 TEST(MemoryPlan, ThousandsOfNodesPlanQuickly) {
   // A long residual chain: x_{i+1} = x_i + exp(x_i), so every value has two readers.
   Graph seed = trace_graph([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + ops::exp(in[0])}; },
-                        {{{64}, DType::float32}});
+                           {{{64}, DType::float32}});
   auto exp_op = seed.node(1).primitive;
   auto add_op = seed.node(2).primitive;
   Graph g;

@@ -31,7 +31,8 @@ inline Graph trace_graph(const TracedFn& fn, const std::vector<Tensor>& inputs) 
   Trace trace;
   TraceScope active(trace);
   std::vector<Tensor> symbolic;
-  for (std::size_t i = 0; i < inputs.size(); ++i) symbolic.push_back(trace.input(inputs[i].spec(), "in" + std::to_string(i)));
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    symbolic.push_back(trace.input(inputs[i].spec(), "in" + std::to_string(i)));
   return trace.finish(fn(symbolic));
 }
 
@@ -108,8 +109,8 @@ inline std::int64_t count_nodes(const Graph& graph, NodeKind kind) {
 /// Same spec and the same bytes.
 inline void expect_bitwise_equal(const Tensor& a, const Tensor& b, const std::string& what) {
   ASSERT_EQ(a.spec(), b.spec()) << what;
-  EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0) << what << ": " << a.to_string() << " vs "
-                                                                    << b.to_string();
+  EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0)
+      << what << ": " << a.to_string() << " vs " << b.to_string();
 }
 
 /// Both graphs give bit-identical outputs on these inputs.

@@ -70,8 +70,8 @@ TEST(DefaultPipeline, ShrinksAnMlpTrainStepAndKeepsItsResults) {
     g.verify();
     counts += ", " + std::to_string(g.num_ops()) + " after " + pass->name();
   }
-  std::cout << "[ mlp step ] ops: " << counts << "; constants " << count_nodes(traced, NodeKind::constant)
-            << " -> " << count_nodes(g, NodeKind::constant) << '\n';
+  std::cout << "[ mlp step ] ops: " << counts << "; constants " << count_nodes(traced, NodeKind::constant) << " -> "
+            << count_nodes(g, NodeKind::constant) << '\n';
   EXPECT_LT(g.num_ops(), traced_ops) << counts;
   // The real work survives: two matmuls forward, and the backward's matmuls for the four gradients.
   EXPECT_EQ(count_ops(g, OpId::matmul), count_ops(traced, OpId::matmul));

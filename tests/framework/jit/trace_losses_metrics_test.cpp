@@ -117,7 +117,9 @@ std::vector<LossCase> loss_cases() {
        padded_sequences});
   cases.push_back({"sparse_categorical_crossentropy_class_axis_first",
                    [] { return Handle<Loss>(SparseCategoricalCrossentropy({.from_logits = true, .axis = 0})); },
-                   [] { return Batch{sparse_labels(), ops::transpose(class_scores(), {1, 0})}; }});
+                   [] {
+                     return Batch{sparse_labels(), ops::transpose(class_scores(), {1, 0})};
+                   }});
   cases.push_back({"categorical_crossentropy_from_logits_smoothed",
                    [] { return Handle<Loss>(CategoricalCrossentropy({.from_logits = true, .label_smoothing = 0.1})); },
                    one_hot_with_logits});
@@ -139,25 +141,30 @@ std::vector<MetricCase> metric_cases() {
     if (batch == metric_batches().end()) continue;  // reported by the coverage test
     cases.push_back({name, [name] { return metrics::get(name); }, batch->second});
   }
-  cases.push_back({"binary_accuracy_logit_threshold",
-                   [] { return Handle<Metric>(BinaryAccuracy({.threshold = 0.0})); }, binary_with_logits});
-  cases.push_back({"top_2_categorical_accuracy",
-                   [] { return Handle<Metric>(TopKCategoricalAccuracy({.k = 2})); }, one_hot_with_logits});
+  cases.push_back({"binary_accuracy_logit_threshold", [] { return Handle<Metric>(BinaryAccuracy({.threshold = 0.0})); },
+                   binary_with_logits});
+  cases.push_back({"top_2_categorical_accuracy", [] { return Handle<Metric>(TopKCategoricalAccuracy({.k = 2})); },
+                   one_hot_with_logits});
   cases.push_back({"sparse_top_2_categorical_accuracy",
                    [] { return Handle<Metric>(SparseTopKCategoricalAccuracy({.k = 2})); }, sparse_with_logits});
   cases.push_back({"precision_three_thresholds",
-                   [] { return Handle<Metric>(Precision({.thresholds = {0.2, 0.5, 0.8}})); },
+                   [] {
+                     return Handle<Metric>(Precision({.thresholds = {0.2, 0.5, 0.8}}));
+                   },
                    binary_with_probabilities});
   cases.push_back({"recall_three_thresholds",
-                   [] { return Handle<Metric>(Recall({.thresholds = {0.2, 0.5, 0.8}})); }, binary_with_probabilities});
+                   [] {
+                     return Handle<Metric>(Recall({.thresholds = {0.2, 0.5, 0.8}}));
+                   },
+                   binary_with_probabilities});
   cases.push_back({"auc_pr_from_logits",
                    [] { return Handle<Metric>(AUC({.num_thresholds = 50, .curve = "PR", .from_logits = true})); },
                    binary_with_logits});
   // "accuracy" as compile() resolves it against each loss.
   cases.push_back({"accuracy_for_sparse_categorical_crossentropy",
                    [] { return metrics::get("accuracy", "sparse_categorical_crossentropy"); }, sparse_with_logits});
-  cases.push_back({"accuracy_for_binary_crossentropy",
-                   [] { return metrics::get("accuracy", "binary_crossentropy"); }, binary_with_probabilities});
+  cases.push_back({"accuracy_for_binary_crossentropy", [] { return metrics::get("accuracy", "binary_crossentropy"); },
+                   binary_with_probabilities});
   return cases;
 }
 
@@ -258,8 +265,8 @@ TEST(TraceLossesMetricsCoverage, EveryLossAndMetricThatGetKnowsHasABatch) {
     EXPECT_TRUE(loss_batches().count(name)) << "loss '" << name << "' has no batch in trace_losses_metrics_test.cpp";
   }
   for (const std::string& name : metrics::names()) {
-    EXPECT_TRUE(metric_batches().count(name)) << "metric '" << name
-                                              << "' has no batch in trace_losses_metrics_test.cpp";
+    EXPECT_TRUE(metric_batches().count(name))
+        << "metric '" << name << "' has no batch in trace_losses_metrics_test.cpp";
   }
 }
 

@@ -19,7 +19,6 @@ using pass_testing::trace_graph;
 using testing::contains;
 using testing::error_message;
 
-
 void expect_close(const Tensor& a, const Tensor& b) {
   ASSERT_EQ(a.spec(), b.spec());
   std::vector<float> x = a.to_vector<float>();
@@ -88,10 +87,12 @@ TEST(Trace, ReadingATracedValueIsRuleOne) {
   EXPECT_TRUE(contains(message, "ops::where")) << message;
 
   std::string in_layer = error_message<JitError>([&] {
-    trace_graph([&](const std::vector<Tensor>& in) {
-      dense(in[0]).to_vector<float>();
-      return std::vector<Tensor>{};
-    }, {x});
+    trace_graph(
+        [&](const std::vector<Tensor>& in) {
+          dense(in[0]).to_vector<float>();
+          return std::vector<Tensor>{};
+        },
+        {x});
   });
   EXPECT_TRUE(contains(in_layer, "in layer 'dense")) << in_layer;
 }
@@ -134,9 +135,12 @@ TEST(Trace, DataDependentShapesAreRuleTwo) {
             (std::vector<std::int64_t>{0, 1, 1, 1}));
   // Traced: JitError naming rule 2 and the mask fix.
   std::string message = testing::error_message<JitError>([&] {
-    trace_graph([](const std::vector<Tensor>& in) {
-      return std::vector<Tensor>{ops::boolean_mask(in[0], ops::not_equal(in[1], Tensor::scalar(-100, DType::int64)))};
-    }, {losses, labels});
+    trace_graph(
+        [](const std::vector<Tensor>& in) {
+          return std::vector<Tensor>{
+              ops::boolean_mask(in[0], ops::not_equal(in[1], Tensor::scalar(-100, DType::int64)))};
+        },
+        {losses, labels});
   });
   EXPECT_TRUE(testing::contains(message, "rule 2")) << message;
   EXPECT_TRUE(testing::contains(message, "ops::boolean_mask")) << message;

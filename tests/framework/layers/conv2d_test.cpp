@@ -48,8 +48,8 @@ TEST(Conv2D, OneByOneConvolutionIsADenseOverChannels) {
   Tensor x = random::normal({1, 2, 2, 3}, random::Key(0));
   std::vector<float> y = conv(x).to_vector<float>();
   Tensor k = ops::reshape(conv.kernel().value(), {3, 2});
-  std::vector<float> ref = ops::relu(ops::add(ops::matmul(ops::reshape(x, {4, 3}), k), Tensor::ones({2})))
-                               .to_vector<float>();
+  std::vector<float> ref =
+      ops::relu(ops::add(ops::matmul(ops::reshape(x, {4, 3}), k), Tensor::ones({2}))).to_vector<float>();
   ASSERT_EQ(y.size(), ref.size());
   for (std::size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], ref[i], 1e-5);
 }

@@ -68,9 +68,9 @@ TEST(Embedding, GradientsReachTheLookedUpRows) {
   Tensor loss = ops::sum(embed(ids));
   auto grads = tape.gradient(loss, {embed.embeddings().value()});
   std::vector<float> g = grads[0].to_vector<float>();
-  EXPECT_EQ(g[0], 1.0f);           // row 0 used once
-  EXPECT_EQ(g[3 * 1], 0.0f);       // row 1 unused
-  EXPECT_EQ(g[3 * 4], 2.0f);       // row 4 used twice
+  EXPECT_EQ(g[0], 1.0f);      // row 0 used once
+  EXPECT_EQ(g[3 * 1], 0.0f);  // row 1 unused
+  EXPECT_EQ(g[3 * 4], 2.0f);  // row 4 used twice
 }
 
 TEST(Embedding, OutOfRangeIdNamesTheLayer) {

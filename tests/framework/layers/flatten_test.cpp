@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "framework/autodiff/gradcheck.h"
 #include "framework/core/error.h"
 #include "framework/core/random.h"
-#include "framework/autodiff/gradcheck.h"
 
 namespace kestrel {
 namespace {
@@ -22,8 +22,8 @@ TEST(Flatten, KeepsTheBatchDim) {
 
 TEST(Flatten, GradientIsAReshape) {
   layers::Flatten flatten;
-  GradcheckResult r =
-      gradcheck([&](const std::vector<Tensor>& a) { return flatten(a[0]); }, {random::normal({2, 3, 2}, random::Key(0))});
+  GradcheckResult r = gradcheck([&](const std::vector<Tensor>& a) { return flatten(a[0]); },
+                                {random::normal({2, 3, 2}, random::Key(0))});
   EXPECT_TRUE(r.ok) << r.report;
 }
 

@@ -65,11 +65,11 @@ TEST(MultiHeadAttention, SublayersAndWeightsFollowKeras) {
     names.push_back(v.name());
     shapes.push_back(v.shape());
   }
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "multi_head_attention/query/kernel", "multi_head_attention/query/bias",
-                       "multi_head_attention/key/kernel", "multi_head_attention/key/bias",
-                       "multi_head_attention/value/kernel", "multi_head_attention/value/bias",
-                       "multi_head_attention/attention_output/kernel", "multi_head_attention/attention_output/bias"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"multi_head_attention/query/kernel", "multi_head_attention/query/bias",
+                                             "multi_head_attention/key/kernel", "multi_head_attention/key/bias",
+                                             "multi_head_attention/value/kernel", "multi_head_attention/value/bias",
+                                             "multi_head_attention/attention_output/kernel",
+                                             "multi_head_attention/attention_output/bias"}));
   EXPECT_EQ(shapes, (std::vector<Shape>{{8, 2, 4}, {2, 4}, {8, 2, 4}, {2, 4}, {8, 2, 4}, {2, 4}, {2, 4, 8}, {8}}));
   EXPECT_EQ(mha.count_params(), 3 * (8 * 8 + 8) + (8 * 8 + 8));
 }
@@ -109,15 +109,15 @@ TEST(MultiHeadAttention, CausalMaskBlocksFuturePositions) {
   // Positions 0..2 see only positions 0..2, which did not change.
   expect_near(ops::slice(y, {0, 0, 0}, {-1, 3, -1}).to_vector<float>(),
               ops::slice(y2, {0, 0, 0}, {-1, 3, -1}).to_vector<float>(), 1e-6);
-  EXPECT_GT(std::fabs(ops::sum(ops::abs(ops::slice(y, {0, 3, 0}, {-1, -1, -1}) -
-                                        ops::slice(y2, {0, 3, 0}, {-1, -1, -1})))
-                          .item()),
-            1e-3);
+  EXPECT_GT(
+      std::fabs(
+          ops::sum(ops::abs(ops::slice(y, {0, 3, 0}, {-1, -1, -1}) - ops::slice(y2, {0, 3, 0}, {-1, -1, -1}))).item()),
+      1e-3);
   // Without the mask, early positions see the change.
   Tensor free = mha(x, x), free2 = mha(changed, changed);
-  EXPECT_GT(ops::sum(ops::abs(ops::slice(free, {0, 0, 0}, {-1, 1, -1}) - ops::slice(free2, {0, 0, 0}, {-1, 1, -1})))
-                .item(),
-            1e-3);
+  EXPECT_GT(
+      ops::sum(ops::abs(ops::slice(free, {0, 0, 0}, {-1, 1, -1}) - ops::slice(free2, {0, 0, 0}, {-1, 1, -1}))).item(),
+      1e-3);
 }
 
 TEST(MultiHeadAttention, AttentionMaskBlocksMaskedKeys) {

@@ -76,8 +76,8 @@ TEST(Sequential, MovedLayersKeepTheirChildren) {
 }
 
 TEST(Sequential, BenchMlpAndCnnParameterCounts) {
-  Sequential mlp({layers::Dense(512, {.activation = "relu"}), layers::Dense(256, {.activation = "relu"}),
-                  layers::Dense(10)});
+  Sequential mlp(
+      {layers::Dense(512, {.activation = "relu"}), layers::Dense(256, {.activation = "relu"}), layers::Dense(10)});
   mlp.build({1, 784});
   EXPECT_EQ(mlp.count_params(), 535818);
 

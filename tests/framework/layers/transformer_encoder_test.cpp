@@ -34,10 +34,10 @@ TEST(TransformerEncoder, SublayersHaveKerasHubNames) {
   block(Tensor::ones({1, 3, 8}));
   std::vector<std::string> names;
   for (const Layer* child : block.layers()) names.push_back(child->name());
-  EXPECT_EQ(names, (std::vector<std::string>{"self_attention_layer", "self_attention_layer_norm",
-                                             "self_attention_dropout", "feedforward_layer_norm",
-                                             "feedforward_intermediate_dense", "feedforward_output_dense",
-                                             "feedforward_dropout"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"self_attention_layer", "self_attention_layer_norm", "self_attention_dropout",
+                                      "feedforward_layer_norm", "feedforward_intermediate_dense",
+                                      "feedforward_output_dense", "feedforward_dropout"}));
   std::vector<Variable> w = block.weights();
   EXPECT_EQ(w.size(), 8u + 4u + 4u);
   // A standalone layer's weights carry its own name first, as in Keras.

@@ -132,7 +132,7 @@ TEST(SparseCategoricalCrossentropy, ClassAxisOtherThanLast) {
   // Classes on axis 1 of [batch, classes, time]: the same losses as with classes last.
   Tensor logits_last = random::normal({2, 4, 3}, random::Key(5));  // [batch, time, classes]
   Tensor labels = int64s({0, 2, 1, 1, 0, 2, 2, 1}, {2, 4});
-  Tensor logits_mid = ops::transpose(logits_last, {0, 2, 1});      // [batch, classes, time]
+  Tensor logits_mid = ops::transpose(logits_last, {0, 2, 1});  // [batch, classes, time]
   SparseCategoricalCrossentropy last({.from_logits = true, .reduction = Reduction::none});
   SparseCategoricalCrossentropy mid({.from_logits = true, .axis = 1, .reduction = Reduction::none});
   expect_values(mid(labels, logits_mid), last(labels, logits_last).to_vector<double>());
@@ -145,7 +145,9 @@ TEST(SparseCategoricalCrossentropy, ShapeMismatchNamesTheLossAndBothShapes) {
   EXPECT_TRUE(contains(m, "y_true is [3]")) << m;
   EXPECT_TRUE(contains(m, "y_pred is [4,5]")) << m;
   SparseCategoricalCrossentropy named({.name = "token_loss"});
-  EXPECT_TRUE(contains(error_message<ShapeError>([&] { named(int64s({1}, {1}), Tensor::ones({4, 5})); }),
+  EXPECT_TRUE(contains(error_message<ShapeError>([&] {
+                         named(int64s({1}, {1}), Tensor::ones({4, 5}));
+                       }),
                        "[token_loss]"));
 }
 
@@ -165,7 +167,8 @@ TEST(SparseCategoricalCrossentropy, GradientsMatchFiniteDifferences) {
   for (bool from_logits : {true, false}) {
     SparseCategoricalCrossentropy loss({.from_logits = from_logits, .ignore_class = -1});
     // Probabilities are kept inside (0.1, 1) so clipping never binds.
-    Tensor y_pred = from_logits ? random::normal({2, 3, 4}, random::Key(6)) : random::uniform({2, 3, 4}, random::Key(6), 0.1, 1.0);
+    Tensor y_pred =
+        from_logits ? random::normal({2, 3, 4}, random::Key(6)) : random::uniform({2, 3, 4}, random::Key(6), 0.1, 1.0);
     GradcheckResult r = gradcheck([&](const std::vector<Tensor>& a) { return loss(a[1], a[0]); }, {y_pred, labels});
     EXPECT_TRUE(r.ok) << "from_logits=" << from_logits << ": " << r.report;
   }
@@ -207,7 +210,8 @@ TEST(CategoricalCrossentropy, GradientsMatchFiniteDifferences) {
   Tensor y_true = ops::softmax(random::normal({3, 4}, random::Key(7)));
   for (bool from_logits : {true, false}) {
     CategoricalCrossentropy loss({.from_logits = from_logits, .label_smoothing = 0.1});
-    Tensor y_pred = from_logits ? random::normal({3, 4}, random::Key(8)) : random::uniform({3, 4}, random::Key(8), 0.1, 1.0);
+    Tensor y_pred =
+        from_logits ? random::normal({3, 4}, random::Key(8)) : random::uniform({3, 4}, random::Key(8), 0.1, 1.0);
     GradcheckResult r = gradcheck([&](const std::vector<Tensor>& a) { return loss(a[0], a[1]); }, {y_true, y_pred});
     EXPECT_TRUE(r.ok) << "from_logits=" << from_logits << ": " << r.report;
   }
@@ -269,7 +273,8 @@ TEST(BinaryCrossentropy, GradientsMatchFiniteDifferences) {
   Tensor y_true = random::uniform({4, 3}, random::Key(9));
   for (bool from_logits : {true, false}) {
     BinaryCrossentropy loss({.from_logits = from_logits, .label_smoothing = 0.1});
-    Tensor y_pred = from_logits ? random::normal({4, 3}, random::Key(10)) : random::uniform({4, 3}, random::Key(10), 0.1, 0.9);
+    Tensor y_pred =
+        from_logits ? random::normal({4, 3}, random::Key(10)) : random::uniform({4, 3}, random::Key(10), 0.1, 0.9);
     GradcheckResult r = gradcheck([&](const std::vector<Tensor>& a) { return loss(a[0], a[1]); }, {y_true, y_pred});
     EXPECT_TRUE(r.ok) << "from_logits=" << from_logits << ": " << r.report;
   }

@@ -118,8 +118,8 @@ TEST(LossMask, MaskedElementsLeaveTheSumAndTheCount) {
 TEST(LossMask, EverythingMaskedGivesZeroAndAFiniteGradient) {
   Tensor t = floats({-1, -1}, {2});
   MaskedAbsoluteError loss(Reduction::sum_over_batch_size);
-  auto [value, grads] = value_and_grad([&](const std::vector<Tensor>& a) { return loss(t, a[0]); },
-                                       {floats({3, 4}, {2})});
+  auto [value, grads] =
+      value_and_grad([&](const std::vector<Tensor>& a) { return loss(t, a[0]); }, {floats({3, 4}, {2})});
   EXPECT_EQ(value.item(), 0.0);
   expect_values(grads[0], {0, 0});
 }

@@ -133,8 +133,9 @@ TEST(SparseTopKCategoricalAccuracy, LabelAmongTheKLargest) {
   expect_values(sparse_top_k_categorical_accuracy(int64s({2}, {1}), row, 2), {0});
   expect_values(sparse_top_k_categorical_accuracy(int64s({2}, {1}), row, 3), {1});
   // Ties at the boundary count in: [0.5, 0.5, 0.1] with k = 1 puts both 0 and 1 in the top 1.
-  expect_values(sparse_top_k_categorical_accuracy(int64s({0, 1}, {2}), floats({0.5f, 0.5f, 0.1f, 0.5f, 0.5f, 0.1f}, {2, 3}), 1),
-                {1, 1});
+  expect_values(
+      sparse_top_k_categorical_accuracy(int64s({0, 1}, {2}), floats({0.5f, 0.5f, 0.1f, 0.5f, 0.5f, 0.1f}, {2, 3}), 1),
+      {1, 1});
   // The default k is 5: with 6 classes the smallest score misses.
   SparseTopKCategoricalAccuracy top5;
   EXPECT_EQ(top5.name(), "sparse_top_k_categorical_accuracy");
@@ -157,8 +158,8 @@ TEST(AccuracyErrors, ShapeMismatchNamesTheMetricAndBothShapes) {
   EXPECT_TRUE(contains(m, "[binary_accuracy] y_true is [3] and y_pred is [4]")) << m;
 
   EXPECT_TRUE(contains(error_message<ValueError>([] { TopKCategoricalAccuracy({.k = 0}); }), "k is 0"));
-  EXPECT_TRUE(contains(error_message<ValueError>([] { Accuracy().update_state(Tensor(), Tensor::ones({2})); }),
-                       "y_true"));
+  EXPECT_TRUE(
+      contains(error_message<ValueError>([] { Accuracy().update_state(Tensor(), Tensor::ones({2})); }), "y_true"));
 }
 
 }  // namespace

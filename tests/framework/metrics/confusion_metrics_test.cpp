@@ -81,8 +81,7 @@ TEST(ConfusionMetrics, ErrorsNameTheMetric) {
   EXPECT_TRUE(contains(m, "[precision] y_true is [3] and y_pred is [4]")) << m;
   m = error_message<ShapeError>([] { AUC().update_state(Tensor::ones({2, 3}), Tensor::ones({2, 2})); });
   EXPECT_TRUE(contains(m, "[auc] y_true is [2,3] and y_pred is [2,2]")) << m;
-  m = error_message<ShapeError>(
-      [] { Recall().update_state(Tensor::ones({4}), Tensor::ones({4}), Tensor::ones({3})); });
+  m = error_message<ShapeError>([] { Recall().update_state(Tensor::ones({4}), Tensor::ones({4}), Tensor::ones({3})); });
   EXPECT_TRUE(contains(m, "[recall] sample_weight is [3]")) << m;
   EXPECT_TRUE(contains(error_message<ValueError>([] { Recall({.thresholds = {1.5}}); }), "outside [0, 1]"));
   EXPECT_TRUE(contains(error_message<ValueError>([] { Precision({.thresholds = {}}); }), "empty"));

@@ -99,7 +99,7 @@ TEST(MeanMetricWrapper, AveragesAFunctionOfTargetsAndPredictions) {
       },
       "within_one");
   EXPECT_EQ(within_one.name(), "within_one");
-  within_one.update_state(floats({1, 2, 3, 4}, {4}), floats({1.5f, 4, 3, 9}, {4}));   // 1, 0, 1, 0
+  within_one.update_state(floats({1, 2, 3, 4}, {4}), floats({1.5f, 4, 3, 9}, {4}));        // 1, 0, 1, 0
   within_one.update_state(floats({0, 0}, {2}), floats({0, 0}, {2}), floats({3, 1}, {2}));  // 1, 1 weighted 3, 1
   EXPECT_NEAR(within_one.result(), 6.0 / 8, kTol);
 }

@@ -78,7 +78,8 @@ TEST_F(FitDatasetTest, NamedInputsAndSampleWeightsComeFromKeys) {
   Tensor b = ops::slice(x_, {0, 1}, {-1, 1});
   Tensor zero_weights = Tensor::zeros({96});
   data::Dataset ds =
-      data::Dataset::from_tensor_slices({{"a", a}, {"b", b}, {"labels", y_}, {"sample_weight", zero_weights}}).batch(32);
+      data::Dataset::from_tensor_slices({{"a", a}, {"b", b}, {"labels", y_}, {"sample_weight", zero_weights}})
+          .batch(32);
   History h = model.fit(ds, {.epochs = 1, .verbose = 0});
   EXPECT_EQ(h.history.at("loss")[0], 0.0);  // every sample weighs 0
 }
@@ -107,7 +108,8 @@ TEST_F(FitDatasetTest, StepsPerEpochReadsOnAcrossEpochsAndStopsWhenDataRunsOut) 
   data::Dataset ds = data::Dataset::range(96)
                          .map([this](data::Element e) {
                            const std::int64_t i = e.tensor("value").to_vector<std::int64_t>()[0];
-                           return data::Element{{"x", ops::slice(x_, {i, 0}, {1, -1})}, {"labels", ops::slice(y_, {i, 0}, {1, -1})},
+                           return data::Element{{"x", ops::slice(x_, {i, 0}, {1, -1})},
+                                                {"labels", ops::slice(y_, {i, 0}, {1, -1})},
                                                 {"value", e.tensor("value")}};
                          })
                          .batch(16);
@@ -143,8 +145,9 @@ TEST_F(FitDatasetTest, ArrayOnlyOptionsAndStringsAreRejectedWithTheFix) {
   std::string split = error_message<ValueError>([&] { model.fit(ds, {.verbose = 0, .validation_split = 0.2}); });
   EXPECT_TRUE(contains(split, "validation_split applies to arrays")) << split;
 
-  data::Dataset text = data::Dataset::from_tensor_slices(
-      {{"text", data::Strings({"a", "b"})}, {"labels", Tensor::zeros({2, 1})}}).batch(2);
+  data::Dataset text =
+      data::Dataset::from_tensor_slices({{"text", data::Strings({"a", "b"})}, {"labels", Tensor::zeros({2, 1})}})
+          .batch(2);
   std::string strings = error_message<TypeError>([&] { model.fit(text, {.verbose = 0}); });
   EXPECT_TRUE(contains(strings, "tokenize the text")) << strings;
 }

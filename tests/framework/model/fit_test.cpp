@@ -32,8 +32,8 @@ TEST_F(FitTest, LearnsXor) {
   Tensor x = Tensor::from_vector<float>({0, 0, 0, 1, 1, 0, 1, 1}, {4, 2});
   Tensor y = Tensor::from_vector<float>({0, 1, 1, 0}, {4, 1});
   Sequential model({layers::Dense(8, {.activation = "tanh"}), layers::Dense(1, {.activation = "sigmoid"})});
-  model.compile({.optimizer = optimizers::Adam({.learning_rate = 0.05}), .loss = "binary_crossentropy",
-                 .metrics = {"accuracy"}});
+  model.compile(
+      {.optimizer = optimizers::Adam({.learning_rate = 0.05}), .loss = "binary_crossentropy", .metrics = {"accuracy"}});
   History h = model.fit(x, y, {.batch_size = 4, .epochs = 300, .verbose = 0});
   EXPECT_LT(h.history.at("loss").back(), 0.1);
   EXPECT_EQ(model.evaluate(x, y, {.verbose = 0}).at("accuracy"), 1.0);
@@ -75,10 +75,11 @@ TEST_F(FitTest, InitialEpochAndStepsPerEpochAreHonoured) {
   Sequential model({layers::Dense(1)});
   model.compile({.optimizer = "sgd", .loss = "mse"});
   int batches = 0;
-  auto counter = std::make_shared<callbacks::LambdaCallback>(callbacks::LambdaCallbackOptions{
-      .on_train_batch_end = [&](std::int64_t, const Logs&) { ++batches; }});
-  History h = model.fit(x, y, {.batch_size = 8, .epochs = 4, .verbose = 0, .callbacks = {counter},
-                               .initial_epoch = 2, .steps_per_epoch = 3});
+  auto counter = std::make_shared<callbacks::LambdaCallback>(
+      callbacks::LambdaCallbackOptions{.on_train_batch_end = [&](std::int64_t, const Logs&) { ++batches; }});
+  History h = model.fit(
+      x, y,
+      {.batch_size = 8, .epochs = 4, .verbose = 0, .callbacks = {counter}, .initial_epoch = 2, .steps_per_epoch = 3});
   EXPECT_EQ(h.epoch, (std::vector<int>{2, 3}));
   EXPECT_EQ(batches, 6);
   EXPECT_EQ(model.optimizer()->iterations(), 6);
@@ -167,8 +168,8 @@ TEST_F(FitTest, MismatchedSampleCountsNameBothShapes) {
 }
 
 TEST_F(FitTest, SummaryListsLayersAndParameterCounts) {
-  Sequential model({layers::Dense(512, {.activation = "relu"}), layers::Dense(256, {.activation = "relu"}),
-                    layers::Dense(10)});
+  Sequential model(
+      {layers::Dense(512, {.activation = "relu"}), layers::Dense(256, {.activation = "relu"}), layers::Dense(10)});
   model.build({1, 784});
   std::ostringstream out;
   model.summary(out);

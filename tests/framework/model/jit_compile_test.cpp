@@ -29,8 +29,8 @@ Sequential make_mlp() {
 }
 
 Sequential make_cnn() {
-  return Sequential({layers::Conv2D(4, {3, 3}, {.activation = "relu"}), layers::MaxPooling2D(), layers::Flatten(),
-                     layers::Dense(4)});
+  return Sequential(
+      {layers::Conv2D(4, {3, 3}, {.activation = "relu"}), layers::MaxPooling2D(), layers::Flatten(), layers::Dense(4)});
 }
 
 CompileOptions classifier_options(bool jit) {
@@ -240,12 +240,10 @@ TEST(JitCompile, SteadyStateTrainStepAllocatesNothing) {
   // Between a batch's begin and end hooks only the step runs (the batch is read before).
   std::int64_t at_begin = 0;
   std::vector<std::int64_t> allocations;
-  callbacks::LambdaCallback count({.on_train_batch_begin = [&](std::int64_t, const Logs&) {
-                                     at_begin = allocator_stats().allocations;
-                                   },
-                                   .on_train_batch_end = [&](std::int64_t, const Logs&) {
-                                     allocations.push_back(allocator_stats().allocations - at_begin);
-                                   }});
+  callbacks::LambdaCallback count(
+      {.on_train_batch_begin = [&](std::int64_t, const Logs&) { at_begin = allocator_stats().allocations; },
+       .on_train_batch_end = [&](std::int64_t,
+                                 const Logs&) { allocations.push_back(allocator_stats().allocations - at_begin); }});
   model.fit(data.x, data.y, {.batch_size = 32, .epochs = 1, .verbose = 0, .callbacks = {count}});
   ASSERT_EQ(allocations.size(), 10u);
   EXPECT_GT(allocations[0], 0) << "the first step compiles";

@@ -21,7 +21,8 @@ TEST(OrderedGradientSum, AddsInReplicaOrderWhateverOrderReplicasFinish) {
   const std::vector<float> values = {1e8f, 1.0f, -1e8f};
   OrderedGradientSum sum(3);
   std::vector<std::thread> replicas;
-  for (int r : {2, 1, 0}) replicas.emplace_back([&, r] { sum.add(r, gradients_of(values[static_cast<std::size_t>(r)])); });
+  for (int r : {2, 1, 0})
+    replicas.emplace_back([&, r] { sum.add(r, gradients_of(values[static_cast<std::size_t>(r)])); });
   for (std::thread& t : replicas) t.join();
   const std::vector<Tensor> total = sum.take();
   EXPECT_EQ(total[0].to_vector<float>(), (std::vector<float>{0.0f, 0.0f}));  // ((1e8 + 1) - 1e8)

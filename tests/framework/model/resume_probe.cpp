@@ -26,10 +26,11 @@ Problem make_problem() {
 std::unique_ptr<Sequential> make_model() {
   clear_session();
   random::set_global_seed(42);
-  auto model = std::make_unique<Sequential>(std::initializer_list<LayerArg>{
-      layers::Dense(16, {.activation = "relu"}), layers::Dropout(0.25), layers::Dense(2)});
+  auto model = std::make_unique<Sequential>(std::initializer_list<LayerArg>{layers::Dense(16, {.activation = "relu"}),
+                                                                            layers::Dropout(0.25), layers::Dense(2)});
   model->compile({.optimizer = optimizers::Adam({.learning_rate = 0.01}),
-                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}), .metrics = {"accuracy"}});
+                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                  .metrics = {"accuracy"}});
   model->build({1, 6});
   return model;
 }

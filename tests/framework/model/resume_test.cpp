@@ -1,10 +1,10 @@
 // Training resumed from a checkpoint in a new process matches an uninterrupted run bit for bit.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 
 #include "framework/layers/layers.h"
 #include "framework/model/sequential.h"

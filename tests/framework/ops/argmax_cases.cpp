@@ -57,15 +57,37 @@ OpCase argmax_case(std::string label, std::function<Inputs()> make_inputs, int a
 
 std::vector<OpCase> argmax_cases() {
   std::vector<OpCase> cases;
-  cases.push_back(argmax_case("argmax_last_axis", [] { return Inputs{uniform_tensor({4, 7}, 31)}; }, -1));
-  cases.push_back(argmax_case("argmax_middle_axis", [] { return Inputs{uniform_tensor({2, 5, 3}, 32)}; }, 1));
-  cases.push_back(argmax_case("argmax_leading_axis", [] { return Inputs{uniform_tensor({6, 4}, 33)}; }, 0));
+  cases.push_back(argmax_case(
+      "argmax_last_axis",
+      [] {
+        return Inputs{uniform_tensor({4, 7}, 31)};
+      },
+      -1));
+  cases.push_back(argmax_case(
+      "argmax_middle_axis",
+      [] {
+        return Inputs{uniform_tensor({2, 5, 3}, 32)};
+      },
+      1));
+  cases.push_back(argmax_case(
+      "argmax_leading_axis",
+      [] {
+        return Inputs{uniform_tensor({6, 4}, 33)};
+      },
+      0));
   // Ties: the first maximum wins, in every row.
   cases.push_back(argmax_case(
       "argmax_ties_pick_first",
-      [] { return Inputs{Tensor::from_vector<float>({1, 3, 3, 0, 2, 2, 2, 2, -1, -1, -5, -1}, {3, 4})}; }, -1));
+      [] {
+        return Inputs{Tensor::from_vector<float>({1, 3, 3, 0, 2, 2, 2, 2, -1, -1, -5, -1}, {3, 4})};
+      },
+      -1));
   cases.push_back(argmax_case(
-      "argmax_int32", [] { return Inputs{Tensor::from_vector<std::int32_t>({4, 9, 9, -2, 7, 1}, {2, 3})}; }, 1));
+      "argmax_int32",
+      [] {
+        return Inputs{Tensor::from_vector<std::int32_t>({4, 9, 9, -2, 7, 1}, {2, 3})};
+      },
+      1));
   return cases;
 }
 

@@ -93,8 +93,9 @@ std::vector<OpCase> binary_cases() {
                               [](double a, double b) { return a >= b ? a : b; }));
   cases.push_back(binary_case(OpId::minimum, "minimum_same_shape", {3, 4}, {3, 4}, ops::minimum,
                               [](double a, double b) { return a <= b ? a : b; }));
-  cases.push_back(binary_case(OpId::pow, "pow_broadcast", {2, 3}, {3}, ops::pow,
-                              [](double a, double b) { return std::pow(a, b); }, 0.5, 2.0, -1.0, 2.0));
+  cases.push_back(binary_case(
+      OpId::pow, "pow_broadcast", {2, 3}, {3}, ops::pow, [](double a, double b) { return std::pow(a, b); }, 0.5, 2.0,
+      -1.0, 2.0));
   cases.back().tolerance = 1e-5;
 
   cases.push_back(comparison_case(OpId::equal, ops::equal, [](double a, double b) { return a == b; }));
@@ -102,8 +103,7 @@ std::vector<OpCase> binary_cases() {
   cases.push_back(comparison_case(OpId::less, ops::less, [](double a, double b) { return a < b; }));
   cases.push_back(comparison_case(OpId::less_equal, ops::less_equal, [](double a, double b) { return a <= b; }));
   cases.push_back(comparison_case(OpId::greater, ops::greater, [](double a, double b) { return a > b; }));
-  cases.push_back(
-      comparison_case(OpId::greater_equal, ops::greater_equal, [](double a, double b) { return a >= b; }));
+  cases.push_back(comparison_case(OpId::greater_equal, ops::greater_equal, [](double a, double b) { return a >= b; }));
 
   OpCase where;
   where.op = OpId::where;
@@ -126,7 +126,8 @@ std::vector<OpCase> binary_cases() {
   };
   int_add.run = [](const Inputs& x) { return ops::add(x[0], x[1]); };
   int_add.reference = [](const Inputs& x) {
-    return broadcast_reference(x, [](const std::vector<double>& v) { return v[0] + v[1]; }, DType::int64);
+    return broadcast_reference(
+        x, [](const std::vector<double>& v) { return v[0] + v[1]; }, DType::int64);
   };
   int_add.no_gradient_because = "integer inputs";
   cases.push_back(int_add);

@@ -148,15 +148,18 @@ TEST(CpuKernels, ConversionsAgreeAtEveryLevel) {
     k.convert(TensorView{narrow.data(), shape, DType::bfloat16}, TensorView{wide.data(), shape, DType::float32});
     for (std::size_t i = 0; i < x.size(); ++i) {
       const std::uint16_t want = want_bits[i % special.size()];
-      ASSERT_EQ(narrow[i].bits, want) << to_string(level) << ", float bits 0x" << std::hex << special[i % special.size()];
+      ASSERT_EQ(narrow[i].bits, want) << to_string(level) << ", float bits 0x" << std::hex
+                                      << special[i % special.size()];
       ASSERT_EQ(std::bit_cast<std::uint32_t>(wide[i]), std::uint32_t{want} << 16) << to_string(level);
     }
     const std::vector<std::int64_t> ints = {-3, 0, 7, (std::int64_t{1} << 40) + 1};
     std::vector<float> floats(ints.size());
     std::vector<std::uint8_t> bools(ints.size());
     const Shape n{static_cast<std::int64_t>(ints.size())};
-    k.convert(TensorView{const_cast<std::int64_t*>(ints.data()), n, DType::int64}, TensorView{floats.data(), n, DType::float32});
-    k.convert(TensorView{const_cast<std::int64_t*>(ints.data()), n, DType::int64}, TensorView{bools.data(), n, DType::bool_});
+    k.convert(TensorView{const_cast<std::int64_t*>(ints.data()), n, DType::int64},
+              TensorView{floats.data(), n, DType::float32});
+    k.convert(TensorView{const_cast<std::int64_t*>(ints.data()), n, DType::int64},
+              TensorView{bools.data(), n, DType::bool_});
     EXPECT_EQ(floats, (std::vector<float>{-3.0f, 0.0f, 7.0f, 1099511627776.0f})) << to_string(level);
     EXPECT_EQ(bools, (std::vector<std::uint8_t>{1, 0, 1, 1})) << to_string(level);
   }

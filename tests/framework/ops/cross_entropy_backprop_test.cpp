@@ -96,9 +96,9 @@ TEST(CrossEntropyBackprop, TheLossIsTwiceDifferentiable) {
   // The gradient of sum(dlogits^2) goes through the backprop op's own gradient.
   Tensor labels = Tensor::from_vector<std::int64_t>({4, -100, 1}, {3});
   auto gradient_norm = [&](const std::vector<Tensor>& outer) {
-    auto inner = grad(
-        [&](const std::vector<Tensor>& v) { return ops::sum(ops::sparse_softmax_cross_entropy(v[0], labels)); },
-        {outer[0]});
+    auto inner =
+        grad([&](const std::vector<Tensor>& v) { return ops::sum(ops::sparse_softmax_cross_entropy(v[0], labels)); },
+             {outer[0]});
     return ops::sum(ops::square(inner[0]));
   };
   GradcheckResult r = gradcheck(gradient_norm, {random::normal({3, 5}, random::Key(9))});

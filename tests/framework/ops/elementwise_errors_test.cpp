@@ -3,9 +3,9 @@
 
 #include "framework/autodiff/value_and_grad.h"
 #include "framework/core/error.h"
-#include "tests/support/error_message.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "tests/support/error_message.h"
 
 namespace kestrel {
 namespace {
@@ -21,8 +21,7 @@ TEST(ElementwiseErrors, ShapesThatDoNotBroadcastNameOpAndShapes) {
 }
 
 TEST(ElementwiseErrors, MixedIntAndFloatSuggestsCast) {
-  std::string m = error_message<TypeError>(
-      [] { ops::multiply(Tensor::zeros({2}), Tensor::zeros({2}, DType::int32)); });
+  std::string m = error_message<TypeError>([] { ops::multiply(Tensor::zeros({2}), Tensor::zeros({2}, DType::int32)); });
   EXPECT_NE(m.find("[multiply]"), std::string::npos) << m;
   EXPECT_NE(m.find("float32[2]"), std::string::npos) << m;
   EXPECT_NE(m.find("int32[2]"), std::string::npos) << m;
@@ -42,7 +41,8 @@ TEST(ElementwiseErrors, TranscendentalOfIntegerIsATypeError) {
 }
 
 TEST(ElementwiseErrors, WhereNeedsBoolCondition) {
-  std::string m = error_message<TypeError>([] { ops::where(Tensor::ones({2}), Tensor::ones({2}), Tensor::zeros({2})); });
+  std::string m =
+      error_message<TypeError>([] { ops::where(Tensor::ones({2}), Tensor::ones({2}), Tensor::zeros({2})); });
   EXPECT_NE(m.find("[where]"), std::string::npos) << m;
   EXPECT_NE(m.find("bool"), std::string::npos) << m;
 }
@@ -78,7 +78,9 @@ TEST(ReduceErrors, MaxOverEmptyAxisIsRejected) {
 
 TEST(ElementwiseGradients, CastPassesGradientBetweenFloatTypes) {
   auto grads = grad(
-      [](const std::vector<Tensor>& a) { return ops::sum(ops::cast(ops::cast(a[0], DType::bfloat16), DType::float32)); },
+      [](const std::vector<Tensor>& a) {
+        return ops::sum(ops::cast(ops::cast(a[0], DType::bfloat16), DType::float32));
+      },
       {Tensor::from_vector<float>({0.3f, 1.7f}, {2})});
   EXPECT_EQ(grads[0].dtype(), DType::float32);
   EXPECT_EQ(grads[0].to_vector<float>(), (std::vector<float>{1, 1}));

@@ -91,13 +91,14 @@ TEST(FusedElementwiseRow, ShortRunsAndOtherBroadcastsAreRefused) {
   EXPECT_EQ(detail::fused_input_repeat({4, 1}, {4, 32}), 32);
   EXPECT_EQ(detail::fused_input_repeat({4, 3, 1, 1}, {4, 3, 4, 8}), 32);
   EXPECT_EQ(detail::fused_input_repeat({32}, {4, 32}), 0);
-  EXPECT_EQ(detail::fused_input_repeat({4, 1}, {4, 8}), std::nullopt);    // runs of 8: too short
-  EXPECT_EQ(detail::fused_input_repeat({1, 32}, {4, 32}), std::nullopt);  // a leading 1, a rank-2 "suffix"
+  EXPECT_EQ(detail::fused_input_repeat({4, 1}, {4, 8}), std::nullopt);          // runs of 8: too short
+  EXPECT_EQ(detail::fused_input_repeat({1, 32}, {4, 32}), std::nullopt);        // a leading 1, a rank-2 "suffix"
   EXPECT_EQ(detail::fused_input_repeat({4, 1, 32}, {4, 8, 32}), std::nullopt);  // a 1 in the middle
   ElementwiseBuilder b;
   ElementwiseProgram p = b.build(b.input(0) + b.input(1));
-  const std::string m = error_message<ShapeError>(
-      [&] { ops::fused_elementwise(p, {testing::uniform_tensor({4, 8}, 1), testing::uniform_tensor({4, 1}, 2)}); });
+  const std::string m = error_message<ShapeError>([&] {
+    ops::fused_elementwise(p, {testing::uniform_tensor({4, 8}, 1), testing::uniform_tensor({4, 1}, 2)});
+  });
   EXPECT_TRUE(contains(m, "then 1s")) << m;
 }
 

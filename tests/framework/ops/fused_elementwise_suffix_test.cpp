@@ -47,9 +47,9 @@ TEST(FusedElementwiseSuffix, EqualsTheBroadcastingOpsBitForBit) {
   struct Case {
     Shape x, row, wide_row;
   };
-  for (const Case& c : {Case{{256, 10}, {10}, {256, 10}}, Case{{128, 512}, {512}, {128, 512}},
-                        Case{{33, 700}, {700}, {33, 700}}, Case{{16, 4, 300}, {300}, {4, 300}},
-                        Case{{7, 3, 5, 129}, {129}, {3, 5, 129}}}) {
+  for (const Case& c :
+       {Case{{256, 10}, {10}, {256, 10}}, Case{{128, 512}, {512}, {128, 512}}, Case{{33, 700}, {700}, {33, 700}},
+        Case{{16, 4, 300}, {300}, {4, 300}}, Case{{7, 3, 5, 129}, {129}, {3, 5, 129}}}) {
     Tensor x = testing::uniform_tensor(c.x, 1), bias = testing::uniform_tensor(c.row, 2);
     Tensor scale = testing::uniform_tensor(c.wide_row, 3);
     ElementwiseBuilder b;
@@ -94,8 +94,9 @@ TEST(FusedElementwiseSuffix, AGivenShapeCanBeWiderThanEveryInput) {
 
 TEST(FusedElementwiseSuffix, InputsThatAreNotSuffixesAreRejected) {
   ElementwiseProgram p = bias_relu();
-  std::string m = error_message<ShapeError>(
-      [&] { ops::fused_elementwise(p, {Tensor::zeros({4, 3}), Tensor::zeros({2, 3})}); });
+  std::string m = error_message<ShapeError>([&] {
+    ops::fused_elementwise(p, {Tensor::zeros({4, 3}), Tensor::zeros({2, 3})});
+  });
   EXPECT_TRUE(contains(m, "[fused_elementwise] input 1 is float32[2,3] but input 0 is float32[4,3]")) << m;
   EXPECT_TRUE(contains(m, "a suffix of it")) << m;
   // A column [B, 1] is a broadcast, but not a suffix.

@@ -148,16 +148,18 @@ TEST(FusedElementwise, BadInputsNameTheInputAndTheFix) {
   std::string m = error_message<ValueError>([&] { ops::fused_elementwise(p, {full, full}); });
   EXPECT_TRUE(contains(m, "[fused_elementwise]") && contains(m, "reads 4 inputs but got 2")) << m;
 
-  m = error_message<ShapeError>(
-      [&] { ops::fused_elementwise(p, {full, full, Tensor::zeros({3, 4}), Tensor::scalar(1.0)}); });
+  m = error_message<ShapeError>([&] {
+    ops::fused_elementwise(p, {full, full, Tensor::zeros({3, 4}), Tensor::scalar(1.0)});
+  });
   EXPECT_TRUE(contains(m, "[fused_elementwise] input 2 is float32[3,4] but input 0 is float32[4,3]")) << m;
   EXPECT_TRUE(contains(m, "rank-0")) << m;
   // A one-element tensor of rank 1 is not a scalar: general broadcasting is not supported.
   m = error_message<ShapeError>([&] { ops::fused_elementwise(p, {full, full, full, Tensor::zeros({1})}); });
   EXPECT_TRUE(contains(m, "input 3 is float32[1]")) << m;
 
-  m = error_message<TypeError>(
-      [&] { ops::fused_elementwise(p, {full, Tensor::zeros({4, 3}, DType::int32), full, Tensor::scalar(1.0)}); });
+  m = error_message<TypeError>([&] {
+    ops::fused_elementwise(p, {full, Tensor::zeros({4, 3}, DType::int32), full, Tensor::scalar(1.0)});
+  });
   EXPECT_TRUE(contains(m, "input 1 is int32[4,3]") && contains(m, "ops::cast")) << m;
 }
 
@@ -247,8 +249,8 @@ TEST(FusedElementwise, EveryInstructionMatchesItsOpBitForBit) {
       {"sigmoid", [](ElementwiseBuilder& b, Value v) { return b.sigmoid(v); }, ops::sigmoid, x},
       {"relu", [](ElementwiseBuilder& b, Value v) { return b.relu(v); }, ops::relu, x},
       {"erf", [](ElementwiseBuilder& b, Value v) { return b.erf(v); }, ops::erf, x},
-      {"gelu", [](ElementwiseBuilder& b, Value v) { return b.gelu(v); },
-       +[](const Tensor& t) { return ops::gelu(t); }, x},
+      {"gelu", [](ElementwiseBuilder& b, Value v) { return b.gelu(v); }, +[](const Tensor& t) { return ops::gelu(t); },
+       x},
       {"gelu_tanh", [](ElementwiseBuilder& b, Value v) { return b.gelu_tanh(v); },
        +[](const Tensor& t) { return ops::gelu(t, {.approximate = true}); }, x},
   };
@@ -259,18 +261,20 @@ TEST(FusedElementwise, EveryInstructionMatchesItsOpBitForBit) {
   }
   using Binary = Tensor (*)(const Tensor&, const Tensor&);
   const std::vector<std::tuple<Op, Binary>> binary = {
-      {Op::add, ops::add},         {Op::subtract, ops::subtract}, {Op::multiply, ops::multiply},
-      {Op::divide, ops::divide},   {Op::maximum, ops::maximum},   {Op::minimum, ops::minimum},
-      {Op::greater, ops::greater}, {Op::greater_equal, ops::greater_equal}, {Op::less, ops::less},
-      {Op::less_equal, ops::less_equal}, {Op::equal, ops::equal}, {Op::not_equal, ops::not_equal},
+      {Op::add, ops::add},           {Op::subtract, ops::subtract},
+      {Op::multiply, ops::multiply}, {Op::divide, ops::divide},
+      {Op::maximum, ops::maximum},   {Op::minimum, ops::minimum},
+      {Op::greater, ops::greater},   {Op::greater_equal, ops::greater_equal},
+      {Op::less, ops::less},         {Op::less_equal, ops::less_equal},
+      {Op::equal, ops::equal},       {Op::not_equal, ops::not_equal},
   };
   // Rounded to a grid so that equal pairs occur for the comparisons.
   auto grid = [](const Tensor& t) { return ops::cast(ops::cast(t, DType::int32), DType::float32); };
   Tensor a = grid(x), c = grid(y);
   for (const auto& [opcode, op] : binary) {
     const bool comparison = opcode_arity(opcode) == 2 && opcode >= Op::greater;
-    for (const auto& [lhs, rhs] : {std::pair{x, y}, std::pair{a, c}, std::pair{x, Tensor::scalar(0.5)},
-                                   std::pair{Tensor::scalar(-0.5), y}}) {
+    for (const auto& [lhs, rhs] :
+         {std::pair{x, y}, std::pair{a, c}, std::pair{x, Tensor::scalar(0.5)}, std::pair{Tensor::scalar(-0.5), y}}) {
       ElementwiseBuilder b;
       const std::array<Value, 2> operands = {b.input(0), b.input(1)};
       ElementwiseProgram p = b.build(b.apply(opcode, operands));

@@ -45,8 +45,8 @@ void expect_near(const Tensor& jit, const Tensor& eager, const std::string& what
       EXPECT_TRUE(std::isnan(a[i])) << what << " element " << i;
       continue;
     }
-    ASSERT_LE(std::fabs(a[i] - b[i]), 1e-5 * (1.0 + std::fabs(b[i]))) << what << " element " << i << ": jit " << a[i]
-                                                                       << ", eager " << b[i];
+    ASSERT_LE(std::fabs(a[i] - b[i]), 1e-5 * (1.0 + std::fabs(b[i])))
+        << what << " element " << i << ": jit " << a[i] << ", eager " << b[i];
   }
 }
 
@@ -59,12 +59,12 @@ TEST_P(JitOpTable, CompiledValueAndGradientsMatchEager) {
   const Tensor cotangent = uniform_tensor(probe.shape(), 99);
   const std::vector<Tensor> eager = value_and_gradients(c, inputs, cotangent);
 
-  jit::Function compiled([&](const std::vector<Tensor>& in) { return value_and_gradients(c, in, cotangent); },
-                         c.label);
+  jit::Function compiled([&](const std::vector<Tensor>& in) { return value_and_gradients(c, in, cotangent); }, c.label);
   const std::vector<Tensor> jit = compiled(inputs);
   ASSERT_EQ(jit.size(), eager.size()) << c.label;
   expect_near(jit[0], eager[0], c.label + " value");
-  for (std::size_t i = 1; i < jit.size(); ++i) expect_near(jit[i], eager[i], c.label + " gradient " + std::to_string(i));
+  for (std::size_t i = 1; i < jit.size(); ++i)
+    expect_near(jit[i], eager[i], c.label + " gradient " + std::to_string(i));
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, JitOpTable, ::testing::ValuesIn(op_case_labels()),

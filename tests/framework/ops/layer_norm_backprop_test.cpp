@@ -38,9 +38,7 @@ LayerNormGrads op_by_op_grads(const Tensor& x, const Tensor& gamma, const Tensor
 
 LayerNormGrads autodiff_grads(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& g,
                               double epsilon) {
-  auto f = [epsilon](const std::vector<Tensor>& a) {
-    return ops::layer_norm(a[0], a[1], a[2], {.epsilon = epsilon});
-  };
+  auto f = [epsilon](const std::vector<Tensor>& a) { return ops::layer_norm(a[0], a[1], a[2], {.epsilon = epsilon}); };
   auto [y, grads] = value_and_grad(f, {x, gamma, beta}, g);
   return {grads[0], grads[1], grads[2]};
 }
@@ -98,11 +96,13 @@ TEST(LayerNormBackprop, EmptyInputGivesAnEmptyGradient) {
 }
 
 TEST(LayerNormBackpropErrors, NameTheOp) {
-  std::string m = error_message<ShapeError>(
-      [] { ops::layer_norm_backprop(Tensor::zeros({2, 4}), Tensor::ones({4}), Tensor::zeros({2, 5})); });
+  std::string m = error_message<ShapeError>([] {
+    ops::layer_norm_backprop(Tensor::zeros({2, 4}), Tensor::ones({4}), Tensor::zeros({2, 5}));
+  });
   EXPECT_TRUE(contains(m, "[layer_norm_backprop] x is [2,4] and dy is [2,5]")) << m;
-  m = error_message<ShapeError>(
-      [] { ops::layer_norm_backprop(Tensor::zeros({2, 4}), Tensor::ones({3}), Tensor::zeros({2, 4})); });
+  m = error_message<ShapeError>([] {
+    ops::layer_norm_backprop(Tensor::zeros({2, 4}), Tensor::ones({3}), Tensor::zeros({2, 4}));
+  });
   EXPECT_TRUE(contains(m, "[layer_norm_backprop] x is [2,4] and gamma is [3]")) << m;
   m = error_message<TypeError>([] {
     ops::layer_norm_backprop(Tensor::zeros({2, 4}), Tensor::ones({4}), Tensor::zeros({2, 4}, DType::int32));

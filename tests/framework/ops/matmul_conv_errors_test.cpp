@@ -7,11 +7,11 @@
 
 #include "framework/autodiff/value_and_grad.h"
 #include "framework/core/error.h"
-#include "tests/support/error_message.h"
 #include "framework/core/random.h"
 #include "framework/ops/conv.h"
 #include "framework/ops/matmul.h"
 #include "framework/ops/reduce.h"
+#include "tests/support/error_message.h"
 
 namespace kestrel {
 namespace {

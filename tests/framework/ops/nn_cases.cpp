@@ -137,19 +137,31 @@ std::vector<OpCase> nn_cases() {
   std::vector<OpCase> cases;
 
   cases.push_back(nn_case(
-      OpId::softmax, "softmax_last_axis", [] { return Inputs{uniform_tensor({3, 5}, 1, -2, 2)}; },
+      OpId::softmax, "softmax_last_axis",
+      [] {
+        return Inputs{uniform_tensor({3, 5}, 1, -2, 2)};
+      },
       [](const Inputs& in) { return ops::softmax(in[0]); },
       [](const Inputs& in) { return reference_softmax(in[0], 1, false); }));
   cases.push_back(nn_case(
-      OpId::softmax, "softmax_axis0", [] { return Inputs{uniform_tensor({4, 3}, 2, -2, 2)}; },
+      OpId::softmax, "softmax_axis0",
+      [] {
+        return Inputs{uniform_tensor({4, 3}, 2, -2, 2)};
+      },
       [](const Inputs& in) { return ops::softmax(in[0], 0); },
       [](const Inputs& in) { return reference_softmax(in[0], 0, false); }));
   cases.push_back(nn_case(
-      OpId::log_softmax, "log_softmax_last_axis", [] { return Inputs{uniform_tensor({3, 5}, 3, -2, 2)}; },
+      OpId::log_softmax, "log_softmax_last_axis",
+      [] {
+        return Inputs{uniform_tensor({3, 5}, 3, -2, 2)};
+      },
       [](const Inputs& in) { return ops::log_softmax(in[0]); },
       [](const Inputs& in) { return reference_softmax(in[0], 1, true); }));
   cases.push_back(nn_case(
-      OpId::log_softmax, "log_softmax_middle_axis", [] { return Inputs{uniform_tensor({2, 3, 4}, 4, -2, 2)}; },
+      OpId::log_softmax, "log_softmax_middle_axis",
+      [] {
+        return Inputs{uniform_tensor({2, 3, 4}, 4, -2, 2)};
+      },
       [](const Inputs& in) { return ops::log_softmax(in[0], -2); },
       [](const Inputs& in) { return reference_softmax(in[0], 1, true); }));
 
@@ -171,7 +183,9 @@ std::vector<OpCase> nn_cases() {
   // An ignore_index inside [0, C): that class's rows must get zero loss and zero gradient.
   cases.push_back(nn_case(
       OpId::softmax_cross_entropy, "softmax_cross_entropy_ignore_index_in_range",
-      [] { return Inputs{uniform_tensor({3, 4}, 7, -2, 2), Tensor::from_vector<std::int64_t>({0, 2, 3}, {3})}; },
+      [] {
+        return Inputs{uniform_tensor({3, 4}, 7, -2, 2), Tensor::from_vector<std::int64_t>({0, 2, 3}, {3})};
+      },
       [](const Inputs& in) { return ops::sparse_softmax_cross_entropy(in[0], in[1], {.ignore_index = 2}); },
       [](const Inputs& in) { return reference_cross_entropy(in[0], in[1], 2); }));
   // Its gradient checks make the loss's second derivative checked too.
@@ -226,7 +240,9 @@ std::vector<OpCase> nn_cases() {
 
   cases.push_back(nn_case(
       OpId::dropout, "dropout_rate_half",
-      [] { return Inputs{uniform_tensor({4, 8}, 14, -2, 2), random::key_tensor(random::Key(1234))}; },
+      [] {
+        return Inputs{uniform_tensor({4, 8}, 14, -2, 2), random::key_tensor(random::Key(1234))};
+      },
       [](const Inputs& in) { return ops::dropout(in[0], 0.5, in[1]); },
       [](const Inputs& in) { return reference_dropout(in[0], 0.5, in[1]); }));
 

@@ -9,11 +9,11 @@
 
 #include "framework/autodiff/value_and_grad.h"
 #include "framework/core/error.h"
-#include "tests/support/error_message.h"
 #include "framework/core/random.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/nn.h"
 #include "framework/ops/reduce.h"
+#include "tests/support/error_message.h"
 
 namespace kestrel {
 namespace {
@@ -24,8 +24,9 @@ using testing::error_message;
 Tensor logits_4x5() { return random::uniform({4, 5}, random::Key(3), -1, 1); }
 
 TEST(SparseSoftmaxCrossEntropyErrors, LabelsShapeMustBeLogitsWithoutClassAxis) {
-  std::string m = error_message<ShapeError>(
-      [] { ops::sparse_softmax_cross_entropy(logits_4x5(), Tensor::from_vector<std::int64_t>({0, 1, 2}, {3})); });
+  std::string m = error_message<ShapeError>([] {
+    ops::sparse_softmax_cross_entropy(logits_4x5(), Tensor::from_vector<std::int64_t>({0, 1, 2}, {3}));
+  });
   EXPECT_TRUE(contains(m, "[sparse_softmax_cross_entropy]")) << m;
   EXPECT_TRUE(contains(m, "logits are [4,5] and labels are [3]")) << m;
   EXPECT_TRUE(contains(m, "labels must be [4]")) << m;
@@ -39,8 +40,9 @@ TEST(SparseSoftmaxCrossEntropyErrors, FloatLabelsAreATypeError) {
 }
 
 TEST(SparseSoftmaxCrossEntropyErrors, LabelOutOfRangeNamesRowAndValue) {
-  std::string m = error_message<IndexError>(
-      [] { ops::sparse_softmax_cross_entropy(logits_4x5(), Tensor::from_vector<std::int64_t>({1, 7, 0, 9}, {4})); });
+  std::string m = error_message<IndexError>([] {
+    ops::sparse_softmax_cross_entropy(logits_4x5(), Tensor::from_vector<std::int64_t>({1, 7, 0, 9}, {4}));
+  });
   EXPECT_TRUE(contains(m, "[sparse_softmax_cross_entropy] labels[1] is 7")) << m;
   EXPECT_TRUE(contains(m, "outside [0, 5)")) << m;
   EXPECT_TRUE(contains(m, "ignore_index (-100)")) << m;
@@ -126,15 +128,17 @@ TEST(Softmax, LongRowsAndWideColumnsSumToOne) {
 }
 
 TEST(LayerNormErrors, GammaOfWrongSize) {
-  std::string m = error_message<ShapeError>(
-      [] { ops::layer_norm(Tensor::zeros({2, 4}), Tensor::ones({5}), Tensor::zeros({4})); });
+  std::string m = error_message<ShapeError>([] {
+    ops::layer_norm(Tensor::zeros({2, 4}), Tensor::ones({5}), Tensor::zeros({4}));
+  });
   EXPECT_TRUE(contains(m, "[layer_norm] x is [2,4] and gamma is [5]")) << m;
   EXPECT_TRUE(contains(m, "must be [4]")) << m;
 }
 
 TEST(LayerNormErrors, NegativeEpsilon) {
-  std::string m = error_message<ValueError>(
-      [] { ops::layer_norm(Tensor::zeros({2, 4}), Tensor::ones({4}), Tensor::zeros({4}), {.epsilon = -1}); });
+  std::string m = error_message<ValueError>([] {
+    ops::layer_norm(Tensor::zeros({2, 4}), Tensor::ones({4}), Tensor::zeros({4}), {.epsilon = -1});
+  });
   EXPECT_TRUE(contains(m, "[layer_norm] epsilon is -1")) << m;
 }
 
@@ -182,8 +186,9 @@ TEST(DropoutErrors, KeyMustBeAnInt64Scalar) {
   std::string m = error_message<TypeError>([] { ops::dropout(Tensor::ones({4}), 0.5, Tensor::scalar(7)); });
   EXPECT_TRUE(contains(m, "[dropout] key is float32[]")) << m;
   EXPECT_TRUE(contains(m, "random::key_tensor")) << m;
-  m = error_message<ShapeError>(
-      [] { ops::dropout(Tensor::ones({4}), 0.5, Tensor::from_vector<std::int64_t>({1, 2}, {2})); });
+  m = error_message<ShapeError>([] {
+    ops::dropout(Tensor::ones({4}), 0.5, Tensor::from_vector<std::int64_t>({1, 2}, {2}));
+  });
   EXPECT_TRUE(contains(m, "[dropout] key is int64[2]")) << m;
 }
 
@@ -214,8 +219,8 @@ TEST(Dropout, RateZeroIsIdentity) {
 TEST(Dropout, GradientUsesTheForwardMask) {
   Tensor key = random::key_tensor(random::Key(21));
   Tensor x = random::normal({64}, random::Key(3));
-  std::vector<Tensor> g = grad([&](const std::vector<Tensor>& a) { return ops::sum(ops::dropout(a[0], 0.25, key)); },
-                               {x});
+  std::vector<Tensor> g =
+      grad([&](const std::vector<Tensor>& a) { return ops::sum(ops::dropout(a[0], 0.25, key)); }, {x});
   std::vector<float> mask = ops::dropout(Tensor::ones({64}), 0.25, key).to_vector<float>();
   EXPECT_EQ(g[0].to_vector<float>(), mask);
 }

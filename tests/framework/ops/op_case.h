@@ -20,11 +20,11 @@ using Inputs = std::vector<Tensor>;
 
 struct OpCase {
   OpId op;
-  std::string label;                                ///< unique, e.g. "add_broadcast_row"
-  std::function<Inputs()> make_inputs;              ///< small tensors, fixed seeds
-  std::function<Tensor(const Inputs&)> run;         ///< calls the public op
-  std::function<Tensor(const Inputs&)> reference;   ///< naive loops in double precision
-  double tolerance = 1e-5;                          ///< max |got - want| / (1 + |want|)
+  std::string label;                               ///< unique, e.g. "add_broadcast_row"
+  std::function<Inputs()> make_inputs;             ///< small tensors, fixed seeds
+  std::function<Tensor(const Inputs&)> run;        ///< calls the public op
+  std::function<Tensor(const Inputs&)> reference;  ///< naive loops in double precision
+  double tolerance = 1e-5;                         ///< max |got - want| / (1 + |want|)
   /// Gradients are checked for every float32 input unless this names why not
   /// (e.g. "comparison: bool output").
   std::string no_gradient_because;

@@ -42,8 +42,8 @@ TEST(OpTableCoverage, EveryOpHasACase) {
   std::set<OpId> covered;
   for (const OpCase& c : op_case_table()) covered.insert(c.op);
   for (std::size_t i = 0; i < kNumOps; ++i) {
-    EXPECT_TRUE(covered.count(static_cast<OpId>(i))) << "op '" << op_name(static_cast<OpId>(i))
-                                                     << "' has no case in the op test table";
+    EXPECT_TRUE(covered.count(static_cast<OpId>(i)))
+        << "op '" << op_name(static_cast<OpId>(i)) << "' has no case in the op test table";
   }
 }
 
@@ -54,9 +54,10 @@ TEST(OpTableCoverage, EveryDifferentiableOpHasAGradientCheck) {
   // design: it runs after autodiff (optimizer updates, jit-fused regions) and refuses to run
   // under a tape that wants one (fused_elementwise_test.cpp). layer_norm_backprop is layer_norm's
   // gradient and has none of its own; layer_norm's gradient check exercises it.
-  const std::set<OpId> exempt = {OpId::equal,   OpId::not_equal,         OpId::less,           OpId::less_equal,
-                                 OpId::greater, OpId::greater_equal,     OpId::one_hot,        OpId::cast,
-                                 OpId::argmax,  OpId::fused_elementwise, OpId::random_fold_in, OpId::layer_norm_backprop};
+  const std::set<OpId> exempt = {
+      OpId::equal,   OpId::not_equal,         OpId::less,           OpId::less_equal,
+      OpId::greater, OpId::greater_equal,     OpId::one_hot,        OpId::cast,
+      OpId::argmax,  OpId::fused_elementwise, OpId::random_fold_in, OpId::layer_norm_backprop};
   std::set<OpId> checked;
   for (const OpCase& c : op_case_table()) {
     if (c.no_gradient_because.empty()) checked.insert(c.op);

@@ -28,10 +28,10 @@ Tensor int64_scalar(std::int64_t value) { return Tensor::from_vector<std::int64_
 std::uint64_t bits_of(const Tensor& key) { return std::bit_cast<std::uint64_t>(key.to_vector<std::int64_t>()[0]); }
 
 // Seeds and data across the 64 bits, including ones whose int64 form is negative.
-const std::vector<std::uint64_t> kSeeds = {0, 1, 42, 0xFFFFFFFFull, 0x100000000ull, 0x9E3779B97F4A7C15ull,
-                                           std::numeric_limits<std::uint64_t>::max()};
-const std::vector<std::int64_t> kData = {0, 1, 7, 1000003, std::int64_t{1} << 40, -1,
-                                         std::numeric_limits<std::int64_t>::min()};
+const std::vector<std::uint64_t> kSeeds = {
+    0, 1, 42, 0xFFFFFFFFull, 0x100000000ull, 0x9E3779B97F4A7C15ull, std::numeric_limits<std::uint64_t>::max()};
+const std::vector<std::int64_t> kData = {
+    0, 1, 7, 1000003, std::int64_t{1} << 40, -1, std::numeric_limits<std::int64_t>::min()};
 
 TEST(RandomFoldIn, EqualsKeyFoldInBitForBit) {
   for (std::uint64_t seed : kSeeds) {
@@ -81,13 +81,13 @@ TEST(RandomFoldIn, TracesAndRunsCompiled) {
 }
 
 TEST(RandomFoldInErrors, KeyMustBeAnInt64Scalar) {
-  std::string m = error_message<TypeError>(
-      [] { random::fold_in(Tensor::scalar(3.0), int64_scalar(1)); });
+  std::string m = error_message<TypeError>([] { random::fold_in(Tensor::scalar(3.0), int64_scalar(1)); });
   EXPECT_TRUE(contains(m, "[random_fold_in] key is float32[]")) << m;
   EXPECT_TRUE(contains(m, "random::key_tensor")) << m;
 
-  m = error_message<ShapeError>(
-      [] { random::fold_in(Tensor::from_vector<std::int64_t>({1, 2}, {2}), int64_scalar(1)); });
+  m = error_message<ShapeError>([] {
+    random::fold_in(Tensor::from_vector<std::int64_t>({1, 2}, {2}), int64_scalar(1));
+  });
   EXPECT_TRUE(contains(m, "[random_fold_in] key is int64[2]")) << m;
   EXPECT_TRUE(contains(m, "shape []")) << m;
 }

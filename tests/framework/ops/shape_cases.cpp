@@ -86,7 +86,8 @@ OpCase transpose_case(std::string label, Shape in, std::vector<int> perm, std::v
           return at(v, in, src);
         });
       });
-  if (in.numel() > 200) c.no_gradient_because = "large input for the tiled kernel; gradients are checked on small cases";
+  if (in.numel() > 200)
+    c.no_gradient_because = "large input for the tiled kernel; gradients are checked on small cases";
   return c;
 }
 
@@ -126,7 +127,8 @@ OpCase concat_case(std::string label, std::vector<Shape> shapes, int axis) {
         return tensor_from_index_fn(out, [&](const Index& i) {
           Index src = i;
           std::size_t which = 0;
-          while (src[static_cast<std::size_t>(a)] >= shapes[which][a]) src[static_cast<std::size_t>(a)] -= shapes[which++][a];
+          while (src[static_cast<std::size_t>(a)] >= shapes[which][a])
+            src[static_cast<std::size_t>(a)] -= shapes[which++][a];
           return at(xs[which].to_vector<double>(), shapes[which], src);
         });
       });
@@ -189,7 +191,8 @@ OpCase gather_case(std::string label, Shape params, Index indices, Shape index_s
           for (int d = 0; d < a; ++d) src.push_back(i[static_cast<std::size_t>(d)]);
           Index pos(i.begin() + a, i.begin() + a + index_shape.rank());
           src.push_back(static_cast<std::int64_t>(at(ind, index_shape, pos)));
-          for (int d = a + 1; d < params.rank(); ++d) src.push_back(i[static_cast<std::size_t>(d - 1 + index_shape.rank())]);
+          for (int d = a + 1; d < params.rank(); ++d)
+            src.push_back(i[static_cast<std::size_t>(d - 1 + index_shape.rank())]);
           return at(v, params, src);
         });
       });
@@ -205,7 +208,9 @@ OpCase scatter_add_case(std::string label, Shape shape, Index indices, Shape ind
   for (int d = a + 1; d < shape.rank(); ++d) updates.push_back(shape[d]);
   return make_case(
       OpId::scatter_add, std::move(label),
-      [=] { return Inputs{index_tensor(indices, index_shape, index_dtype), uniform_tensor(updates, 38)}; },
+      [=] {
+        return Inputs{index_tensor(indices, index_shape, index_dtype), uniform_tensor(updates, 38)};
+      },
       [=](const Inputs& x) { return ops::scatter_add(x[0], x[1], shape, axis); },
       [=](const Inputs& x) {
         // Walk every update and add it to its output element: the definition, not the kernel's plan.
@@ -218,7 +223,8 @@ OpCase scatter_add_case(std::string label, Shape shape, Index indices, Shape ind
           for (int d = 0; d < a; ++d) dst.push_back(i[static_cast<std::size_t>(d)]);
           Index pos(i.begin() + a, i.begin() + a + index_shape.rank());
           dst.push_back(static_cast<std::int64_t>(at(ind, index_shape, pos)));
-          for (int d = a + 1; d < shape.rank(); ++d) dst.push_back(i[static_cast<std::size_t>(d - 1 + index_shape.rank())]);
+          for (int d = a + 1; d < shape.rank(); ++d)
+            dst.push_back(i[static_cast<std::size_t>(d - 1 + index_shape.rank())]);
           std::int64_t flat = 0;
           for (int d = 0; d < shape.rank(); ++d) flat = flat * shape[d] + dst[static_cast<std::size_t>(d)];
           out[static_cast<std::size_t>(flat)] += u;
@@ -252,16 +258,18 @@ OpCase one_hot_case(std::string label, Index labels, Shape shape, DType index_dt
 
 std::vector<OpCase> shape_cases() {
   std::vector<OpCase> cases;
-  cases.push_back(reshape_case("reshape_infers_minus_one", {2, 3, 4}, {4, 6},
-                               [](const Tensor& x) { return ops::reshape(x, {4, -1}); }));
-  cases.push_back(reshape_case("reshape_to_shape", {6, 2}, {3, 2, 2},
-                               [](const Tensor& x) { return ops::reshape(x, Shape{3, 2, 2}); }));
+  cases.push_back(reshape_case("reshape_infers_minus_one", {2, 3, 4}, {4, 6}, [](const Tensor& x) {
+    return ops::reshape(x, {4, -1});
+  }));
+  cases.push_back(reshape_case("reshape_to_shape", {6, 2}, {3, 2, 2}, [](const Tensor& x) {
+    return ops::reshape(x, Shape{3, 2, 2});
+  }));
   cases.push_back(reshape_case("reshape_expand_dims_negative_axis", {2, 3}, {2, 3, 1},
                                [](const Tensor& x) { return ops::expand_dims(x, -1); }));
   cases.push_back(reshape_case("reshape_expand_dims_middle", {2, 3}, {2, 1, 3},
                                [](const Tensor& x) { return ops::expand_dims(x, 1); }));
-  cases.push_back(reshape_case("reshape_squeeze_all", {1, 3, 1, 2}, {3, 2},
-                               [](const Tensor& x) { return ops::squeeze(x); }));
+  cases.push_back(
+      reshape_case("reshape_squeeze_all", {1, 3, 1, 2}, {3, 2}, [](const Tensor& x) { return ops::squeeze(x); }));
   cases.push_back(reshape_case("reshape_squeeze_one_axis", {1, 3, 1, 2}, {1, 3, 2},
                                [](const Tensor& x) { return ops::squeeze(x, {-2}); }));
 

@@ -10,11 +10,11 @@
 
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/error.h"
-#include "tests/support/error_message.h"
 #include "framework/core/random.h"
 #include "framework/core/thread_pool.h"
 #include "framework/ops/primitive.h"
 #include "framework/ops/shape_ops.h"
+#include "tests/support/error_message.h"
 
 namespace kestrel {
 namespace {
@@ -105,8 +105,9 @@ TEST(ConcatErrors, MismatchedDimNamesInputsAndAxis) {
 }
 
 TEST(ConcatErrors, MismatchedDtypes) {
-  std::string m = error_message<TypeError>(
-      [] { ops::concat({Tensor::zeros({2, 3}), Tensor::zeros({2, 3}, DType::int32)}, 1); });
+  std::string m = error_message<TypeError>([] {
+    ops::concat({Tensor::zeros({2, 3}), Tensor::zeros({2, 3}, DType::int32)}, 1);
+  });
   EXPECT_TRUE(contains(m, "[concat] xs[1] is int32[2,3] but xs[0] is float32[2,3]")) << m;
   EXPECT_TRUE(contains(m, "ops::cast")) << m;
 }
@@ -145,8 +146,9 @@ TEST(GatherErrors, FloatIndicesAreATypeError) {
 }
 
 TEST(GatherErrors, AxisOutOfRange) {
-  std::string m = error_message<ShapeError>(
-      [] { ops::gather(Tensor::zeros({8, 4}), Tensor::from_vector<std::int32_t>({0}, {1}), 2); });
+  std::string m = error_message<ShapeError>([] {
+    ops::gather(Tensor::zeros({8, 4}), Tensor::from_vector<std::int32_t>({0}, {1}), 2);
+  });
   EXPECT_TRUE(contains(m, "[gather] axis 2 is out of range for a tensor of rank 2")) << m;
 }
 

@@ -33,15 +33,20 @@ std::vector<OpCase> unary_cases() {
   cases.push_back(unary_case(OpId::negative, "negative", ops::negative, [](double x) { return -x; }));
   cases.push_back(unary_case(OpId::abs, "abs", ops::abs, [](double x) { return std::fabs(x); }));
   cases.push_back(unary_case(OpId::exp, "exp", ops::exp, [](double x) { return std::exp(x); }));
-  cases.push_back(unary_case(OpId::log, "log", ops::log, [](double x) { return std::log(x); }, 0.3, 3.0));
+  cases.push_back(unary_case(
+      OpId::log, "log", ops::log, [](double x) { return std::log(x); }, 0.3, 3.0));
   cases.push_back(unary_case(OpId::tanh, "tanh", ops::tanh, [](double x) { return std::tanh(x); }));
-  cases.push_back(unary_case(OpId::sqrt, "sqrt", ops::sqrt, [](double x) { return std::sqrt(x); }, 0.3, 3.0));
-  cases.push_back(unary_case(OpId::rsqrt, "rsqrt", ops::rsqrt, [](double x) { return 1.0 / std::sqrt(x); }, 0.3, 3.0));
+  cases.push_back(unary_case(
+      OpId::sqrt, "sqrt", ops::sqrt, [](double x) { return std::sqrt(x); }, 0.3, 3.0));
+  cases.push_back(unary_case(
+      OpId::rsqrt, "rsqrt", ops::rsqrt, [](double x) { return 1.0 / std::sqrt(x); }, 0.3, 3.0));
   cases.push_back(unary_case(OpId::erf, "erf", ops::erf, [](double x) { return std::erf(x); }));
-  cases.push_back(unary_case(OpId::sigmoid, "sigmoid", ops::sigmoid, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }));
+  cases.push_back(
+      unary_case(OpId::sigmoid, "sigmoid", ops::sigmoid, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }));
   cases.push_back(unary_case(OpId::relu, "relu", ops::relu, [](double x) { return x > 0 ? x : 0.0; }));
 
-  OpCase gelu = unary_case(OpId::gelu, "gelu_erf", [](const Tensor& x) { return ops::gelu(x); }, gelu_exact, -3, 3);
+  OpCase gelu = unary_case(
+      OpId::gelu, "gelu_erf", [](const Tensor& x) { return ops::gelu(x); }, gelu_exact, -3, 3);
   cases.push_back(gelu);
   OpCase gelu_approx = unary_case(
       OpId::gelu, "gelu_tanh", [](const Tensor& x) { return ops::gelu(x, {.approximate = true}); }, gelu_tanh, -3, 3);
@@ -52,7 +57,14 @@ std::vector<OpCase> unary_cases() {
   negate_int.label = "negative_int32";
   negate_int.make_inputs = [] { return Inputs{Tensor::from_vector<std::int32_t>({3, -7, 0}, {3})}; };
   negate_int.run = [](const Inputs& x) { return ops::negative(x[0]); };
-  negate_int.reference = [](const Inputs&) { return tensor_from_index_fn({3}, [](auto& i) { return std::vector<double>{-3, 7, 0}[static_cast<std::size_t>(i[0])]; }, DType::int32); };
+  negate_int.reference = [](const Inputs&) {
+    return tensor_from_index_fn(
+        {3},
+        [](auto& i) {
+          return std::vector<double>{-3, 7, 0}[static_cast<std::size_t>(i[0])];
+        },
+        DType::int32);
+  };
   negate_int.no_gradient_because = "integer input";
   cases.push_back(negate_int);
 
@@ -61,9 +73,7 @@ std::vector<OpCase> unary_cases() {
   to_int.label = "cast_float32_to_int32_truncates";
   to_int.make_inputs = [] { return Inputs{float_tensor({1.7, -2.5, 0.2, 3.0}, {2, 2})}; };
   to_int.run = [](const Inputs& x) { return ops::cast(x[0], DType::int32); };
-  to_int.reference = [](const Inputs&) {
-    return Tensor::from_vector<std::int32_t>({1, -2, 0, 3}, {2, 2});
-  };
+  to_int.reference = [](const Inputs&) { return Tensor::from_vector<std::int32_t>({1, -2, 0, 3}, {2, 2}); };
   to_int.no_gradient_because = "integer output";
   cases.push_back(to_int);
 

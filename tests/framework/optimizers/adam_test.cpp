@@ -45,8 +45,16 @@ struct AdamReference {
 
 AdamReference reference(double lr, double beta_1, double beta_2, double epsilon, std::vector<double> var) {
   const std::size_t n = var.size();
-  return {lr, beta_1, beta_2, epsilon, 0.0, false, std::move(var), std::vector<double>(n),
-          std::vector<double>(n), std::vector<double>(n)};
+  return {lr,
+          beta_1,
+          beta_2,
+          epsilon,
+          0.0,
+          false,
+          std::move(var),
+          std::vector<double>(n),
+          std::vector<double>(n),
+          std::vector<double>(n)};
 }
 
 // Large gradients first, then small ones: v decays, so amsgrad's running maximum differs from v.

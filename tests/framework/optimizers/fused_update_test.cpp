@@ -176,19 +176,22 @@ void expect_bitwise_equal(Optimizer& optimizer, int num_slots, const std::functi
 TEST(FusedUpdate, AdamEqualsOpByOp) {
   AdamOptions o{.learning_rate = 0.01, .beta_1 = 0.8, .beta_2 = 0.95, .epsilon = 1e-3};
   Adam adam(o);
-  expect_bitwise_equal(adam, 2, [&](State& s, int step) { adam_reference(s, step, o, 0.0); }, adam_order(false));
+  expect_bitwise_equal(
+      adam, 2, [&](State& s, int step) { adam_reference(s, step, o, 0.0); }, adam_order(false));
 }
 
 TEST(FusedUpdate, AdamDefaultsWithAmsgradEqualOpByOp) {
   AdamOptions o{.amsgrad = true};
   Adam adam(o);
-  expect_bitwise_equal(adam, 3, [&](State& s, int step) { adam_reference(s, step, o, 0.0); }, adam_order(true));
+  expect_bitwise_equal(
+      adam, 3, [&](State& s, int step) { adam_reference(s, step, o, 0.0); }, adam_order(true));
 }
 
 TEST(FusedUpdate, AdamWEqualsOpByOp) {
   AdamW adamw({.learning_rate = 0.003, .weight_decay = 0.05});
   AdamOptions o{.learning_rate = 0.003, .epsilon = 1e-7};
-  expect_bitwise_equal(adamw, 2, [&](State& s, int step) { adam_reference(s, step, o, 0.05); }, adam_order(false));
+  expect_bitwise_equal(
+      adamw, 2, [&](State& s, int step) { adam_reference(s, step, o, 0.05); }, adam_order(false));
 }
 
 TEST(FusedUpdate, SGDEqualsOpByOp) {
@@ -197,8 +200,9 @@ TEST(FusedUpdate, SGDEqualsOpByOp) {
     SGD sgd(o);
     const double decay = o.weight_decay.value_or(0.0);
     const bool momentum = o.momentum > 0.0;
-    expect_bitwise_equal(sgd, 1, [&](State& s, int step) { sgd_reference(s, step, o, decay); },
-                         slot_by_slot(momentum ? std::vector<std::size_t>{0} : std::vector<std::size_t>{}));
+    expect_bitwise_equal(
+        sgd, 1, [&](State& s, int step) { sgd_reference(s, step, o, decay); },
+        slot_by_slot(momentum ? std::vector<std::size_t>{0} : std::vector<std::size_t>{}));
   }
 }
 
@@ -213,8 +217,8 @@ TEST(FusedUpdate, RMSpropEqualsOpByOp) {
     std::vector<std::size_t> kinds = {0};
     if (o.momentum > 0.0) kinds.push_back(1);
     if (o.centered) kinds.push_back(2);
-    expect_bitwise_equal(rmsprop, 3, [&](State& s, int step) { rmsprop_reference(s, step, o, decay); },
-                         slot_by_slot(kinds));
+    expect_bitwise_equal(
+        rmsprop, 3, [&](State& s, int step) { rmsprop_reference(s, step, o, decay); }, slot_by_slot(kinds));
   }
 }
 

@@ -64,9 +64,7 @@ TEST(RMSprop, PlainStepsFollowTheFormula) { run_variant({.learning_rate = 0.01, 
 
 TEST(RMSprop, DefaultsFollowTheFormula) { run_variant({}, false); }
 
-TEST(RMSprop, MomentumFollowsTheFormula) {
-  run_variant({.learning_rate = 0.01, .rho = 0.8, .momentum = 0.9}, false);
-}
+TEST(RMSprop, MomentumFollowsTheFormula) { run_variant({.learning_rate = 0.01, .rho = 0.8, .momentum = 0.9}, false); }
 
 TEST(RMSprop, CenteredFollowsTheFormula) {
   run_variant({.learning_rate = 0.01, .rho = 0.8, .epsilon = 1e-3, .centered = true}, true);

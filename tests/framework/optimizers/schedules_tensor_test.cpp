@@ -91,9 +91,10 @@ TEST(ScheduleTensorForm, CosineDecay) {
 }
 
 TEST(ScheduleTensorForm, CosineDecayWithWarmup) {
-  expect_tensor_form_matches(CosineDecay({.initial_learning_rate = 0.0, .decay_steps = 100, .alpha = 0.1,
-                                          .warmup_target = 1e-3, .warmup_steps = 10}),
-                             steps_through(130), 1e-3);
+  expect_tensor_form_matches(
+      CosineDecay(
+          {.initial_learning_rate = 0.0, .decay_steps = 100, .alpha = 0.1, .warmup_target = 1e-3, .warmup_steps = 10}),
+      steps_through(130), 1e-3);
   expect_tensor_form_matches(
       CosineDecay({.initial_learning_rate = 0.1, .decay_steps = 10, .warmup_target = 0.5, .warmup_steps = 4}),
       steps_through(20), 0.5);
@@ -135,8 +136,7 @@ TEST(ScheduleTensorForm, TracesAndRunsCompiled) {
       {std::make_shared<PiecewiseConstantDecay>(
            PiecewiseConstantDecayOptions{.boundaries = {5, 20}, .values = {1.0, 0.5, 0.25}}),
        1.0},
-      {std::make_shared<CosineDecay>(
-           CosineDecayOptions{.initial_learning_rate = 0.2, .decay_steps = 30, .alpha = 0.1}),
+      {std::make_shared<CosineDecay>(CosineDecayOptions{.initial_learning_rate = 0.2, .decay_steps = 30, .alpha = 0.1}),
        0.2},
       {std::make_shared<CosineDecay>(CosineDecayOptions{
            .initial_learning_rate = 0.0, .decay_steps = 30, .warmup_target = 1e-2, .warmup_steps = 8}),

@@ -61,8 +61,9 @@ TEST(PiecewiseConstantDecay, EachIntervalIncludesItsUpperBoundary) {
 }
 
 TEST(PiecewiseConstantDecay, NeedsOneMoreValueThanBoundaries) {
-  std::string m =
-      error_message<ValueError>([] { PiecewiseConstantDecay({.boundaries = {10, 20}, .values = {1.0, 0.5}}); });
+  std::string m = error_message<ValueError>([] {
+    PiecewiseConstantDecay({.boundaries = {10, 20}, .values = {1.0, 0.5}});
+  });
   EXPECT_TRUE(contains(m, "PiecewiseConstantDecay") && contains(m, "2 boundaries and 2 values")) << m;
   m = error_message<ValueError>([] { PiecewiseConstantDecay({.boundaries = {20, 10}, .values = {1.0, 0.5, 0.1}}); });
   EXPECT_TRUE(contains(m, "PiecewiseConstantDecay") && contains(m, "increase")) << m;

@@ -56,7 +56,7 @@ TEST(SGD, NesterovFollowsTheFormula) {
   for (const auto& g : kGradients) {
     sgd.apply({gradient(g)}, {w});
     for (std::size_t i = 0; i < want.size(); ++i) {
-      m[i] = 0.8 * m[i] - 0.05 * g[i];  // Keras: m = momentum * m - lr * g
+      m[i] = 0.8 * m[i] - 0.05 * g[i];      // Keras: m = momentum * m - lr * g
       want[i] += 0.8 * m[i] - 0.05 * g[i];  // var += momentum * m - lr * g
     }
     expect_values(w, want);

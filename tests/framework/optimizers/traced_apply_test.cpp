@@ -37,7 +37,9 @@ std::vector<std::pair<std::string, std::function<LearningRate()>>> learning_rate
              {.initial_learning_rate = 0.1, .decay_steps = 2, .decay_rate = 0.5, .staircase = true});
        }},
       {"PiecewiseConstantDecay",
-       [] { return PiecewiseConstantDecay({.boundaries = {1, 3}, .values = {0.1, 0.05, 0.01}}); }},
+       [] {
+         return PiecewiseConstantDecay({.boundaries = {1, 3}, .values = {0.1, 0.05, 0.01}});
+       }},
       {"CosineDecay", [] { return CosineDecay({.initial_learning_rate = 0.1, .decay_steps = 5}); }},
       {"CosineDecay warm-up",
        [] {

@@ -75,21 +75,19 @@ TEST_F(FileLayout, Keras3GroupsFollowClassesAndNesting) {
   net.save_weights(dir_.file("w.weights.h5"));
   const std::string out = dump(dir_.file("w.weights.h5"));
   for (const char* line : {
-           "G /vars\n",
-           "D /layers/tiny_block/layers/tiny_dense/vars/0 float32 [4,8]",
+           "G /vars\n", "D /layers/tiny_block/layers/tiny_dense/vars/0 float32 [4,8]",
            "D /layers/tiny_block/layers/tiny_dense/vars/1 float32 [8]",
            "D /layers/tiny_block/layers/tiny_dense_1/vars/0 float32 [8,8]",
            "D /layers/tiny_block/layers/tiny_norm/vars/0 float32 [8] first=2\n",   // gamma: trainable first
            "D /layers/tiny_block/layers/tiny_norm/vars/1 float32 [8] first=-1\n",  // then moving_mean
            "A /layers/tiny_block name vlen = tiny_block\n",
-           "A /layers/tiny_block/layers/tiny_dense_1 name vlen = tiny_dense_1\n",
-           "G /layers/passthrough/vars\n",
+           "A /layers/tiny_block/layers/tiny_dense_1 name vlen = tiny_dense_1\n", "G /layers/passthrough/vars\n",
            "A /layers/tiny_dense name vlen = tiny_dense_2\n",  // the first TinyDense at the top level
            "D /layers/tiny_dense/vars/0 float32 [8,3] first=0.25\n",
-           "D /optimizer/vars/0 int64 [] first=2\n",           // iterations
-           "D /optimizer/vars/1 float32 [] first=0.1\n",       // learning rate
-           "D /optimizer/vars/2 float32 [4,8] first=0.95\n",   // first slot: 0.5, then 0.9 * 0.5 + 0.5
-           "D /optimizer/vars/8 float32 [3]",                  // 2 + 7 trainable weights: the head's bias
+           "D /optimizer/vars/0 int64 [] first=2\n",          // iterations
+           "D /optimizer/vars/1 float32 [] first=0.1\n",      // learning rate
+           "D /optimizer/vars/2 float32 [4,8] first=0.95\n",  // first slot: 0.5, then 0.9 * 0.5 + 0.5
+           "D /optimizer/vars/8 float32 [3]",                 // 2 + 7 trainable weights: the head's bias
        }) {
     EXPECT_TRUE(contains(out, line)) << "missing: " << line << "\nin:\n" << out;
   }
@@ -129,7 +127,8 @@ TEST_F(FileLayout, Bfloat16IsUint16WithADtypeAttribute) {
   for (const char* ext : {".weights.h5", ".h5"}) {
     net.save_weights(dir_.file(std::string("bf16") + ext));
     const std::string out = dump(dir_.file(std::string("bf16") + ext));
-    const std::string path = std::string(ext) == ".h5" ? "/tiny_dense/tiny_dense/kernel:0" : "/layers/tiny_dense/vars/0";
+    const std::string path =
+        std::string(ext) == ".h5" ? "/tiny_dense/tiny_dense/kernel:0" : "/layers/tiny_dense/vars/0";
     EXPECT_TRUE(contains(out, "D " + path + " uint16 [3,5] first=1.5\n")) << out;
     EXPECT_TRUE(contains(out, "A " + path + " dtype vlen = bfloat16\n")) << out;
   }

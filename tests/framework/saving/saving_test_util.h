@@ -34,7 +34,8 @@ class TinyDense : public Layer {
     bias_ = add_weight("bias", {units_}, "random_normal", {.dtype = dtype_});
   }
   Tensor call(const Tensor& x, bool /*training*/) override {
-    return ops::add(ops::matmul(x, ops::cast(kernel_.value(), DType::float32)), ops::cast(bias_.value(), DType::float32));
+    return ops::add(ops::matmul(x, ops::cast(kernel_.value(), DType::float32)),
+                    ops::cast(bias_.value(), DType::float32));
   }
   const Variable& kernel() const { return kernel_; }
 
@@ -141,7 +142,8 @@ class TestMomentum : public optimizers::Optimizer {
                    const Tensor& learning_rate) override {
     const Variable& m = momentum_[index];
     m.assign(ops::add(ops::multiply(m.value(), ops::scalar_like(m.value(), 0.9)), gradient));
-    variable.assign(ops::subtract(variable.value(), ops::multiply(m.value(), ops::cast(learning_rate, variable.dtype()))));
+    variable.assign(
+        ops::subtract(variable.value(), ops::multiply(m.value(), ops::cast(learning_rate, variable.dtype()))));
   }
 
  private:
@@ -178,7 +180,8 @@ class ScratchDir {
  public:
   ScratchDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = "kestrel_saving_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name();
+    std::string name =
+        "kestrel_saving_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name();
     for (char& c : name) {
       if (c == '/') c = '_';  // parameterized tests are named "Suite/Test/Param"
     }
@@ -194,7 +197,8 @@ class ScratchDir {
   /// Names of the files in the directory.
   std::vector<std::string> listing() const {
     std::vector<std::string> out;
-    for (const auto& entry : std::filesystem::directory_iterator(path_)) out.push_back(entry.path().filename().string());
+    for (const auto& entry : std::filesystem::directory_iterator(path_))
+      out.push_back(entry.path().filename().string());
     return out;
   }
 

@@ -64,9 +64,9 @@ TEST_F(TiedWeightsFile, OtherReadersSeeOneDatasetForTheTie) {
   model(x_);
   model.save_weights(dir_.file("tied.weights.h5"));
   std::string out = testing::run_python(dir_, kListDatasets, dir_.file("tied.weights.h5"));
-  EXPECT_TRUE(contains(out, "D /layers/projection/vars/0 [4,4]")) << out;    // encoder: kernel, bias
+  EXPECT_TRUE(contains(out, "D /layers/projection/vars/0 [4,4]")) << out;  // encoder: kernel, bias
   EXPECT_TRUE(contains(out, "D /layers/projection/vars/1 [4]")) << out;
-  EXPECT_TRUE(contains(out, "D /layers/projection_1/vars/0 [4]")) << out;    // decoder: its bias alone
+  EXPECT_TRUE(contains(out, "D /layers/projection_1/vars/0 [4]")) << out;  // decoder: its bias alone
   EXPECT_FALSE(contains(out, "D /layers/projection_1/vars/1")) << out;
 
   model.save_weights(dir_.file("tied.h5"));

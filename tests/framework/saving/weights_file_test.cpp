@@ -227,10 +227,9 @@ TEST_F(WeightFiles, Keras3FileMissingALayerNamesIt) {
 
   bigger.load_weights(dir_.file("w.weights.h5"), {.skip_mismatch = true});
   testing::expect_same_values(saved.weights()[0], bigger.weights()[0]);
-  EXPECT_TRUE(contains(error_message<ValueError>([&] {
-                         bigger.load_weights(dir_.file("w.weights.h5"), {.by_name = true});
-                       }),
-                       "by_name"));
+  EXPECT_TRUE(
+      contains(error_message<ValueError>([&] { bigger.load_weights(dir_.file("w.weights.h5"), {.by_name = true}); }),
+               "by_name"));
 }
 
 TEST_F(WeightFiles, Keras2LayerCountMismatchNamesTheLayers) {
@@ -270,10 +269,8 @@ TEST_F(WeightFiles, Keras2ByNameMatchesNamesAndLeavesOthersAlone) {
   EXPECT_TRUE(other.layers()[1]->weights()[0].value().is_same(extra_kernel));
   EXPECT_TRUE(other.layers()[2]->weights()[0].value().is_same(decoder_kernel));
 
-  EXPECT_TRUE(contains(error_message<ValueError>([&] {
-                         other.load_weights(dir_.file("w.h5"), {.skip_mismatch = true});
-                       }),
-                       "by_name"));
+  EXPECT_TRUE(contains(
+      error_message<ValueError>([&] { other.load_weights(dir_.file("w.h5"), {.skip_mismatch = true}); }), "by_name"));
 }
 
 TEST_F(WeightFiles, ModelWithoutWeightsRoundTrips) {

@@ -68,8 +68,8 @@ void sparse_softmax_cross_entropy(const float* logits, const TensorView& labels,
   }
 }
 
-void sparse_softmax_cross_entropy_backprop(const float* logits, const TensorView& labels, const float* dloss,
-                                           float* d, std::int64_t classes, std::int64_t ignore_index) {
+void sparse_softmax_cross_entropy_backprop(const float* logits, const TensorView& labels, const float* dloss, float* d,
+                                           std::int64_t classes, std::int64_t ignore_index) {
   if (labels.dtype == DType::int32) {
     cross_entropy_backprop_rows(logits, labels.as<std::int32_t>(), dloss, d, labels.numel(), classes, ignore_index);
   } else {

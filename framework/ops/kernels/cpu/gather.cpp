@@ -17,7 +17,7 @@ constexpr std::int64_t kMinColumns = 16;
 
 template <class T>
 void scatter_add_columns(std::span<const std::int64_t> indices, const T* updates, T* out, std::int64_t outer,
-                        std::int64_t n, std::int64_t inner) {
+                         std::int64_t n, std::int64_t inner) {
   const auto k_count = static_cast<std::int64_t>(indices.size());
   // Each task owns a block of output columns and adds every update into it in index order, so
   // repeated indices accumulate in the same order on any number of threads.

@@ -34,7 +34,8 @@ void for_each_row(std::int64_t rows, std::int64_t d, const RowFn& row_fn) {
 // Writes the row minus its mean into `centered` and returns 1 / sqrt(var + epsilon), with the
 // population variance (divided by d). Forced inline: as a call per row it slowed layer_norm on
 // [32,128,128] by about 12%.
-[[gnu::always_inline]] inline float center_row(const ConstArrayMap& in, ArrayMap& centered, float inv_d, float epsilon) {
+[[gnu::always_inline]] inline float center_row(const ConstArrayMap& in, ArrayMap& centered, float inv_d,
+                                               float epsilon) {
   // Summing offsets from the first element keeps the sum small when the row's mean is large.
   const float pivot = in[0];
   const float mean = pivot + (in - pivot).sum() * inv_d;
@@ -44,8 +45,8 @@ void for_each_row(std::int64_t rows, std::int64_t d, const RowFn& row_fn) {
 
 }  // namespace
 
-void layer_norm(const float* x, const float* gamma, const float* beta, float* y, std::int64_t rows,
-                       std::int64_t d, float epsilon) {
+void layer_norm(const float* x, const float* gamma, const float* beta, float* y, std::int64_t rows, std::int64_t d,
+                float epsilon) {
   ConstArrayMap scale(gamma, d);
   ConstArrayMap shift(beta, d);
   const float inv_d = 1.0f / static_cast<float>(d);

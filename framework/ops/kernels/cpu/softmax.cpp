@@ -50,8 +50,8 @@ void row_softmax(const float* x, float* y, std::int64_t n, bool log) {
 }
 
 // Columns [c0, c0 + width) of one [n, inner] slab, reduced over n.
-void column_softmax(const float* x, float* y, std::int64_t n, std::int64_t inner, std::int64_t c0,
-                    std::int64_t width, bool log) {
+void column_softmax(const float* x, float* y, std::int64_t n, std::int64_t inner, std::int64_t c0, std::int64_t width,
+                    bool log) {
   auto in_row = [&](std::int64_t k) { return ConstArrayMap(x + k * inner + c0, width); };
   auto out_row = [&](std::int64_t k) { return ArrayMap(y + k * inner + c0, width); };
   Eigen::ArrayXf m = in_row(0);

@@ -7,11 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <dirent.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <dirent.h>
 #include <memory>
 #include <new>
 #include <random>
@@ -122,10 +122,23 @@ const std::vector<Layout>& layouts() {
       {.label = "transpose_b", .m = 5, .n = 7, .k = 3, .transpose_b = true},
       {.label = "transpose_both", .m = 5, .n = 7, .k = 3, .transpose_a = true, .transpose_b = true},
       {.label = "leading_dims", .m = 6, .n = 5, .k = 4, .pad_a = 3, .pad_b = 2, .pad_c = 5},
-      {.label = "leading_dims_transposed", .m = 6, .n = 5, .k = 4, .transpose_a = true, .transpose_b = true,
-       .pad_a = 1, .pad_b = 7, .pad_c = 2},
+      {.label = "leading_dims_transposed",
+       .m = 6,
+       .n = 5,
+       .k = 4,
+       .transpose_a = true,
+       .transpose_b = true,
+       .pad_a = 1,
+       .pad_b = 7,
+       .pad_c = 2},
       {.label = "batched", .m = 4, .n = 3, .k = 5, .batch = 6},
-      {.label = "batched_gaps_transposed", .m = 4, .n = 3, .k = 5, .transpose_a = true, .pad_c = 2, .batch = 3,
+      {.label = "batched_gaps_transposed",
+       .m = 4,
+       .n = 3,
+       .k = 5,
+       .transpose_a = true,
+       .pad_c = 2,
+       .batch = 3,
        .batch_gap = 11},
       {.label = "shared_a", .m = 4, .n = 6, .k = 5, .batch = 5, .share_a = true},
       {.label = "shared_b_transposed", .m = 4, .n = 6, .k = 5, .transpose_b = true, .batch = 5, .share_b = true},
@@ -282,15 +295,9 @@ TEST(OneDnn, RunsAtKestrelsCpuLevel) {
   // Also run pinned lower (framework_ops_test@baseline): oneDNN must follow KESTREL_CPU_CAPABILITY.
   const std::string isa = onednn::effective_isa();
   switch (cpu_capability()) {
-    case CpuCapability::baseline:
-      EXPECT_EQ(isa, "sse41");
-      break;
-    case CpuCapability::avx2:
-      EXPECT_EQ(isa, "avx2");
-      break;
-    case CpuCapability::avx512:
-      EXPECT_EQ(isa.rfind("avx512_core", 0), 0u) << isa;
-      break;
+    case CpuCapability::baseline: EXPECT_EQ(isa, "sse41"); break;
+    case CpuCapability::avx2: EXPECT_EQ(isa, "avx2"); break;
+    case CpuCapability::avx512: EXPECT_EQ(isa.rfind("avx512_core", 0), 0u) << isa; break;
   }
   EXPECT_FALSE(onednn::cap_isa(CpuCapability::baseline)) << "a cap after the first kernel must not take effect";
 }
