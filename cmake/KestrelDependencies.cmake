@@ -10,6 +10,13 @@ find_package(Protobuf REQUIRED)
 # starts threads of its own (framework/ops/kernels/onednn.cpp), and links libgomp for that.
 find_package(dnnl REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
+set(KESTREL_OPENMP_LIBRARIES ${OpenMP_CXX_LIBRARIES})
+if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  # Another compiler's OpenMP (clang's libomp) would be a second runtime beside oneDNN's libgomp,
+  # and Kestrel's omp_set_num_threads would reach that one instead: link libgomp itself.
+  find_library(KESTREL_GOMP_LIBRARY NAMES gomp libgomp.so.1 REQUIRED)
+  set(KESTREL_OPENMP_LIBRARIES ${KESTREL_GOMP_LIBRARY})
+endif()
 # kestrel::datasets: Unicode (BERT normalization) and JSON (tokenizer.json, Example dumps).
 find_package(Utf8proc REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)

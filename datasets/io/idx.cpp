@@ -2,8 +2,10 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -22,7 +24,8 @@ class GzReader {
   GzReader(const GzReader&) = delete;
   GzReader& operator=(const GzReader&) = delete;
 
-  void read(void* out, std::size_t bytes, const char* what) {
+  // Reads `bytes` bytes of `what`, a part of `total` bytes (the whole of `what` when 0), for the error.
+  void read(void* out, std::size_t bytes, const char* what, std::size_t total = 0) {
     auto* dst = static_cast<unsigned char*>(out);
     std::size_t done = 0;
     while (done < bytes) {
@@ -31,7 +34,8 @@ class GzReader {
       int got = gzread(file_, dst + done, chunk);
       if (got <= 0) {
         throw IOError("IDX file '" + path_ + "' ends at byte " + std::to_string(offset_ + done) + " while reading " +
-                      what + " (" + std::to_string(bytes) + " bytes expected): the file is truncated or corrupt");
+                      what + " (" + std::to_string(total == 0 ? bytes : total) +
+                      " bytes expected): the file is truncated or corrupt");
       }
       done += static_cast<std::size_t>(got);
     }
@@ -84,8 +88,23 @@ double element(const unsigned char* data, std::size_t i, unsigned char type_code
   }
 }
 
+bool is_float_code(unsigned char type_code) { return type_code == 0x0D || type_code == 0x0E; }
+
+// A float element converted to an integer type T. Out of T's range (or NaN) the conversion would
+// be undefined behaviour, so it is an error naming the element instead.
 template <class T>
-void convert(const std::vector<unsigned char>& raw, unsigned char type_code, Tensor& out) {
+T checked_integer(double v, std::size_t i, const std::string& path) {
+  // T's minimum is -2^k, exact as a double; the values that truncate into T lie in [-2^k, 2^k).
+  constexpr double kLow = static_cast<double>(std::numeric_limits<T>::min());
+  if (!(v >= kLow && v < -kLow)) {
+    throw ValueError("IDX file '" + path + "': element " + std::to_string(i) + " is " + std::to_string(v) + ", which " +
+                     std::string(to_string(dtype_of<T>())) + " cannot hold; read the file as float32");
+  }
+  return static_cast<T>(v);
+}
+
+template <class T>
+void convert(const std::vector<unsigned char>& raw, unsigned char type_code, const std::string& path, Tensor& out) {
   T* dst = static_cast<T*>(out.view().data);
   const std::size_t n = static_cast<std::size_t>(out.numel());
   if (type_code == 0x08) {
@@ -93,12 +112,32 @@ void convert(const std::vector<unsigned char>& raw, unsigned char type_code, Ten
     return;
   }
   for (std::size_t i = 0; i < n; ++i) {
+    const double v = element(raw.data(), i, type_code);
     if constexpr (std::is_same_v<T, bfloat16>) {
-      dst[i] = bfloat16(static_cast<float>(element(raw.data(), i, type_code)));
+      dst[i] = bfloat16(static_cast<float>(v));
+    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      dst[i] = is_float_code(type_code) ? checked_integer<T>(v, i, path) : static_cast<T>(v);
     } else {
-      dst[i] = static_cast<T>(element(raw.data(), i, type_code));
+      dst[i] = static_cast<T>(v);
     }
   }
+}
+
+// The number of data bytes the dims claim, or an error when that is more than any file holds
+// (the product would overflow, or the shape exceed Kestrel's 2^63 elements).
+std::size_t claimed_bytes(const std::vector<std::int64_t>& dims, std::size_t element_bytes, const std::string& path) {
+  std::uint64_t bytes = element_bytes;
+  std::string shown;
+  bool overflow = false;
+  for (std::int64_t d : dims) {
+    shown += (shown.empty() ? "" : " x ") + std::to_string(d);
+    overflow = overflow || __builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes);
+  }
+  if (overflow || bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    throw IOError("IDX file '" + path + "' declares dims " + shown +
+                  " at byte 4, more data than any file holds: the header is corrupt");
+  }
+  return static_cast<std::size_t>(bytes);
 }
 
 }  // namespace
@@ -123,11 +162,19 @@ Tensor read_idx(const std::string& path, DType dtype) {
     in.read(b, 4, "a dimension");
     d = big_endian_u32(b);
   }
-  Shape shape(dims);
-  std::vector<unsigned char> raw(static_cast<std::size_t>(shape.numel()) * size);
-  in.read(raw.data(), raw.size(), "the data");
-  Tensor out = Tensor::empty(shape, dtype);
-  visit_dtype(dtype, [&](auto tag) { convert<decltype(tag)>(raw, magic[2], out); });
+  const std::size_t bytes = claimed_bytes(dims, size, path);
+  // The header is not trusted with the allocation: the data is read in pieces, so a short file
+  // claiming gigabytes fails after reading what it holds. (A gzip file's length says nothing
+  // about its content's, so the data itself is what is counted.)
+  constexpr std::size_t kPiece = std::size_t{1} << 20;
+  std::vector<unsigned char> raw;
+  while (raw.size() < bytes) {
+    const std::size_t start = raw.size();
+    raw.resize(start + std::min(kPiece, bytes - start));
+    in.read(raw.data() + start, raw.size() - start, "the data", bytes);
+  }
+  Tensor out = Tensor::empty(Shape(dims), dtype);
+  visit_dtype(dtype, [&](auto tag) { convert<decltype(tag)>(raw, magic[2], path, out); });
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +30,27 @@ std::string read_file(const std::string& path, const char* what) {
 
 [[noreturn]] void invalid_json(const std::string& path, const std::string& why) {
   throw ValueError("[WordPieceTokenizer] tokenizer.json '" + path + "': " + why);
+}
+
+// A whole number in [0, max]. nlohmann's get<std::int64_t> would convert a float such as 4.9e19
+// or 1e300 with undefined behaviour, so only integers are accepted.
+std::int64_t whole_number(const Json& value, std::int64_t max, const std::string& path, const std::string& what) {
+  if (value.is_number_unsigned()) {
+    if (value.get<std::uint64_t>() <= static_cast<std::uint64_t>(max)) return value.get<std::int64_t>();
+  } else if (value.is_number_integer()) {
+    const auto v = value.get<std::int64_t>();
+    if (v >= 0 && v <= max) return v;
+  } else {
+    invalid_json(path, what + " is " + value.dump() + "; it must be a whole number");
+  }
+  invalid_json(path, what + " is " + value.dump() + "; it must lie in [0, " + std::to_string(max) + "]");
+}
+
+// An optional whole-number setting of `object`, kept at `fallback` when absent.
+std::int64_t whole_number_or(const Json& object, const char* key, std::int64_t fallback, const std::string& path,
+                             const std::string& where) {
+  if (!object.contains(key)) return fallback;
+  return whole_number(object.at(key), std::numeric_limits<std::int64_t>::max(), path, where + "." + key);
 }
 
 void read_normalizer(const Json& normalizer, const std::string& path, TokenizerOptions& options) {
@@ -101,10 +123,19 @@ void read_added_special_tokens(const Json& root, TokenizerOptions& options) {
 std::vector<std::string> read_vocab(const Json& root, const std::string& path) {
   const Json& vocab = root.at("model").at("vocab");
   if (!vocab.is_object()) invalid_json(path, "model.vocab is not a map from token to id");
+  const bool has_added = root.contains("added_tokens") && root.at("added_tokens").is_array();
+  // Ids run from 0 without gaps, so none can reach the number of entries that carry one: a larger
+  // id is refused before it sizes the vocabulary ({"a": 100000000} in a 100-byte file).
+  const std::size_t entries = vocab.size() + (has_added ? root.at("added_tokens").size() : 0);
   std::vector<std::string> tokens(vocab.size());
   std::vector<bool> seen(vocab.size());
-  auto place = [&](const std::string& token, std::int64_t id, const char* where) {
-    if (id < 0) invalid_json(path, std::string(where) + " gives '" + token + "' the negative id " + std::to_string(id));
+  auto place = [&](const std::string& token, const Json& id_value, const char* where) {
+    const std::string what = std::string(where) + " id of '" + token + "'";
+    const std::int64_t id = whole_number(id_value, std::numeric_limits<std::int64_t>::max(), path, what);
+    if (static_cast<std::uint64_t>(id) >= entries) {
+      invalid_json(path, what + " is " + std::to_string(id) + ", but the file gives ids to " + std::to_string(entries) +
+                             " tokens; ids must run from 0 without gaps");
+    }
     const auto i = static_cast<std::size_t>(id);
     if (i >= tokens.size()) {
       tokens.resize(i + 1);
@@ -117,10 +148,10 @@ std::vector<std::string> read_vocab(const Json& root, const std::string& path) {
     tokens[i] = token;
     seen[i] = true;
   };
-  for (const auto& [token, id] : vocab.items()) place(token, id.get<std::int64_t>(), "model.vocab");
-  if (root.contains("added_tokens") && root.at("added_tokens").is_array()) {
+  for (const auto& [token, id] : vocab.items()) place(token, id, "model.vocab");
+  if (has_added) {
     for (const Json& added : root.at("added_tokens")) {
-      place(added.at("content").get<std::string>(), added.at("id").get<std::int64_t>(), "added_tokens");
+      place(added.at("content").get<std::string>(), added.at("id"), "added_tokens");
     }
   }
   for (std::size_t i = 0; i < seen.size(); ++i) {
@@ -174,7 +205,8 @@ TokenizerJson read_tokenizer_json(const std::string& path) {
   Json root;
   try {
     root = Json::parse(content);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
+    // parse_error, and out_of_range for a number past double's range such as 1e999.
     invalid_json(path, std::string("not valid JSON (") + e.what() + ")");
   }
   if (!root.is_object() || !root.contains("model") || !root.at("model").is_object()) {
@@ -193,13 +225,14 @@ TokenizerJson read_tokenizer_json(const std::string& path) {
     read_post_processor(root.contains("post_processor") ? root.at("post_processor") : Json(), result.options);
     result.options.unk_token = model.value("unk_token", result.options.unk_token);
     result.options.max_input_chars_per_word =
-        model.value("max_input_chars_per_word", result.options.max_input_chars_per_word);
+        whole_number_or(model, "max_input_chars_per_word", result.options.max_input_chars_per_word, path, "model");
     result.continuing_subword_prefix = model.value("continuing_subword_prefix", result.continuing_subword_prefix);
     if (root.contains("padding") && root.at("padding").is_object()) {
       result.options.pad_token = root.at("padding").value("pad_token", result.options.pad_token);
     }
     if (root.contains("truncation") && root.at("truncation").is_object()) {
-      result.options.model_max_length = root.at("truncation").value("max_length", result.options.model_max_length);
+      result.options.model_max_length =
+          whole_number_or(root.at("truncation"), "max_length", result.options.model_max_length, path, "truncation");
     }
     read_added_special_tokens(root, result.options);  // after every special token name is known
   } catch (const Json::exception& e) {

@@ -159,7 +159,11 @@ void fill_feature(const std::string& name, const Json& spec, example::Feature& f
     fail(name, "expected an object with one key, \"int64_list\", \"float_list\" or \"bytes_list\", not " + spec.dump());
   }
   if (spec.empty()) return;  // a feature with no list set
-  const auto& [kind, values] = *spec.items().begin();
+  // The key and value live in spec itself; a binding to *spec.items().begin() would refer into a
+  // temporary iterator.
+  const auto entry = spec.begin();
+  const std::string& kind = entry.key();
+  const Json& values = entry.value();
   if (!values.is_array()) fail(name, "the values of \"" + kind + "\" must be an array, not " + values.dump());
   if (kind == "int64_list") {
     auto* list = f.mutable_int64_list();
@@ -210,7 +214,8 @@ example::Example example_from_json(std::string_view json) {
   Json doc;
   try {
     doc = Json::parse(json);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
+    // parse_error, and out_of_range for a number past double's range such as 1e999.
     throw ValueError(std::string("not valid JSON: ") + e.what());
   }
   if (!doc.is_object()) throw ValueError("expected a JSON object of features, not " + doc.dump());

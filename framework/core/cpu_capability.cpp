@@ -25,8 +25,20 @@ const detail::CpuCapabilityChoice& choice() {
 CpuCapability detected_cpu_capability() {
   // libgcc's checks include the operating system's support for the wider registers (XGETBV).
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("x86-64-v4")) return CpuCapability::avx512;
-  if (__builtin_cpu_supports("x86-64-v3")) return CpuCapability::avx2;
+#if defined(__clang__)
+  // clang's builtin knows no level names: the features that set the levels apart instead. (v3's
+  // F16C, LZCNT and MOVBE cannot be asked for there; every CPU with AVX2, FMA and BMI2 has them.)
+  const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+                  __builtin_cpu_supports("bmi2");
+  const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+                  __builtin_cpu_supports("avx512vl");
+#else
+  const bool v3 = __builtin_cpu_supports("x86-64-v3");
+  const bool v4 = __builtin_cpu_supports("x86-64-v4");
+#endif
+  if (v4) return CpuCapability::avx512;
+  if (v3) return CpuCapability::avx2;
   return CpuCapability::baseline;
 }
 

@@ -142,7 +142,11 @@ Tensor uniform(const Shape& shape, const Key& key, double minval, double maxval,
   if (!is_floating(dtype)) {
     throw TypeError("[random.uniform] dtype must be float32 or bfloat16, got " + std::string(to_string(dtype)));
   }
-  auto [bottom, top] = representable_range(minval, maxval, dtype);
+  // Plain variables rather than a structured binding, which the lambda below captures: clang
+  // before 16 rejects capturing structured bindings.
+  const std::pair<float, float> range = representable_range(minval, maxval, dtype);
+  const float bottom = range.first;
+  const float top = range.second;
   if (bottom > top) {
     throw ValueError("[random.uniform] no " + std::string(to_string(dtype)) + " value lies in [" +
                      std::to_string(minval) + ", " + std::to_string(maxval) + ")");

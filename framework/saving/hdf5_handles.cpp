@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "framework/core/error.h"
+#include "framework/saving/hdf5_checks.h"
 #include "framework/saving/save_steps.h"
 
 namespace kestrel::saving::h5 {
@@ -190,9 +191,14 @@ std::vector<std::string> Object::read_strings(const std::string& name) const {
   if (H5Tget_class(type.get()) != H5T_STRING) fail("attribute '" + name + "' holds no strings at");
 
   const auto n = static_cast<std::size_t>(count);
+  const bool variable = H5Tis_variable_str(type.get()) > 0;
+  // A variable-length string takes at least a byte of the file; a fixed-length one its width.
+  if (auto problem = attribute_size_problem(attr.get(), n, variable ? 1 : H5Tget_size(type.get()))) {
+    fail("damaged attribute '" + name + "' (" + *problem + ") of");
+  }
   std::vector<std::string> out;
   out.reserve(n);
-  if (H5Tis_variable_str(type.get()) > 0) {
+  if (variable) {
     Id memory(H5Tcopy(H5T_C_S1), H5Tclose);
     if (!memory.valid() || H5Tset_size(memory.get(), H5T_VARIABLE) < 0 ||
         H5Tset_cset(memory.get(), H5Tget_cset(type.get())) < 0) {
@@ -248,7 +254,11 @@ Shape Dataset::shape() const {
   if (rank > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0) {
     fail("cannot read the shape of dataset");
   }
-  return Shape(std::vector<std::int64_t>(dims.begin(), dims.end()));
+  try {
+    return Shape(std::vector<std::int64_t>(dims.begin(), dims.end()));
+  } catch (const ShapeError& e) {
+    fail(std::string("dataset has an impossible shape (") + e.what() + "):");
+  }
 }
 
 bool Dataset::is_bfloat16() const { return has_attribute("dtype") && read_string("dtype") == "bfloat16"; }
@@ -266,6 +276,7 @@ Tensor Dataset::read(DType dtype) const {
   if (kind != H5T_FLOAT && kind != H5T_INTEGER && kind != H5T_ENUM) {
     fail("cannot read dataset (its elements are not numbers):");
   }
+  if (auto problem = dataset_storage_problem(id(), type.get(), n)) fail("damaged dataset (" + *problem + "):");
   auto read_as = [&](hid_t memory, void* buffer) {
     if (H5Dread(id(), memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer) < 0) fail("cannot read dataset");
   };

@@ -135,7 +135,9 @@ TEST(TokenizerJson, ErrorsNameTheFile) {
   EXPECT_TRUE(contains(message, bpe)) << message;
   EXPECT_TRUE(contains(message, "'BPE'")) << message;
 
+  // "b" is listed twice, so id 2 is within the count of listed ids and the gap itself is found.
   const std::string gap = dir.write("gap.json", R"({"model": {"type": "WordPiece", "vocab": {"a": 0, "b": 2}},
+    "added_tokens": [{"id": 2, "content": "b"}],
     "normalizer": {"type": "BertNormalizer"}, "pre_tokenizer": {"type": "BertPreTokenizer"}})");
   message = error_message<ValueError>([&] { text::read_tokenizer_json(gap); });
   EXPECT_TRUE(contains(message, "no token has id 1")) << message;
@@ -147,6 +149,37 @@ TEST(TokenizerJson, ErrorsNameTheFile) {
 
   message = error_message<IOError>([&] { text::read_tokenizer_json(dir.file("absent.json")); });
   EXPECT_TRUE(contains(message, dir.file("absent.json"))) << message;
+}
+
+// Numbers that nlohmann's reader or get<std::int64_t> cannot hold once escaped as std::
+// exceptions, sized the vocabulary by the id, or converted a float to an integer with undefined
+// behaviour; each is now a ValueError naming the file.
+TEST(TokenizerJson, NumbersOutOfRangeAreValueErrors) {
+  TempDir dir;
+  const auto with_model = [](const std::string& vocab, const std::string& more = "") {
+    return R"({"model": {"type": "WordPiece", "vocab": )" + vocab + more +
+           R"(}, "normalizer": {"type": "BertNormalizer"}, "pre_tokenizer": {"type": "BertPreTokenizer"}})";
+  };
+  const std::pair<std::string, const char*> cases[] = {
+      {with_model(R"({"a": 1e999})"), "not valid JSON"},
+      {with_model(R"({"a": 100000000})"), "model.vocab id of 'a' is 100000000, but the file gives ids to 1 tokens"},
+      {with_model(R"({"a": 9000000000000000000})"), "is 9000000000000000000, but the file gives ids to 1 tokens"},
+      {with_model(R"({"a": -1})"), "model.vocab id of 'a' is -1; it must lie in [0, "},
+      {with_model(R"({"a": 4.9e19})"), "model.vocab id of 'a' is 4.9e+19; it must be a whole number"},
+      {with_model(R"({"a": 0})", R"(, "max_input_chars_per_word": 1e300)"),
+       "model.max_input_chars_per_word is 1e+300; it must be a whole number"},
+      {with_model(R"({"a": 0})", R"(, "max_input_chars_per_word": -2)"), "model.max_input_chars_per_word is -2"},
+  };
+  for (const auto& [json, want] : cases) {
+    const std::string path = dir.write("numbers.json", json);
+    const std::string m = error_message<ValueError>([&] { text::read_tokenizer_json(path); });
+    EXPECT_TRUE(contains(m, path)) << json << " -> " << m;
+    EXPECT_TRUE(contains(m, want)) << json << " -> " << m;
+  }
+  const std::string truncation =
+      dir.write("truncation.json", R"({"truncation": {"max_length": 1e300}, )" + with_model(R"({"a": 0})").substr(1));
+  EXPECT_TRUE(contains(error_message<ValueError>([&] { text::read_tokenizer_json(truncation); }),
+                       "truncation.max_length is 1e+300"));
 }
 
 }  // namespace

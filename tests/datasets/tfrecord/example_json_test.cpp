@@ -57,6 +57,17 @@ TEST(ExampleJson, FeaturesWithoutAListAreEmptyObjects) {
   EXPECT_EQ(serialize_example(example_from_json(R"({"unset":{}})")), serialize_example(ex));
 }
 
+// The list's kind and values were once read through a reference into a destroyed iterator
+// (AddressSanitizer: stack-use-after-scope on every call).
+TEST(ExampleJson, ReadsEachFeaturesListKindAndValues) {
+  const example::Example ex = example_from_json(R"({"a":{"int64_list":[]},"b":{"float_list":[2.5]}})");
+  const auto& features = ex.features().feature();
+  EXPECT_EQ(features.at("a").kind_case(), example::Feature::kInt64List);
+  EXPECT_EQ(features.at("a").int64_list().value_size(), 0);
+  ASSERT_EQ(features.at("b").float_list().value_size(), 1);
+  EXPECT_EQ(features.at("b").float_list().value(0), 2.5f);
+}
+
 TEST(ExampleJson, BadInputNamesTheFeatureAndTheProblem) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"a": {"int64_list": [1.5]}})", "feature 'a': int64_list values must be integers"},
@@ -69,9 +80,11 @@ TEST(ExampleJson, BadInputNamesTheFeatureAndTheProblem) {
       {R"({"f": {"int64_list": 5}})", "feature 'f': the values of \"int64_list\" must be an array"},
       {R"([1, 2])", "expected a JSON object of features"},
       {R"({"g": )", "not valid JSON"},
+      {R"({"h": {"float_list": [1e999]}})", "not valid JSON"},  // nlohmann's out_of_range, not parse_error
   };
   for (const auto& [json, want] : cases) {
-    const std::string m = error_message<ValueError>([&] { example_from_json(json); });
+    const std::string input = json;  // a copy: clang before 16 cannot capture a structured binding
+    const std::string m = error_message<ValueError>([&] { example_from_json(input); });
     EXPECT_TRUE(contains(m, want)) << json << " -> " << m;
   }
 }

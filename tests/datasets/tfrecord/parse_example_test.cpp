@@ -110,7 +110,9 @@ TEST(ParseExample, WrongTypeNamesTheFeatureAndTheDtypeToUse) {
       {"ids", FeatureDType::float32}, {"x", FeatureDType::int64}, {"tags", FeatureDType::int64}};
   const std::string fixes[] = {"FeatureDType::int64", "FeatureDType::float32", "FeatureDType::string"};
   for (int i = 0; i < 3; ++i) {
-    const auto& [name, dtype] = cases[i];
+    // Named, not a structured binding, which the lambda below captures (clang before 16 cannot).
+    const std::string& name = cases[i].first;
+    const FeatureDType dtype = cases[i].second;
     for (const FeatureConfig& config :
          {FeatureConfig(VarLenFeature{.dtype = dtype}), FeatureConfig(FixedLenFeature{.shape = {}, .dtype = dtype})}) {
       const std::string m = error_message<ValueError>([&] { parse_example(record(), {{name, config}}); });

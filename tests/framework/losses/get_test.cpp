@@ -37,7 +37,9 @@ TEST(LossesGet, KerasNamesAndAliases) {
 }
 
 TEST(LossesGet, ByNameTheDefaultsAreKeras) {
-  auto* scce = dynamic_cast<SparseCategoricalCrossentropy*>(get("sparse_categorical_crossentropy").get());
+  // The handle is kept: a pointer into a temporary handle would dangle by the next line.
+  const Handle<Loss> loss = get("sparse_categorical_crossentropy");
+  auto* scce = dynamic_cast<SparseCategoricalCrossentropy*>(loss.get());
   ASSERT_NE(scce, nullptr);
   EXPECT_FALSE(scce->options().from_logits);
 }
