@@ -18,9 +18,9 @@ Tensor log_softmax(const Tensor& x) { return ops::log_softmax(x, -1); }
 Tensor exponential(const Tensor& x) { return ops::exp(x); }
 
 const std::vector<std::string>& names() {
-  static const std::vector<std::string> kNames = {"linear", "relu",    "gelu",        "sigmoid",
-                                                  "tanh",   "softmax", "log_softmax", "exponential"};
-  return kNames;
+  static const std::vector<std::string> all = {"linear", "relu",    "gelu",        "sigmoid",
+                                               "tanh",   "softmax", "log_softmax", "exponential"};
+  return all;
 }
 
 ActivationFn get(const std::string& name) {

@@ -46,6 +46,7 @@ struct RandomUniformOptions {
   double maxval = 0.05;
 };
 
+// NOLINTBEGIN(readability-identifier-naming): Keras's initializer names, as keras.initializers has them
 Initializer Zeros();
 Initializer Ones();
 Initializer Constant(double value);
@@ -58,6 +59,7 @@ Initializer HeUniform();
 Initializer HeNormal();
 Initializer LecunUniform();
 Initializer LecunNormal();
+// NOLINTEND(readability-identifier-naming)
 
 /// (fan_in, fan_out) of a weight shape, as Keras computes them.
 std::pair<double, double> compute_fans(const Shape& shape);

@@ -14,7 +14,7 @@ using namespace kestrel;
 namespace {
 
 const data::FeatureSpec& spec() {
-  static const data::FeatureSpec kSpec{
+  static const data::FeatureSpec features{
       {"ids", data::FixedLenFeature{.shape = {2, 2}, .dtype = data::FeatureDType::int64}},
       {"label",
        data::FixedLenFeature{
@@ -27,7 +27,7 @@ const data::FeatureSpec& spec() {
       {"weights", data::VarLenFeature{.dtype = data::FeatureDType::float32}},
       {"a", data::VarLenFeature{.dtype = data::FeatureDType::int64}},
   };
-  return kSpec;
+  return features;
 }
 
 }  // namespace

@@ -16,14 +16,14 @@ namespace {
 
 const text::WordPieceTokenizer& tokenizer(bool lower_case) {
   // Specials, words, continuations, punctuation, accents and CJK, so every path of the pipeline runs.
-  static const std::vector<std::string> kVocab = {
+  static const std::vector<std::string> vocab = {
       "[PAD]", "[UNK]", "[CLS]",     "[SEP]",  "[MASK]", "[NEW]",  "hello",    "world", "##s",
       "##ing", "un",    "##aff",     "##able", "a",      "b",      "##b",      ",",     ".",
       "!",     "'",     "caf\u00e9", "cafe",   "\u4e2d", "\u00e9", "##\u00e9", "run"};
-  static const text::WordPieceTokenizer kLower(kVocab, {.additional_special_tokens = {"[NEW]"}});
-  static const text::WordPieceTokenizer kCased(
-      kVocab, {.do_lower_case = false, .strip_accents = false, .max_input_chars_per_word = 5});
-  return lower_case ? kLower : kCased;
+  static const text::WordPieceTokenizer lowercasing(vocab, {.additional_special_tokens = {"[NEW]"}});
+  static const text::WordPieceTokenizer cased(
+      vocab, {.do_lower_case = false, .strip_accents = false, .max_input_chars_per_word = 5});
+  return lower_case ? lowercasing : cased;
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ TEST(VocabFile, ErrorsNameTheFile) {
 }
 
 // A tokenizer.json as Hugging Face's tokenizers library writes it for a cased BERT.
-const char* kTokenizerJson = R"({
+constexpr const char* kTokenizerJson = R"({
   "version": "1.0",
   "truncation": {"direction": "Right", "max_length": 16, "strategy": "LongestFirst", "stride": 0},
   "padding": null,

@@ -176,9 +176,9 @@ std::vector<Tensor> arguments(const Batch& batch, bool weighted) {
 }
 
 std::vector<Tensor> symbolic_arguments(Trace& trace, const std::vector<Tensor>& args) {
-  static const char* const kNames[] = {"y_true", "y_pred", "sample_weight"};
+  static const char* const argument_names[] = {"y_true", "y_pred", "sample_weight"};
   std::vector<Tensor> out;
-  for (std::size_t i = 0; i < args.size(); ++i) out.push_back(trace.input(args[i].spec(), kNames[i]));
+  for (std::size_t i = 0; i < args.size(); ++i) out.push_back(trace.input(args[i].spec(), argument_names[i]));
   return out;
 }
 
