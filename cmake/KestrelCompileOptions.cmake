@@ -5,6 +5,15 @@ target_compile_options(kestrel_compile_options INTERFACE
   # Options aggregates are meant to be written with only the fields that differ from the defaults.
   -Wno-missing-field-initializers
   $<$<CONFIG:Release>:-O3>)
+
+# Flags for the libraries' own code, beyond kestrel_compile_options. A fuzzing build
+# (KESTREL_BUILD_FUZZERS) instruments them for coverage feedback: the readers the fuzz targets
+# drive live there. Tests and programs do not need it, and instrumenting them costs build time.
+add_library(kestrel_library_options INTERFACE)
+target_link_libraries(kestrel_library_options INTERFACE kestrel_compile_options)
+if(KESTREL_BUILD_FUZZERS)
+  target_compile_options(kestrel_library_options INTERFACE -fsanitize=fuzzer-no-link)
+endif()
 # Flags for code built for the avx512 CPU level (x86-64-v4, see framework/core/cpu_capability.h).
 # -mprefer-vector-width=256 keeps GCC's own vectorizer at 256 bits. -mmove-max=128 -mstore-max=128
 # keep GCC from copying 32 or 64 bytes as one wide integer: GCC 12.2 miscompiles such copies of

@@ -6,7 +6,8 @@ include(CMakePackageConfigHelpers)
 install(FILES "${PROJECT_SOURCE_DIR}/kestrel.h" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kestrel)
 foreach(dir framework strategies datasets models)
   install(DIRECTORY "${PROJECT_SOURCE_DIR}/${dir}/" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kestrel/${dir}
-          FILES_MATCHING PATTERN "*.h")
+          FILES_MATCHING PATTERN "*.h"
+          PATTERN "precompiled.h" EXCLUDE)  # the build's precompiled-header list, not an API
 endforeach()
 
 install(EXPORT KestrelTargets NAMESPACE kestrel:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Kestrel)

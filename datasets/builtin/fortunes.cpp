@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string_view>
 #include <tuple>
@@ -14,6 +12,7 @@
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/io/read_file.h"
 
 namespace kestrel::datasets::fortunes {
 namespace {
@@ -115,12 +114,6 @@ std::vector<fs::path> files_of(const Source& source, const fs::path& root) {
   return out;
 }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IOError("fortunes: cannot read '" + path.string() + "'");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // Fortunes are separated by lines holding just "%" (some files add "\r" or trailing blanks).
 std::vector<std::string_view> split_fortunes(std::string_view content) {
   std::vector<std::string_view> out;
@@ -212,7 +205,7 @@ std::vector<std::string> read_language(const std::string& language, const Option
   for (const Source& source : sources()) {
     if (language != source.language) continue;
     for (const fs::path& path : files_of(source, options.directory)) {
-      const std::string content = read_file(path);
+      const std::string content = io::read_file(path, "fortunes:", "fortune file");
       for (std::string_view raw : split_fortunes(content)) {
         Cleaned c = clean(raw, options.keep_attributions, script);
         // Most letters must be in the language's script: drops the English notes and code

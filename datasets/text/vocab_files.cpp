@@ -5,28 +5,17 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "datasets/text/utf8.h"
 #include "framework/core/error.h"
+#include "framework/io/read_file.h"
 
 namespace kestrel::text {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string read_file(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw IOError("[WordPieceTokenizer] cannot open " + std::string(what) + " '" + path + "': " + std::strerror(errno));
-  }
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) throw IOError("[WordPieceTokenizer] cannot read " + std::string(what) + " '" + path + "'");
-  return std::move(content).str();
-}
 
 [[noreturn]] void invalid_json(const std::string& path, const std::string& why) {
   throw ValueError("[WordPieceTokenizer] tokenizer.json '" + path + "': " + why);
@@ -163,7 +152,7 @@ std::vector<std::string> read_vocab(const Json& root, const std::string& path) {
 }  // namespace
 
 std::vector<std::string> read_vocab_file(const std::string& path) {
-  const std::string content = read_file(path, "vocab file");
+  const std::string content = io::read_file(path, "[WordPieceTokenizer]", "vocab file");
   if (const std::size_t bad = utf8::find_invalid(content); bad != std::string::npos) {
     const auto line = 1 + std::count(content.begin(), content.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
     throw IOError("[WordPieceTokenizer] vocab file '" + path + "': invalid UTF-8 at byte offset " +
@@ -201,7 +190,7 @@ void write_vocab_file(const std::string& path, const std::vector<std::string>& v
 }
 
 TokenizerJson read_tokenizer_json(const std::string& path) {
-  const std::string content = read_file(path, "tokenizer.json");
+  const std::string content = io::read_file(path, "[WordPieceTokenizer]", "tokenizer.json");
   Json root;
   try {
     root = Json::parse(content);

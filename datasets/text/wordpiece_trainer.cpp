@@ -1,11 +1,7 @@
 #include "datasets/text/wordpiece_trainer.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <string_view>
 #include <unordered_map>
 
@@ -15,6 +11,7 @@
 #include "datasets/text/utf8.h"
 #include "framework/core/error.h"
 #include "framework/core/thread_pool.h"
+#include "framework/io/read_file.h"
 
 namespace kestrel::text {
 namespace {
@@ -106,15 +103,6 @@ std::vector<std::string> learn(const Counts& counts, const WordPieceTrainerOptio
                                        .special_tokens = options.special_tokens});
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IOError(std::string(kPrefix) + " cannot open '" + path + "': " + std::strerror(errno));
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) throw IOError(std::string(kPrefix) + " cannot read '" + path + "'");
-  return std::move(content).str();
-}
-
 }  // namespace
 
 TokenizerOptions WordPieceTrainerOptions::tokenizer_options() const {
@@ -141,7 +129,7 @@ std::vector<std::string> train_wordpiece_vocab_from_files(const std::vector<std:
   contents.reserve(paths.size());
   std::vector<Piece> pieces;
   for (const std::string& path : paths) {
-    contents.push_back(read_file(path));
+    contents.push_back(io::read_file(path, kPrefix, "training file"));
     const std::string& content = contents.back();
     if (options.invalid_utf8 == InvalidUtf8::error) {
       if (const std::size_t bad = utf8::find_invalid(content); bad != std::string::npos) {

@@ -17,7 +17,9 @@
 namespace kestrel::testing {
 
 /// A file in tests/datasets/tfrecord/golden (written by make_golden.py).
-inline std::string golden(const std::string& name) { return std::string(KESTREL_TFRECORD_GOLDEN_DIR) + "/" + name; }
+inline std::string golden(const std::string& name) {
+  return (std::filesystem::path(KESTREL_TFRECORD_GOLDEN_DIR) / name).string();
+}
 
 /// The records of records*.tfrecord, as make_golden.py writes them.
 inline std::vector<std::string> golden_records() {

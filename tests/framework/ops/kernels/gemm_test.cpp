@@ -56,16 +56,20 @@ std::vector<float> random_floats(std::size_t count, unsigned seed) {
   return out;
 }
 
-// Operands laid out as the row asks, the GemmArgs that describe them, and the product in double.
+// Operands laid out as the row asks and the GemmArgs that describe them; naive_product() is the
+// expected result, in double.
 struct Problem {
+  Layout layout;
   std::vector<float> a, b, c;
+  std::int64_t lda, ldb, ldc;  // the leading dimensions, also where args leaves them 0 (dense)
   GemmArgs args;
-  std::vector<double> want;  // c after the product, at c's positions (NaN where gemm must not write)
 
-  explicit Problem(const Layout& l) {
+  explicit Problem(const Layout& l) : layout(l) {
     const std::int64_t a_rows = l.transpose_a ? l.k : l.m, a_cols = l.transpose_a ? l.m : l.k;
     const std::int64_t b_rows = l.transpose_b ? l.n : l.k, b_cols = l.transpose_b ? l.k : l.n;
-    const std::int64_t lda = a_cols + l.pad_a, ldb = b_cols + l.pad_b, ldc = l.n + l.pad_c;
+    lda = a_cols + l.pad_a;
+    ldb = b_cols + l.pad_b;
+    ldc = l.n + l.pad_c;
     const std::int64_t stride_a = l.share_a ? 0 : a_rows * lda + l.batch_gap;
     const std::int64_t stride_b = l.share_b ? 0 : b_rows * ldb + l.batch_gap;
     const std::int64_t stride_c = l.m * ldc + l.batch_gap;
@@ -89,21 +93,31 @@ struct Problem {
             .stride_a = stride_a,
             .stride_b = stride_b,
             .stride_c = stride_c};
-    want.assign(c.begin(), c.end());  // padding and gaps keep their values
+  }
+
+  // c after the product, in double, at c's positions; padding and gaps keep their values. Call it
+  // before gemm overwrites c. Raw pointers: unoptimized (sanitizer) builds would spend most of the
+  // test in vector::operator[].
+  std::vector<double> naive_product() const {
+    const Layout& l = layout;
+    const float* const pa = a.data();
+    const float* const pb = b.data();
+    std::vector<double> want(c.begin(), c.end());
     for (std::int64_t p = 0; p < l.batch; ++p) {
       for (std::int64_t i = 0; i < l.m; ++i) {
         for (std::int64_t j = 0; j < l.n; ++j) {
           double sum = 0;
           for (std::int64_t q = 0; q < l.k; ++q) {
-            const double x = a[p * stride_a + (l.transpose_a ? q * lda + i : i * lda + q)];
-            const double y = b[p * stride_b + (l.transpose_b ? j * ldb + q : q * ldb + j)];
+            const double x = pa[p * args.stride_a + (l.transpose_a ? q * lda + i : i * lda + q)];
+            const double y = pb[p * args.stride_b + (l.transpose_b ? j * ldb + q : q * ldb + j)];
             sum += x * y;
           }
-          double& out = want[p * stride_c + i * ldc + j];
+          double& out = want[p * args.stride_c + i * ldc + j];
           out = l.alpha * sum + (l.beta == 0.0f ? 0.0 : l.beta * out);
         }
       }
     }
+    return want;
   }
 };
 
@@ -166,11 +180,12 @@ TEST(Gemm, EveryLayoutMatchesANaiveProduct) {
     for (const Layout& l : layouts()) {
       SCOPED_TRACE(l.label + ", threads " + std::to_string(threads));
       Problem p(l);
+      const std::vector<double> want = p.naive_product();
       gemm(p.args);
-      expect_matches(l, p.c, p.want);
+      expect_matches(l, p.c, want);
       Problem serial(l);
       gemm_serial(serial.args);
-      expect_matches(l, serial.c, serial.want);
+      expect_matches(l, serial.c, want);
     }
   }
 }
