@@ -1,5 +1,6 @@
-// The headers most test files include, precompiled once per test executable (tests/CMakeLists.txt,
-// KESTREL_PRECOMPILE_TEST_HEADERS): GoogleTest, the standard library, and the framework's core.
+// The headers most test files include, precompiled once for every test executable
+// (tests/CMakeLists.txt, KESTREL_PRECOMPILE_HEADERS): GoogleTest, the standard library, and the
+// framework's core.
 // Each test file still includes what it uses; this list only decides what is parsed once.
 #pragma once
 
