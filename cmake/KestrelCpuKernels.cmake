@@ -11,8 +11,11 @@
 
 # psABI level flags. The avx512 level takes KESTREL_AVX512_FLAGS (KestrelCompileOptions.cmake),
 # which keep GCC 12 away from its wide-constant miscompile; Eigen still uses 512-bit registers
-# through its intrinsics. The ctest framework_ops_test.avx512_kernels_check (tests/framework/ops)
-# compiles these sources with those flags and fails on either finding of check_no_wide_slp.sh.
+# through its intrinsics. Under GCC the avx512 objects are compiled with the dumps that
+# cmake/check_no_wide_slp.sh reads, and the ctest framework_ops_test.avx512_kernels_check
+# (tests/framework/ops) fails on either of its findings: it checks the very objects the library
+# links, and compiles nothing again. (ccache does not cache a compile that writes dumps; these few
+# objects build every time a fresh build directory does.)
 set(KESTREL_CPU_LEVELS baseline avx2 avx512)
 set(KESTREL_CPU_FLAGS_baseline "")
 set(KESTREL_CPU_FLAGS_avx2 -march=x86-64-v3 -mtune=generic)
@@ -24,20 +27,28 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   list(APPEND KESTREL_CPU_FLAGS_avx512 -Wno-maybe-uninitialized)
 endif()
 
-# The sources compiled per level, for checks that compile them again (tests/framework/ops).
-set_property(GLOBAL PROPERTY KESTREL_CPU_KERNEL_SOURCES "")
+set(KESTREL_AVX512_DUMP_FLAGS "")
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  set(KESTREL_AVX512_DUMP_FLAGS -fdump-tree-vect-optimized -fdump-tree-slp-optimized -fdump-rtl-expand)
+endif()
+
+# The object libraries compiled with KESTREL_AVX512_DUMP_FLAGS, for the check (tests/framework/ops).
+set_property(GLOBAL PROPERTY KESTREL_AVX512_DUMPED_OBJECT_LIBRARIES "")
 
 # kestrel_add_cpu_kernels(TARGET SOURCES... LIBS...): compiles SOURCES once per level, with the
 # usage requirements of LIBS, into TARGET.
 function(kestrel_add_cpu_kernels target)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
   set(sources ${ARG_SOURCES})
-  set_property(GLOBAL APPEND PROPERTY KESTREL_CPU_KERNEL_SOURCES ${sources})
   foreach(level IN LISTS KESTREL_CPU_LEVELS)
     set(objects ${target}_cpu_${level})
     add_library(${objects} OBJECT ${sources})
     target_compile_definitions(${objects} PRIVATE KESTREL_CPU_LEVEL=${level})
     target_compile_options(${objects} PRIVATE ${KESTREL_CPU_FLAGS_${level}})
+    if(level STREQUAL "avx512" AND KESTREL_AVX512_DUMP_FLAGS)
+      target_compile_options(${objects} PRIVATE ${KESTREL_AVX512_DUMP_FLAGS})
+      set_property(GLOBAL APPEND PROPERTY KESTREL_AVX512_DUMPED_OBJECT_LIBRARIES ${objects})
+    endif()
     target_include_directories(${objects} PRIVATE ${PROJECT_SOURCE_DIR})
     target_link_libraries(${objects} PRIVATE ${ARG_LIBS})
     target_compile_features(${objects} PRIVATE cxx_std_20)
