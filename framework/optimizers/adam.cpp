@@ -19,7 +19,6 @@ Adam::Adam(std::string default_name, AdamOptions options)
   detail::check_option(o.beta_2 >= 0.0 && o.beta_2 < 1.0, name(), "beta_2", "a number in [0, 1)", o.beta_2);
   detail::check_option(o.epsilon >= 0.0 && std::isfinite(o.epsilon), name(), "epsilon", "a finite number >= 0",
                        o.epsilon);
-  iteration_ = iterations_variable();
 }
 
 void Adam::build_slots(const std::vector<Variable>& variables) {
@@ -43,7 +42,7 @@ void Adam::update_step(const Tensor& gradient, const Variable& variable, std::si
   // The scalar bias correction is computed in float32 (the learning rate's dtype), so a bfloat16
   // variable does not round beta_2^t to 1; once per step, as it is the same for every variable.
   const Tensor& alpha_f32 = per_step("alpha", [&] {
-    const Tensor t = ops::cast(iteration_.value() + Tensor::scalar(1, DType::int64), DType::float32);
+    const Tensor t = ops::cast(applied_steps() + Tensor::scalar(1, DType::int64), DType::float32);
     const Tensor beta_1_power = ops::pow(Tensor::scalar(options_.beta_1), t);
     const Tensor beta_2_power = ops::pow(Tensor::scalar(options_.beta_2), t);
     return learning_rate * ops::sqrt(1.0 - beta_2_power) / (1.0 - beta_1_power);

@@ -33,6 +33,8 @@ struct AdamOptions {
   std::optional<double> clipnorm = std::nullopt;
   std::optional<double> clipvalue = std::nullopt;
   std::optional<double> global_clipnorm = std::nullopt;
+  /// Apply every k-th call, with the mean of the k calls' gradients (Optimizer::apply); >= 1.
+  std::optional<int> gradient_accumulation_steps = std::nullopt;
   std::string name = "";  ///< empty: "adam"
 };
 
@@ -55,7 +57,6 @@ class Adam : public Optimizer {
 
  private:
   AdamOptions options_;
-  Variable iteration_;  // the step count, read as a tensor so a traced step stays symbolic
   std::vector<Variable> momentums_;
   std::vector<Variable> velocities_;
   std::vector<Variable> velocity_hats_;  // amsgrad only

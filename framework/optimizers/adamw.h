@@ -25,6 +25,8 @@ struct AdamWOptions {
   std::optional<double> clipnorm = std::nullopt;
   std::optional<double> clipvalue = std::nullopt;
   std::optional<double> global_clipnorm = std::nullopt;
+  /// Apply every k-th call, with the mean of the k calls' gradients (Optimizer::apply); >= 1.
+  std::optional<int> gradient_accumulation_steps = std::nullopt;
   std::string name = "";  ///< empty: "adamw"
 };
 

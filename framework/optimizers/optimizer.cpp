@@ -37,6 +37,11 @@ Optimizer::Optimizer(std::string default_name, CommonOptions options)
   if (options_.clipnorm && options_.global_clipnorm) {
     throw ValueError("optimizer '" + name_ + "': set clipnorm or global_clipnorm, not both (as in Keras)");
   }
+  if (options_.gradient_accumulation_steps && *options_.gradient_accumulation_steps < 1) {
+    throw ValueError("optimizer '" + name_ + "': gradient_accumulation_steps must be an integer >= 1 (the calls " +
+                     "whose gradients one update averages), got " +
+                     std::to_string(*options_.gradient_accumulation_steps));
+  }
   iterations_ = Variable(name_ + "/iteration", Tensor::scalar(0, DType::int64), /*trainable=*/false);
   if (!options_.learning_rate.is_schedule()) {
     double lr = options_.learning_rate.at(0);
@@ -48,11 +53,20 @@ Optimizer::Optimizer(std::string default_name, CommonOptions options)
   }
 }
 
-std::int64_t Optimizer::iterations() const { return static_cast<std::int64_t>(iterations_.value().item()); }
+std::int64_t Optimizer::iterations() const {
+  return static_cast<std::int64_t>(iterations_.value().item()) / gradient_accumulation_steps();
+}
 
 double Optimizer::learning_rate() const {
   if (learning_rate_.defined()) return learning_rate_.value().item();
   return options_.learning_rate.at(iterations());
+}
+
+const Tensor& Optimizer::applied_steps() {
+  return per_step("applied_steps", [&] {
+    const int k = gradient_accumulation_steps();
+    return k == 1 ? iterations_.value() : ops::divide(iterations_.value(), Tensor::scalar(k, DType::int64));
+  });
 }
 
 void Optimizer::set_learning_rate(double value) {
@@ -73,6 +87,10 @@ std::vector<Variable> Optimizer::variables() const {
 void Optimizer::build(const std::vector<Variable>& variables) {
   if (built_) return;
   for (std::size_t i = 0; i < variables.size(); ++i) index_of_[variables[i].id()] = i;
+  // Keras creates the accumulators before the subclass's slots; the checkpoint layout follows.
+  if (gradient_accumulation_steps() > 1) {
+    for (const Variable& v : variables) accumulators_.push_back(add_slot(v, "gradient_accumulator"));
+  }
   build_slots(variables);
   built_ = true;
 }
@@ -143,17 +161,27 @@ void Optimizer::apply(const std::vector<Tensor>& gradients, const std::vector<Va
   autodiff::NoGradScope no_grad;  // updates are not part of any gradient
   build(variables);
   per_step_.clear();
-  const std::vector<Tensor> clipped = clip(gradients);
-  // A schedule is evaluated on the counter's tensor, not iterations(): a traced step has no value to read.
-  const Tensor lr = learning_rate_.defined() ? learning_rate_.value() : options_.learning_rate.at(iterations_.value());
-  for (std::size_t i = 0; i < variables.size(); ++i) {
-    const Variable& v = variables[i];
-    if (!clipped[i].defined()) continue;  // no gradient reached this variable
-    auto found = index_of_.find(v.id());
-    if (found == index_of_.end()) {
+  for (const Variable& v : variables) {
+    if (index_of_.find(v.id()) == index_of_.end()) {
       throw ValueError("optimizer '" + name_ + "' was built for other variables; '" + v.name() +
                        "' is new to it (use one optimizer per model)");
     }
+  }
+  if (gradient_accumulation_steps() > 1) {
+    accumulate_and_update(gradients, variables);
+  } else {
+    update(gradients, variables);
+  }
+  iterations_.assign(ops::add(iterations_.value(), Tensor::scalar(1, DType::int64)));
+}
+
+void Optimizer::update(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables) {
+  const std::vector<Tensor> clipped = clip(gradients);
+  // A schedule is evaluated on the counter's tensor, not iterations(): a traced step has no value to read.
+  const Tensor lr = learning_rate_.defined() ? learning_rate_.value() : options_.learning_rate.at(applied_steps());
+  for (std::size_t i = 0; i < variables.size(); ++i) {
+    const Variable& v = variables[i];
+    if (!clipped[i].defined()) continue;  // no gradient reached this variable
     if (options_.weight_decay && *options_.weight_decay > 0.0) {
       // var - var * (lr * weight_decay), the decay rate computed once per step and dtype.
       const DType dtype = v.dtype();
@@ -167,9 +195,45 @@ void Optimizer::apply(const std::vector<Tensor>& gradients, const std::vector<Va
       });
       v.assign(ops::fused_elementwise(decayed, {v.value(), decay}));
     }
-    update_step(clipped[i], v, found->second, lr);
+    update_step(clipped[i], v, index_of_.at(v.id()), lr);
   }
-  iterations_.assign(ops::add(iterations_.value(), Tensor::scalar(1, DType::int64)));
+}
+
+void Optimizer::accumulate_and_update(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables) {
+  const int k = gradient_accumulation_steps();
+  // This call is the k-th of its group when the calls so far, this one included, divide by k.
+  const Tensor calls = ops::add(iterations_.value(), Tensor::scalar(1, DType::int64));
+  const Tensor k_tensor = Tensor::scalar(k, DType::int64);
+  const Tensor updates_now = ops::equal(ops::multiply(ops::divide(calls, k_tensor), k_tensor), calls);
+
+  // The group's gradients so far, this call's included, and their mean (undefined where no
+  // gradient reached a variable this call: it is left alone, as without accumulation).
+  std::vector<Tensor> sums(variables.size()), means(variables.size());
+  for (std::size_t i = 0; i < variables.size(); ++i) {
+    if (!gradients[i].defined()) continue;
+    const Variable& accumulator = accumulators_[index_of_.at(variables[i].id())];
+    sums[i] = ops::add(accumulator.value(), ops::cast(gradients[i], accumulator.dtype()));
+    means[i] = ops::divide(sums[i], Tensor::scalar(k, sums[i].dtype()));
+  }
+
+  // The update runs on every call, and each value it changed keeps the new value only on the
+  // k-th call: the variables, the subclass's slots, and anything else the update assigns.
+  std::vector<Variable> updated = variables;
+  updated.insert(updated.end(), slots_.begin(), slots_.end());
+  std::vector<Tensor> before;
+  for (const Variable& v : updated) before.push_back(v.value());
+  update(means, variables);
+  for (std::size_t i = 0; i < updated.size(); ++i) {
+    const Tensor& after = updated[i].value();
+    if (!after.is_same(before[i])) updated[i].assign(ops::where(updates_now, after, before[i]));
+  }
+
+  // The accumulators start again after an update, and carry the sum otherwise.
+  for (std::size_t i = 0; i < variables.size(); ++i) {
+    if (!sums[i].defined()) continue;
+    const Variable& accumulator = accumulators_[index_of_.at(variables[i].id())];
+    accumulator.assign(ops::where(updates_now, ops::zeros_like(sums[i]), sums[i]));
+  }
 }
 
 }  // namespace kestrel::optimizers

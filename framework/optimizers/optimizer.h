@@ -10,8 +10,18 @@
 // one pass over memory per updated tensor. A schedule's rate is computed with ops from the step
 // counter's tensor, so apply() reads nothing on the host.
 //
+// With gradient_accumulation_steps = k (Keras 3), apply() adds each call's gradients into a
+// "gradient_accumulator" slot per variable and updates only on every k-th call, with the mean of
+// the k calls' gradients; clipping and weight decay apply to that mean. The iteration counter
+// counts calls; iterations() and the schedules count applied steps (calls / k). The choice is made
+// without reading a value on the host, so it compiles into a train step as it is: every call
+// computes the update and `where` keeps it on the k-th call and the old values otherwise (a
+// branch in the program would need a conditional op; the update is a few passes over the
+// parameters, small beside the forward and backward pass it follows).
+//
 // variables() lists, in Keras 3's order, the iteration count, the learning rate (unless it is a
-// schedule) and every slot in creation order: that order is the checkpoint layout.
+// schedule), the gradient accumulators (when accumulating) and every slot of the subclass in
+// creation order: that order is the checkpoint layout.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +48,7 @@ struct CommonOptions {
   std::optional<double> clipnorm;
   std::optional<double> clipvalue;
   std::optional<double> global_clipnorm;
+  std::optional<int> gradient_accumulation_steps;
   std::string name;
 };
 
@@ -47,14 +58,19 @@ class Optimizer {
   virtual ~Optimizer() = default;
 
   /// One step on these variables (the same list every step; slots are created on the first).
+  /// Under gradient accumulation, one call of k: the update happens on every k-th.
   void apply(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables);
 
   const std::string& name() const { return name_; }
-  /// Steps taken so far (reads the counter on the host: for callbacks and logs, not a traced step).
+  /// Steps applied so far (reads the counter on the host: for callbacks and logs, not a traced
+  /// step). Under gradient accumulation, calls of apply() / gradient_accumulation_steps.
   std::int64_t iterations() const;
-  /// The step counter as a variable (an int64 scalar, 0 before the first step): what a traced
-  /// step reads instead of iterations(), e.g. to fold the step into dropout keys.
+  /// The counter of apply() calls as a variable (an int64 scalar, 0 before the first call; saved
+  /// as "iteration"): what a traced step reads instead of iterations(), e.g. to fold the step into
+  /// dropout keys, so each accumulated micro-batch draws its own.
   const Variable& iterations_variable() const { return iterations_; }
+  /// gradient_accumulation_steps, or 1 when not accumulating.
+  int gradient_accumulation_steps() const { return options_.gradient_accumulation_steps.value_or(1); }
   /// The learning rate the next step will use.
   double learning_rate() const;
   /// Sets a constant learning rate (ReduceLROnPlateau, LearningRateScheduler); throws ValueError
@@ -81,15 +97,23 @@ class Optimizer {
   /// The tensor make() computes, computed on the first call for `name` in a step and shared by
   /// the step's other variables: per-step scalars (Adam's bias correction) are computed once.
   const Tensor& per_step(std::string_view name, const std::function<Tensor()>& make);
+  /// The steps applied before this one, as an int64 scalar tensor (iterations() without a host
+  /// read): what bias corrections and schedules count.
+  const Tensor& applied_steps();
 
  private:
   std::vector<Tensor> clip(const std::vector<Tensor>& gradients) const;
+  /// Clipping, weight decay and update_step for every variable with a gradient.
+  void update(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables);
+  /// One call of k: accumulates, and updates with the mean on the k-th call (see the top).
+  void accumulate_and_update(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables);
 
   std::string name_;
   CommonOptions options_;
   Variable iterations_;
   Variable learning_rate_;  // undefined when options_.learning_rate is a schedule
   std::vector<Variable> slots_;
+  std::vector<Variable> accumulators_;  // one per variable, in build() order, when accumulating
   std::unordered_map<const void*, std::size_t> index_of_;
   bool built_ = false;
   std::map<std::string, ElementwiseProgram, std::less<>> programs_;

@@ -20,7 +20,8 @@ inline void check_option(bool ok, const std::string& optimizer, const char* opti
 /// The fields every optimizer's options repeat, as the base class takes them.
 template <class Options>
 CommonOptions common_options(const Options& o) {
-  return {o.learning_rate, o.weight_decay, o.clipnorm, o.clipvalue, o.global_clipnorm, o.name};
+  return {o.learning_rate, o.weight_decay, o.clipnorm, o.clipvalue, o.global_clipnorm, o.gradient_accumulation_steps,
+          o.name};
 }
 
 }  // namespace kestrel::optimizers::detail

@@ -129,6 +129,24 @@ TEST(TracedApply, AdamFollowsEveryScheduleCompiled) {
       [](LearningRate lr) { return std::make_unique<Adam>(AdamOptions{.learning_rate = std::move(lr)}); });
 }
 
+// Accumulation chooses between updating and carrying on without a host read: 7 calls of 3 cover
+// two updates and a group left open, each compiled call equal to the eager one.
+TEST(TracedApply, AdamWithGradientAccumulationFollowsEveryScheduleCompiled) {
+  expect_compiled_steps_match_eager([](LearningRate lr) {
+    return std::make_unique<Adam>(AdamOptions{.learning_rate = std::move(lr),
+                                              .weight_decay = 0.01,
+                                              .global_clipnorm = 0.5,
+                                              .gradient_accumulation_steps = 3});
+  });
+}
+
+TEST(TracedApply, SGDWithMomentumAndGradientAccumulationFollowsEveryScheduleCompiled) {
+  expect_compiled_steps_match_eager([](LearningRate lr) {
+    return std::make_unique<SGD>(
+        SGDOptions{.learning_rate = std::move(lr), .momentum = 0.9, .gradient_accumulation_steps = 2});
+  });
+}
+
 TEST(TracedApply, IterationsVariableIsTheStepCounter) {
   SGD sgd({.learning_rate = schedules::CosineDecay({.initial_learning_rate = 0.1, .decay_steps = 10})});
   const Variable& counter = sgd.iterations_variable();
