@@ -1,8 +1,12 @@
 #include "strategies/strategy.h"
 
+#include <exception>
+#include <optional>
 #include <string>
 
 #include "framework/core/error.h"
+#include "framework/distribute/merge_call.h"
+#include "framework/distribute/replica_context.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 #include "framework/ops/shape_ops.h"
@@ -10,6 +14,25 @@
 #include "strategies/replica_pool.h"
 
 namespace kestrel::distribute {
+namespace {
+
+// The first failure by replica order; a cancellation only stands for itself when nothing else failed.
+void rethrow_first_failure(const std::vector<std::exception_ptr>& errors) {
+  std::exception_ptr cancelled;
+  for (const std::exception_ptr& error : errors) {
+    if (!error) continue;
+    try {
+      std::rethrow_exception(error);
+    } catch (const ReplicaCancelledError&) {
+      if (!cancelled) cancelled = error;
+    } catch (...) {
+      throw;
+    }
+  }
+  if (cancelled) std::rethrow_exception(cancelled);
+}
+
+}  // namespace
 
 Strategy::Strategy(std::string name, int replicas, std::optional<std::int64_t> memory_per_replica)
     : name_(std::move(name)), replicas_(replicas), memory_per_replica_(memory_per_replica) {
@@ -31,15 +54,61 @@ void Strategy::check_replicas(const char* method, int count) const {
 
 void Strategy::for_each_replica(const std::function<void(int replica)>& fn) const { pool_->run(replicas_, fn); }
 
+void Strategy::call_for_each_replica(const std::function<void(int replica)>& fn) const {
+  if (replica_context() != nullptr) {
+    throw ValueError(name_ + ": a step of the replicas was started from inside a replica (strategy.run or fit " +
+                     "within a replica's step); run it from outside the replicas");
+  }
+  // A pool of as many threads as replicas, each replica one chunk of it: a replica waiting at a
+  // merge point holds its thread, and the others still have theirs.
+  std::call_once(replica_threads_made_, [&] { replica_threads_ = std::make_unique<ThreadPool>(replicas_); });
+  ReplicaRendezvous rendezvous(replicas_);
+  // When the replicas fill the cores, their kernels run serially inside each.
+  const bool serial = replicas_ >= num_threads();
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(replicas_));
+  // Run inline, the replicas would wait for each other forever: not even a caller's serial kernels may.
+  const ParallelKernelsScope threads_of_their_own;
+  replica_threads_->parallel_for(replicas_, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      const int replica = static_cast<int>(r);
+      std::optional<SerialKernelsScope> serial_kernels;
+      if (serial) serial_kernels.emplace();
+      try {
+        const DistributionScope in_scope(*this);
+        const ReplicaScope as_replica(
+            {.replica_id = replica, .num_replicas = replicas_, .distribution = this, .rendezvous = &rendezvous});
+        fn(replica);
+        rendezvous.finished(replica);
+      } catch (...) {
+        errors[static_cast<std::size_t>(r)] = std::current_exception();
+        rendezvous.cancel(replica);
+      }
+    }
+  });
+  rethrow_first_failure(errors);
+}
+
 std::vector<Tensor> Strategy::all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) const {
   check_replicas("all_reduce_sum", static_cast<int>(per_replica.size()));
   return distribute::all_reduce_sum(per_replica);
 }
 
+Tensor Strategy::all_gather(const std::vector<Tensor>& per_replica) const {
+  check_replicas("all_gather", static_cast<int>(per_replica.size()));
+  std::size_t defined = 0;
+  for (const Tensor& t : per_replica) defined += t.defined() ? 1 : 0;
+  if (defined == 0) return Tensor();
+  if (defined != per_replica.size()) {
+    throw ValueError(name_ + ".all_gather: " + std::to_string(defined) + " of " + std::to_string(per_replica.size()) +
+                     " replicas brought a value; every replica's step must bring the same parts to a merge point");
+  }
+  return per_replica.size() == 1 ? per_replica[0] : ops::concat(per_replica, 0);
+}
+
 PerReplica<Tensor> Strategy::run(const std::function<Tensor(int replica)>& fn) const {
   PerReplica<Tensor> out;
   out.values.resize(static_cast<std::size_t>(replicas_));
-  for_each_replica([&](int replica) { out.values[static_cast<std::size_t>(replica)] = fn(replica); });
+  call_for_each_replica([&](int replica) { out.values[static_cast<std::size_t>(replica)] = fn(replica); });
   return out;
 }
 

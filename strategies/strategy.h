@@ -20,10 +20,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "framework/core/thread_pool.h"
 #include "framework/data/dataset.h"
 #include "framework/distribute/distribution.h"
 #include "strategies/distributed_dataset.h"
@@ -48,7 +50,10 @@ class Strategy : public Distribution {
   int num_replicas_in_sync() const override { return replicas_; }
   std::optional<std::int64_t> memory_per_replica() const override { return memory_per_replica_; }
 
-  /// Runs fn on every replica (its id as the argument) and returns the results in replica order.
+  /// Runs fn on every replica (its id as the argument), each on its own thread, and returns the
+  /// results in replica order: a custom training loop's step (tf.distribute.Strategy.run). fn
+  /// runs as a replica of one step, so optimizer.apply inside it sums the replicas' gradients
+  /// and updates once.
   PerReplica<Tensor> run(const std::function<Tensor(int replica)>& fn) const;
   /// Combines the replicas' values: SUM or MEAN across replicas; with an axis, that axis is reduced
   /// too (MEAN then averages over every replica's elements along it, as a global batch would).
@@ -64,10 +69,11 @@ class Strategy : public Distribution {
       const std::function<data::Dataset(const InputContext&)>& fn) const;
 
   void for_each_replica(const std::function<void(int replica)>& fn) const override;
+  void call_for_each_replica(const std::function<void(int replica)>& fn) const override;
   /// Sums one tensor list per replica, element by element, in replica order 0, 1, ..., so the
-  /// result is the same bits on every run (what reduce(SUM) does; fit sums its gradients in the
-  /// same order as the replicas finish).
-  std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) const;
+  /// result is the same bits on every run (what reduce(SUM) and the optimizer's merge do).
+  std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) const override;
+  Tensor all_gather(const std::vector<Tensor>& per_replica) const override;
 
  protected:
   /// `replicas` >= 1; memory_per_replica: the simulated device memory, or nullopt for none.
@@ -80,6 +86,9 @@ class Strategy : public Distribution {
   int replicas_;
   std::optional<std::int64_t> memory_per_replica_;
   std::unique_ptr<ReplicaPool> pool_;
+  // One thread per replica for call_for_each_replica, made on its first use.
+  mutable std::once_flag replica_threads_made_;
+  mutable std::unique_ptr<ThreadPool> replica_threads_;
 };
 
 }  // namespace kestrel::distribute

@@ -10,16 +10,33 @@
 
 namespace kestrel {
 namespace {
-thread_local bool t_inside_pool_work = false;
+// The pool whose work this thread is running (a worker's, or the caller's chunks), if any.
+thread_local const ThreadPool* t_working_for = nullptr;
 thread_local int t_serial_kernel_scopes = 0;  // SerialKernelsScopes alive on this thread
 
-// parallel_for runs fn(0, n) on the calling thread instead of splitting it.
-bool must_run_inline() { return t_inside_pool_work || t_serial_kernel_scopes > 0; }
+// pool.parallel_for runs fn(0, n) on the calling thread instead of splitting it: work given to a
+// pool from inside its own work would wait for threads that are busy running it.
+bool must_run_inline(const ThreadPool* pool) { return t_working_for == pool || t_serial_kernel_scopes > 0; }
+
+// Marks the thread as running `pool`'s work for the guard's lifetime.
+class WorkingFor {
+ public:
+  explicit WorkingFor(const ThreadPool* pool) : previous_(t_working_for) { t_working_for = pool; }
+  ~WorkingFor() { t_working_for = previous_; }
+  WorkingFor(const WorkingFor&) = delete;
+  WorkingFor& operator=(const WorkingFor&) = delete;
+
+ private:
+  const ThreadPool* previous_;
+};
 }  // namespace
 
 SerialKernelsScope::SerialKernelsScope() { ++t_serial_kernel_scopes; }
 SerialKernelsScope::~SerialKernelsScope() { --t_serial_kernel_scopes; }
 bool kernels_run_serially() { return t_serial_kernel_scopes > 0; }
+
+ParallelKernelsScope::ParallelKernelsScope() : suspended_scopes_(t_serial_kernel_scopes) { t_serial_kernel_scopes = 0; }
+ParallelKernelsScope::~ParallelKernelsScope() { t_serial_kernel_scopes = suspended_scopes_; }
 
 struct ThreadPool::Job {
   const std::function<void(std::int64_t, std::int64_t)>* fn;
@@ -51,7 +68,7 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::worker_loop(int /*index*/) {
   std::uint64_t seen = 0;
-  t_inside_pool_work = true;
+  const WorkingFor working(this);
   for (;;) {
     Job* job;
     {
@@ -83,7 +100,7 @@ void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain,
   if (n <= 0) return;
   int chunks =
       static_cast<int>(std::min<std::int64_t>(size(), std::max<std::int64_t>(1, n / std::max<std::int64_t>(grain, 1))));
-  if (chunks <= 1 || must_run_inline()) {
+  if (chunks <= 1 || must_run_inline(this)) {
     fn(0, n);
     return;
   }
@@ -102,17 +119,18 @@ void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain,
   // The caller runs chunk 0, then claims whatever no worker has taken yet, so every chunk is
   // claimed by the time the loop ends; it then waits for the workers still running theirs.
   std::exception_ptr error;
-  t_inside_pool_work = true;
-  for (int c = 0; c < chunks; c = job.next_chunk.fetch_add(1)) {
-    std::int64_t begin, end;
-    job.chunk_range(c, begin, end);
-    try {
-      fn(begin, end);
-    } catch (...) {
-      if (!error) error = std::current_exception();
+  {
+    const WorkingFor working(this);
+    for (int c = 0; c < chunks; c = job.next_chunk.fetch_add(1)) {
+      std::int64_t begin, end;
+      job.chunk_range(c, begin, end);
+      try {
+        fn(begin, end);
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
     }
   }
-  t_inside_pool_work = false;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     job_ = nullptr;  // workers that wake from now on find nothing to join
@@ -145,7 +163,7 @@ void set_num_threads(int threads) {
 int num_threads() { return global_pool()->size(); }
 
 void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn) {
-  if (must_run_inline()) {
+  if (t_serial_kernel_scopes > 0) {  // without taking the pool's lock
     if (n > 0) fn(0, n);
     return;
   }

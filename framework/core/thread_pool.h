@@ -4,7 +4,9 @@
 //   parallel_for(n, /*grain=*/4096, [&](std::int64_t begin, std::int64_t end) { ... });
 //
 // The calling thread takes a share of the work, so a pool of size 1 runs everything inline.
-// A parallel_for issued from inside a worker runs inline too, so nesting cannot deadlock.
+// A parallel_for issued from inside a pool's own work runs inline too, so nesting cannot
+// deadlock. Work of one pool may use another: a strategy's replica threads (a pool of their own)
+// run kernels on the intra-op pool.
 //
 //   SerialKernelsScope serial;   // on a replica's thread: parallel_for here runs inline
 #pragma once
@@ -30,7 +32,9 @@ class ThreadPool {
 
   /// Splits [0, n) into at most size() contiguous chunks of at least `grain` items and runs
   /// fn(begin, end) on each; returns when all are done. The first exception is rethrown.
-  /// Runs fn(0, n) inline when called from a pool worker or under a SerialKernelsScope.
+  /// Runs fn(0, n) inline when called from inside this pool's work or under a SerialKernelsScope.
+  /// The caller runs the first chunk, each worker at most one at a time: with n <= size() and
+  /// grain 1, every index has a thread of its own, so the chunks may wait for each other.
   void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn);
 
  private:
@@ -51,8 +55,8 @@ class ThreadPool {
 void set_num_threads(int threads);
 /// Size of the process-wide pool.
 int num_threads();
-/// parallel_for on the process-wide pool, or inline (fn(0, n), one call) when called from a pool
-/// worker or under a SerialKernelsScope.
+/// parallel_for on the process-wide pool, or inline (fn(0, n), one call) when called from inside
+/// its work or under a SerialKernelsScope.
 void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn);
 
 /// While it lives, every parallel_for called on the constructing thread runs inline: the whole
@@ -71,5 +75,19 @@ class SerialKernelsScope {
 
 /// True while a SerialKernelsScope lives on this thread.
 bool kernels_run_serially();
+
+/// While it lives, the SerialKernelsScopes of the constructing thread are suspended: parallel_for
+/// splits work again. A replica's thread holds one while it runs what every replica's values
+/// meet in (distribute::merge_call), as the other replicas wait and leave the cores free.
+class ParallelKernelsScope {
+ public:
+  ParallelKernelsScope();
+  ~ParallelKernelsScope();
+  ParallelKernelsScope(const ParallelKernelsScope&) = delete;
+  ParallelKernelsScope& operator=(const ParallelKernelsScope&) = delete;
+
+ private:
+  int suspended_scopes_;
+};
 
 }  // namespace kestrel

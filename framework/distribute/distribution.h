@@ -29,8 +29,24 @@ class Distribution {
   virtual std::string name() const = 0;
   virtual int num_replicas_in_sync() const = 0;
   /// Runs fn(replica) for every replica on the strategy's workers and returns when all are done;
-  /// the first exception (by replica order) is rethrown.
+  /// the first exception (by replica order) is rethrown. Replicas are handed to the workers as
+  /// they come free (fewer workers than replicas), so fn must not wait for another replica.
   virtual void for_each_replica(const std::function<void(int replica)>& fn) const = 0;
+  /// Runs fn(replica) for every replica at once, each on a thread of its own (TF's
+  /// MirroredStrategy gives each replica a thread), as one step whose replicas meet at merge
+  /// points (merge_call.h): each runs in a ReplicaScope with this strategy and the step's
+  /// rendezvous, and in the strategy's scope. Returns when all are done; the first failure by
+  /// replica order is rethrown (a ReplicaCancelledError only when no replica failed otherwise).
+  /// Kernels inside a replica run serially when the replicas fill the cores. Throws ValueError
+  /// when called from inside a replica.
+  virtual void call_for_each_replica(const std::function<void(int replica)>& fn) const = 0;
+  /// Sums one tensor list per replica, element by element, in replica order (the same bits on
+  /// every run): the all-reduce of the gradients at Optimizer::apply's merge point. A position
+  /// undefined on every replica stays undefined.
+  virtual std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) const = 0;
+  /// One tensor per replica joined along axis 0 in replica order (undefined when all are): the
+  /// all-gather of a merge point (the metrics see the global batch's rows).
+  virtual Tensor all_gather(const std::vector<Tensor>& per_replica) const = 0;
   /// The simulated device memory of one replica in bytes; nullopt when unlimited.
   virtual std::optional<std::int64_t> memory_per_replica() const { return std::nullopt; }
 };

@@ -8,12 +8,16 @@ thread_local const ReplicaContext* current_replica = nullptr;
 const ReplicaContext* replica_context() { return current_replica; }
 
 ReplicaScope::ReplicaScope(int replica_id, int num_replicas)
-    : previous_(current_replica), context_{replica_id, num_replicas, Tensor()} {
+    : previous_(current_replica), context_{.replica_id = replica_id, .num_replicas = num_replicas} {
   current_replica = &context_;
 }
 
 ReplicaScope::ReplicaScope(Tensor id, int num_replicas)
-    : previous_(current_replica), context_{0, num_replicas, std::move(id)} {
+    : previous_(current_replica), context_{.replica_id = 0, .num_replicas = num_replicas, .id = std::move(id)} {
+  current_replica = &context_;
+}
+
+ReplicaScope::ReplicaScope(ReplicaContext context) : previous_(current_replica), context_(std::move(context)) {
   current_replica = &context_;
 }
 

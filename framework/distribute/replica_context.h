@@ -1,6 +1,8 @@
 // ReplicaContext: which replica this thread is running as, while a strategy runs its replicas
 // (tf.distribute.get_replica_context()). Layers read it: dropout draws each replica's own masks,
-// and only replica 0 records what every replica would (a layer's output shape).
+// and only replica 0 records what every replica would (a layer's output shape). A step's
+// replicas meet through it (merge_call.h): the optimizer's update and the metrics' see every
+// replica's values, and compute_loss scales a replica's loss by its share of the global batch.
 //
 //   distribution.for_each_replica([&](int replica) {
 //     distribute::ReplicaScope as_replica(replica, distribution.num_replicas_in_sync());
@@ -12,12 +14,22 @@
 
 namespace kestrel::distribute {
 
+class Distribution;
+class ReplicaRendezvous;
+
 struct ReplicaContext {
   int replica_id = 0;
   int num_replicas = 1;
   /// The replica id as an int64 scalar tensor when it is a traced value (one compiled program runs
   /// as every replica); undefined when replica_id says it.
   Tensor id;
+  /// The strategy the replicas run under (its all-reduce sums at merge points); null when none.
+  const Distribution* distribution = nullptr;
+  /// Where this step's replicas meet (merge_call); null when they do not run side by side.
+  ReplicaRendezvous* rendezvous = nullptr;
+  /// The replica's share of the global batch's loss (Model::compute_loss multiplies by it, so the
+  /// replicas' gradients add up to the global batch's); undefined when the loss is not scaled.
+  Tensor loss_scale;
 };
 
 /// The replica this thread runs as, or null outside a replica (the cross-replica context).
@@ -37,6 +49,8 @@ class ReplicaScope {
   /// While tracing the program every replica runs: the id is the program's argument. The tracing
   /// thread counts as replica 0 for what replicas share.
   ReplicaScope(Tensor id, int num_replicas);
+  /// Makes this thread run as the context says: a replica of a step that meets the others.
+  explicit ReplicaScope(ReplicaContext context);
   ~ReplicaScope();
   ReplicaScope(const ReplicaScope&) = delete;
   ReplicaScope& operator=(const ReplicaScope&) = delete;

@@ -11,4 +11,5 @@
 #include "framework/losses/loss_utils.h"
 #include "framework/losses/mean_absolute_error.h"
 #include "framework/losses/mean_squared_error.h"
+#include "framework/losses/scale_for_distribution.h"
 #include "framework/losses/sparse_categorical_crossentropy.h"

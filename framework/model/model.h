@@ -129,25 +129,36 @@ class Model : public Layer {
  protected:
   /// One training step on a batch (Keras's train_step): forward, loss, gradients, optimizer
   /// update, loss tracker and metrics. It reads nothing on the host, so under jit_compile it is
-  /// traced and compiled as it is; fit reads the logs from the metrics afterwards. Under a
-  /// strategy of several replicas the step is split where replicas meet (forward and backward per
-  /// replica, one update), so an override of train_step does not apply there: customize
-  /// compute_loss instead.
+  /// traced and compiled as it is; fit reads the logs from the metrics afterwards.
+  ///
+  /// Under a strategy of several replicas it runs on every replica, on that replica's shard of
+  /// the global batch, each replica on its own thread, overridden or not. The replicas meet where
+  /// shared state changes: optimizer()->apply sums their gradients and updates once, track_loss
+  /// and update_metrics see every replica's values. compute_loss scales a replica's loss by its
+  /// share of the global batch, so an override that calls it trains like one replica; a term an
+  /// override adds on its own goes through losses::scale_loss_for_distribution. Under
+  /// jit_compile with several replicas the replicas still run only the forward and backward pass
+  /// compiled (forward_backward, compute_loss included) and the rest once after them: there, an
+  /// override of train_step or test_step does not apply.
   virtual void train_step(const Batch& batch);
-  /// One evaluation step: forward, loss tracker and metrics.
+  /// One evaluation step: forward, loss tracker and metrics (per replica, as train_step).
   virtual void test_step(const Batch& batch);
-  /// One prediction step: the outputs for a batch of inputs.
+  /// One prediction step: the outputs for a batch of inputs (per replica, as train_step).
   virtual Tensor predict_step(const Inputs& x);
   /// The batch's loss (override to add auxiliary losses). Rows that pad a partial batch
-  /// (Batch::row_mask) are left out, so the value is the real rows' loss.
+  /// (Batch::row_mask) are left out, so the value is the real rows' loss; in a replica, it is
+  /// scaled by the replica's share of the global batch (losses::scale_loss_for_distribution).
   virtual Tensor compute_loss(const Batch& batch, const Tensor& y_pred);
-  /// Adds a batch's loss to the loss tracker (the epoch's "loss"), weighed by its real rows.
+  /// Adds a batch's loss (compute_loss's value) to the loss tracker (the epoch's "loss"),
+  /// weighed by its real rows; the replicas' scaled losses add up to the global batch's.
   void track_loss(const Batch& batch, const Tensor& loss);
-  /// Updates the compiled metrics with this batch's predictions (padding rows left out).
+  /// Updates the compiled metrics with this batch's predictions (padding rows left out), once
+  /// for the global batch when replicas call it.
   void update_metrics(const Batch& batch, const Tensor& y_pred);
   /// The forward and backward pass of train_step: predictions, loss, and the gradients of
-  /// loss * loss_scale (a float32 scalar; undefined: 1) for trainable_weights(). Replicas run it
-  /// on their shards, each scaled by its share of the global batch, and their gradients are summed.
+  /// loss * loss_scale (a float32 scalar; undefined: 1) for trainable_weights(). Compiled
+  /// replicas run it on their shards, each scaled by its share of the global batch, and their
+  /// gradients are summed.
   detail::ReplicaResult forward_backward(const Batch& batch, const Tensor& loss_scale);
 
  private:

@@ -7,6 +7,7 @@
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
 #include "framework/distribute/replica_context.h"
+#include "framework/jit/memory_plan.h"
 #include "framework/logging/logging.h"
 #include "framework/losses/loss.h"
 #include "framework/model/batch_args.h"
@@ -127,14 +128,6 @@ std::vector<std::vector<Tensor>> ReplicaSteps::run_replicas(
     });
   };
   std::vector<std::vector<Tensor>> outputs(shards.size());
-  if (!jit_) {
-    run_each([&](int r) {
-      const auto i = static_cast<std::size_t>(r);
-      outputs[i] = body(shards[i]);
-      take_gradients(r, outputs[i]);
-    });
-    return outputs;
-  }
   const int replicas = distribution_.num_replicas_in_sync();
   if (!function) {
     std::vector<Variable> state = model_.weights();
@@ -229,10 +222,26 @@ std::vector<jit::Args> ReplicaSteps::shard_args(const std::vector<Batch>& shards
   return out;
 }
 
+void ReplicaSteps::run_steps(const std::vector<Batch>& shards, const std::vector<double>& shares,
+                             const std::function<void(const Batch& shard)>& step) const {
+  distribution_.call_for_each_replica([&](int r) {
+    const auto i = static_cast<std::size_t>(r);
+    distribute::ReplicaContext context = *distribute::replica_context();
+    if (!shares.empty()) context.loss_scale = Tensor::scalar(shares[i]);
+    const distribute::ReplicaScope with_share(std::move(context));
+    step(shards[i]);
+  });
+}
+
 void ReplicaSteps::train(const Batch& batch) {
   const Split parts = split(padded_to_global(batch, "fit"), distribution_.num_replicas_in_sync(), model_.loss_.get());
+  trained_rows_ = rows_of(parts.global);
   place_model(parts.shards[0]);
   model_.optimizer_->build(model_.trainable_weights());  // slots before any replica reads state
+  if (!jit_) {
+    run_steps(parts.shards, parts.shares, [this](const Batch& shard) { model_.train_step(shard); });
+    return;
+  }
   std::vector<jit::Args> shards = shard_args(parts.shards);
   for (std::size_t r = 0; r < shards.size(); ++r) shards[r].emplace("loss_scale", Tensor::scalar(parts.shares[r]));
   // Per replica: y_pred (only when a metric reads it), loss, then a gradient per trainable weight,
@@ -258,6 +267,10 @@ void ReplicaSteps::test(const Batch& batch) {
   const Split parts =
       split(padded_to_global(batch, "evaluate"), distribution_.num_replicas_in_sync(), model_.loss_.get());
   place_model(parts.shards[0]);
+  if (!jit_) {
+    run_steps(parts.shards, parts.shares, [this](const Batch& shard) { model_.test_step(shard); });
+    return;
+  }
   const bool metrics = !model_.metrics_.empty();
   std::vector<std::vector<Tensor>> results =
       run_replicas(test_, "replica_test_step", shard_args(parts.shards), [this, metrics](const jit::Args& args) {
@@ -270,11 +283,34 @@ void ReplicaSteps::test(const Batch& batch) {
   autodiff::NoGradScope no_grad;
   model_.track_loss(parts.global, global_loss(parts, results));
   if (metrics) model_.update_metrics(parts.global, predictions_of(results));
+  warn_if_not_at_training_batch(rows_of(parts.global));
+}
+
+void ReplicaSteps::warn_if_not_at_training_batch(std::int64_t rows) {
+  if (trained_rows_ == 0 || rows == trained_rows_ || !train_ || !test_) return;
+  if (!warned_batches_.insert(rows).second) return;
+  logging::get("kestrel.distribute")
+      ->warn(
+          "model '{}': evaluation runs at a global batch of {} rows but training ran at {} on the {} replicas of {}: "
+          "a second program with its own memory per replica (replica_train_step {}, replica_test_step {} planned "
+          "per replica). Evaluate at the training batch size (evaluate's batch_size, fit's validation_batch_size = "
+          "{}) to reuse its shape, as TPU guides advise",
+          model_.name(), rows, trained_rows_, distribution_.num_replicas_in_sync(), distribution_.name(),
+          jit::format_bytes(train_->planned_bytes_per_replica()), jit::format_bytes(test_->planned_bytes_per_replica()),
+          trained_rows_);
 }
 
 Tensor ReplicaSteps::predict(const Batch& batch) {
   const Split parts = split(padded_to_global(batch, "predict"), distribution_.num_replicas_in_sync(), nullptr);
   place_model(parts.shards[0]);
+  if (!jit_) {
+    std::vector<Tensor> outputs(parts.shards.size());
+    run_steps(parts.shards, {}, [&](const Batch& shard) {
+      autodiff::NoGradScope no_grad;
+      outputs[static_cast<std::size_t>(distribute::replica_context()->replica_id)] = model_.predict_step(shard.x);
+    });
+    return first_rows(ops::concat(outputs, 0), rows_of(batch));
+  }
   std::vector<std::vector<Tensor>> results =
       run_replicas(predict_, "replica_predict_step", shard_args(parts.shards), [this](const jit::Args& args) {
         autodiff::NoGradScope no_grad;

@@ -1,13 +1,20 @@
-// ReplicaSteps: a Model's train, test and predict steps split over a strategy's replicas
-// (internal to Model; fit, evaluate and predict use it when their strategy has several replicas).
+// ReplicaSteps: a Model's train, test and predict steps run by a strategy's replicas (internal
+// to Model; fit, evaluate and predict use it when their strategy has several replicas).
 //
-// Each global batch is cut into one shard per replica. The replicas run the forward and backward
-// pass side by side on the strategy's workers, reading the one shared copy of every weight; their
-// gradients, each of its replica's share of the global loss, are summed in replica order and the
-// optimizer updates the weights once. A replica's share is the part of the global mean's count
-// it holds: its real rows, or, under a label mask (ignore_class), its tokens that count. The loss
-// tracker and metrics are updated once, from every replica's results, so 8 replicas at a global
-// batch B train and report like 1 at batch B, padded language-model batches included.
+// Each global batch is cut into one shard per replica, and each replica's loss is scaled by its
+// share of the global batch: the part of the global mean's count it holds (its real rows, or,
+// under a label mask such as ignore_class, its tokens that count).
+//
+// Eagerly, every replica runs the model's own train_step, test_step or predict_step (overrides
+// included) on its shard, each on its own thread, reading the one shared copy of every weight.
+// They meet where the model's state changes (distribute::merge_call): Optimizer::apply sums
+// their gradients in replica order and updates once, and the loss tracker and metrics are updated
+// once from every replica's values. So 8 replicas at a global batch B train and report like 1 at
+// batch B, padded language-model batches included.
+//
+// Under jit_compile the replicas run one compiled program each for the forward and backward pass
+// (compute_loss included) and the update, loss tracker and metrics run once here, after it: an
+// override of train_step or test_step does not apply to compiled replicas yet.
 //
 // The first batch of a fit / evaluate / predict sets the global batch size; it must divide by the
 // replicas. A smaller last batch is padded to it and its padding masked (Batch::row_mask), so no
@@ -18,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,8 +45,8 @@ namespace kestrel::detail {
 /// What one replica's forward and backward pass give.
 struct ReplicaResult {
   Tensor y_pred;
-  Tensor loss;                    ///< the replica's own loss, before its scale
-  std::vector<Tensor> gradients;  ///< of the scaled loss, for trainable_weights()
+  Tensor loss;                    ///< compute_loss's value (scaled by the replica's share, if any)
+  std::vector<Tensor> gradients;  ///< of loss (times forward_backward's loss_scale), for trainable_weights()
 };
 
 class ReplicaSteps {
@@ -65,7 +73,11 @@ class ReplicaSteps {
   void place_model(const Batch& shard);
   /// Runs fn as every replica (with its ReplicaScope) on the strategy's workers.
   void for_each_replica(const std::function<void(int replica)>& fn) const;
-  /// Each replica's outputs of `function` on its shard, compiled or eager, after `sum` took the
+  /// Runs step on every replica's shard as one step of the replicas (each on its own thread,
+  /// meeting at merge points), with the replica's loss scaled by shares[replica] (if given).
+  void run_steps(const std::vector<Batch>& shards, const std::vector<double>& shares,
+                 const std::function<void(const Batch& shard)>& step) const;
+  /// Each replica's outputs of the compiled `function` on its shard, after `sum` took the
   /// gradients from outputs `gradients_from` on (when not null).
   std::vector<std::vector<Tensor>> run_replicas(std::unique_ptr<jit::ReplicatedFunction>& function, const char* name,
                                                 const std::vector<jit::Args>& shards,
@@ -73,11 +85,17 @@ class ReplicaSteps {
                                                 OrderedGradientSum* sum = nullptr, std::size_t gradients_from = 0);
 
   static std::vector<jit::Args> shard_args(const std::vector<Batch>& shards);
+  /// Compiled, evaluation at a global batch other than training's is a second program with memory
+  /// of its own on every replica (the seeds' advice: evaluate at the training batch size). Warns
+  /// once per batch size, with both programs' planned memory per replica.
+  void warn_if_not_at_training_batch(std::int64_t rows);
 
   Model& model_;
   const distribute::Distribution& distribution_;
   bool jit_;
   std::int64_t rows_ = 0;
+  std::int64_t trained_rows_ = 0;             // the global batch the latest training step ran at
+  std::set<std::int64_t> warned_batches_;     // evaluation batch sizes already warned about
   layers::WeightTies ties_before_placement_;  // the model's ties when compiled
   bool placed_ = false;
   std::unique_ptr<jit::ReplicatedFunction> train_, test_, predict_;  // compiled, under jit_compile

@@ -8,8 +8,10 @@
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
+#include "framework/distribute/merge_call.h"
 #include "framework/layers/training_step.h"
 #include "framework/logging/logging.h"
+#include "framework/losses/scale_for_distribution.h"
 #include "framework/model/array_batches.h"
 #include "framework/model/batch_source.h"
 #include "framework/model/callback_list.h"
@@ -103,23 +105,38 @@ Tensor Model::compute_loss(const Batch& batch, const Tensor& y_pred) {
     throw ValueError("model '" + name() +
                      "' was compiled without a loss; pass .loss to compile() or override compute_loss()");
   }
-  return detail::loss_of_real_rows(*loss_, batch, y_pred);
+  // A replica's share of the global batch's loss (Keras scales by the replicas in sync): the
+  // replicas' gradients then add up to the global batch's, and their losses to its loss.
+  return losses::scale_loss_for_distribution(detail::loss_of_real_rows(*loss_, batch, y_pred));
 }
 
 void Model::track_loss(const Batch& batch, const Tensor& loss) {
   // The epoch's loss is a mean over samples: each batch weighs as many as its real rows.
   const Tensor rows =
       batch.row_mask.defined() ? ops::sum(batch.row_mask) : Tensor::scalar(static_cast<double>(batch.x.batch_size()));
-  loss_tracker_->add_values(loss, rows);
+  // Replicas meet here: their losses, each scaled by its share, add up to the global batch's,
+  // which weighs as many samples as all their rows.
+  distribute::merge_call("the loss tracker", {loss, rows}, [this](const distribute::MergedValues& merged) {
+    autodiff::NoGradScope no_grad;
+    const std::vector<Tensor> global = merged.sum();
+    loss_tracker_->add_values(global[0], global[1]);
+  });
 }
 
 void Model::update_metrics(const Batch& batch, const Tensor& y_pred) {
-  autodiff::NoGradScope no_grad;
-  // Plain metrics ignore sample weights (as in Keras) but not padding rows.
-  const Tensor weighted = detail::weight_of_real_rows(batch.sample_weight, batch.row_mask);
-  for (std::size_t i = 0; i < metrics_.size(); ++i) {
-    metrics_[i]->update_state(batch.y, y_pred, i >= weighted_from_ ? weighted : batch.row_mask);
-  }
+  if (metrics_.empty()) return;
+  // Replicas meet here: the metrics see the global batch, every replica's rows in replica order.
+  distribute::merge_call("the metrics", {batch.y, y_pred, batch.sample_weight, batch.row_mask},
+                         [this](const distribute::MergedValues& merged) {
+                           autodiff::NoGradScope no_grad;
+                           const Tensor y = merged.concat(0), predicted = merged.concat(1);
+                           // Plain metrics ignore sample weights (as in Keras) but not padding rows.
+                           const Tensor row_mask = merged.concat(3);
+                           const Tensor weighted = detail::weight_of_real_rows(merged.concat(2), row_mask);
+                           for (std::size_t i = 0; i < metrics_.size(); ++i) {
+                             metrics_[i]->update_state(y, predicted, i >= weighted_from_ ? weighted : row_mask);
+                           }
+                         });
 }
 
 detail::ReplicaResult Model::forward_backward(const Batch& batch, const Tensor& loss_scale) {

@@ -4,6 +4,7 @@
 
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
+#include "framework/distribute/merge_call.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/fused_elementwise.h"
 #include "framework/ops/reduce.h"
@@ -158,6 +159,14 @@ void Optimizer::apply(const std::vector<Tensor>& gradients, const std::vector<Va
                        gradients[i].shape().to_string() + " but the variable is " + variables[i].shape().to_string());
     }
   }
+  // In a replica of a step that several run side by side, the replicas meet here: their
+  // gradients are summed in replica order and the shared variables updated once (TF's merge_call
+  // in apply_gradients). Clipping and accumulation therefore see the global batch's gradients.
+  distribute::merge_call("optimizer.apply", gradients,
+                         [&](const distribute::MergedValues& merged) { apply_once(merged.sum(), variables); });
+}
+
+void Optimizer::apply_once(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables) {
   autodiff::NoGradScope no_grad;  // updates are not part of any gradient
   build(variables);
   per_step_.clear();

@@ -58,7 +58,9 @@ class Optimizer {
   virtual ~Optimizer() = default;
 
   /// One step on these variables (the same list every step; slots are created on the first).
-  /// Under gradient accumulation, one call of k: the update happens on every k-th.
+  /// Under gradient accumulation, one call of k: the update happens on every k-th. Called by the
+  /// replicas of a step that several run side by side, it is their merge point: the gradients
+  /// are summed over the replicas in replica order and the variables updated once.
   void apply(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables);
 
   const std::string& name() const { return name_; }
@@ -103,6 +105,8 @@ class Optimizer {
 
  private:
   std::vector<Tensor> clip(const std::vector<Tensor>& gradients) const;
+  /// apply() for gradients already summed over the replicas.
+  void apply_once(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables);
   /// Clipping, weight decay and update_step for every variable with a gradient.
   void update(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables);
   /// One call of k: accumulates, and updates with the mean on the k-th call (see the top).

@@ -1,0 +1,295 @@
+// Overrides of train_step, test_step and predict_step run on every replica, eagerly, and meet
+// the other replicas where the model's state changes: optimizer.apply (the gradients summed,
+// one update), the loss tracker and the metrics. 8 replicas then train like 1, whatever the
+// override does; a replica that fails, or that skips a merge point, stops the step on every
+// replica with the error, never a hang.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <optional>
+
+#include "framework/autodiff/gradient_tape.h"
+#include "framework/autodiff/recording.h"
+#include "framework/core/error.h"
+#include "framework/core/random.h"
+#include "framework/distribute/replica_context.h"
+#include "framework/layers/layers.h"
+#include "framework/losses/losses.h"
+#include "framework/model/model.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/nn.h"
+#include "framework/ops/reduce.h"
+#include "framework/ops/shape_ops.h"
+#include "framework/optimizers/optimizers.h"
+#include "strategies/mirrored_strategy.h"
+#include "strategies/tpu_strategy.h"
+#include "tests/support/error_message.h"
+
+namespace kestrel::distribute {
+namespace {
+
+using testing::contains;
+using testing::error_message;
+
+// 12 features -> 16 -> 3 class scores.
+class Mlp : public Model {
+ public:
+  Mlp() : hidden_(add<layers::Dense>(16, layers::DenseOptions{.activation = "relu"})), out_(add<layers::Dense>(3)) {}
+  Tensor call(const Inputs& x, bool training) override { return out_(hidden_(x, training), training); }
+
+ protected:
+  layers::Dense& out() { return out_; }
+
+  // The gradients of loss for every trainable weight, as a user's train_step computes them.
+  std::vector<Tensor> gradients_of(GradientTape& tape, const Tensor& loss) {
+    std::vector<Tensor> sources;
+    for (const Variable& v : trainable_weights()) sources.push_back(v.value());
+    return tape.gradient(loss, sources);
+  }
+
+ private:
+  layers::Dense& hidden_;
+  layers::Dense& out_;
+};
+
+// Reports its loss and metrics but applies no update: a frozen model.
+class Frozen : public Mlp {
+ protected:
+  void train_step(const Batch& batch) override {
+    autodiff::NoGradScope no_grad;
+    const Tensor y_pred = (*this)(batch.x, /*training=*/true);
+    track_loss(batch, compute_loss(batch, y_pred));
+    update_metrics(batch, y_pred);
+  }
+};
+
+// A second loss term, an L2 penalty on the output kernel, scaled for the replicas as Keras asks.
+class Penalized : public Mlp {
+ protected:
+  void train_step(const Batch& batch) override {
+    GradientTape tape;
+    const Tensor y_pred = (*this)(batch.x, /*training=*/true);
+    const Tensor loss = compute_loss(batch, y_pred);
+    const Tensor penalty =
+        losses::scale_loss_for_distribution(ops::sum(ops::square(out().weights()[0].value())) * 0.01);
+    optimizer()->apply(gradients_of(tape, loss + penalty), trainable_weights());
+    autodiff::NoGradScope no_grad;
+    track_loss(batch, loss);
+    update_metrics(batch, y_pred);
+  }
+};
+
+// Two optimizers over two sets of weights, each a merge point, as a GAN's step has.
+class TwoOptimizers : public Mlp {
+ public:
+  optimizers::SGD second{{.learning_rate = 0.05, .momentum = 0.5}};
+
+ protected:
+  void train_step(const Batch& batch) override {
+    const std::vector<Variable> all = trainable_weights();
+    const std::vector<Variable> hidden(all.begin(), all.begin() + 2), output(all.begin() + 2, all.end());
+    for (int phase = 0; phase < 2; ++phase) {
+      GradientTape tape;
+      const Tensor y_pred = (*this)(batch.x, /*training=*/true);
+      const Tensor loss = compute_loss(batch, y_pred);
+      const std::vector<Variable>& updated = phase == 0 ? hidden : output;
+      std::vector<Tensor> sources;
+      for (const Variable& v : updated) sources.push_back(v.value());
+      const std::vector<Tensor> gradients = tape.gradient(loss, sources);
+      if (phase == 0) {
+        optimizer()->apply(gradients, updated);
+      } else {
+        second.apply(gradients, updated);
+        autodiff::NoGradScope no_grad;
+        track_loss(batch, loss);
+      }
+    }
+  }
+};
+
+// test_step and predict_step overrides: a loss of the mean absolute score, and probabilities.
+class CustomEvaluation : public Mlp {
+ protected:
+  void test_step(const Batch& batch) override {
+    autodiff::NoGradScope no_grad;
+    track_loss(batch, losses::scale_loss_for_distribution(ops::mean(ops::abs((*this)(batch.x, false)))));
+  }
+  Tensor predict_step(const Inputs& x) override { return ops::softmax((*this)(x, false)); }
+};
+
+struct Data {
+  Tensor x, y;
+};
+Data data_of(std::int64_t n, std::uint64_t seed) {
+  return {random::normal({n, 12}, random::Key(seed)), random::randint({n}, random::Key(seed + 1), 0, 3)};
+}
+
+template <class M>
+struct Trained {
+  std::unique_ptr<M> model;
+  std::vector<Tensor> initial_weights, weights;
+  History history;
+};
+
+// A fresh model of type M (seed 5), compiled with Adam and accuracy, trained 2 epochs over 64
+// samples at a global batch of 16, under `strategy` (null: no scope).
+template <class M>
+Trained<M> train(const Strategy* strategy) {
+  clear_session();
+  random::set_global_seed(5);
+  std::optional<DistributionScope> scope;
+  if (strategy != nullptr) scope.emplace(*strategy);
+  Trained<M> run{.model = std::make_unique<M>()};
+  run.model->compile({.optimizer = optimizers::Adam({.learning_rate = 1e-2}),
+                      .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                      .metrics = {"accuracy"}});
+  run.model->build(Shape{1, 12});
+  run.initial_weights = run.model->get_weights();
+  const Data data = data_of(64, 40);
+  run.history = run.model->fit(data.x, data.y, {.batch_size = 16, .epochs = 2, .verbose = 0, .shuffle = false});
+  run.weights = run.model->get_weights();
+  return run;
+}
+
+void expect_close(const std::vector<Tensor>& got, const std::vector<Tensor>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const std::vector<float> g = got[i].to_vector<float>(), w = want[i].to_vector<float>();
+    for (std::size_t k = 0; k < w.size(); ++k) {
+      ASSERT_NEAR(g[k], w[k], 1e-5 * (1.0 + std::abs(w[k]))) << what << ": weight " << i << " element " << k;
+    }
+  }
+}
+
+template <class M>
+void expect_replicas_train_like_one(const std::string& what) {
+  const Trained<M> one = train<M>(nullptr);
+  for (const int replicas : {2, 8}) {
+    MirroredStrategy strategy({.num_replicas = replicas});
+    const Trained<M> many = train<M>(&strategy);
+    const std::string where = what + " on " + std::to_string(replicas) + " replicas";
+    expect_close(many.weights, one.weights, where);
+    for (const auto& [key, values] : one.history.history) {
+      EXPECT_NEAR(many.history.history.at(key).back(), values.back(), 1e-5) << where << ": " << key;
+    }
+  }
+}
+
+TEST(ReplicaStepOverrides, AFrozenModelStaysFrozenOnEveryReplicaCount) {
+  for (const int replicas : {1, 2, 8}) {
+    MirroredStrategy strategy({.num_replicas = replicas});
+    const Trained<Frozen> run = train<Frozen>(&strategy);
+    const std::string where = std::to_string(replicas) + " replicas";
+    ASSERT_EQ(run.weights.size(), run.initial_weights.size());
+    for (std::size_t i = 0; i < run.weights.size(); ++i) {
+      EXPECT_EQ(run.weights[i].to_vector<float>(), run.initial_weights[i].to_vector<float>())
+          << where << ", weight " << i;
+    }
+    EXPECT_GT(run.history.history.at("loss").back(), 0.5) << where;  // still reported
+    EXPECT_TRUE(run.history.history.contains("accuracy")) << where;
+  }
+}
+
+TEST(ReplicaStepOverrides, ASecondLossTermTrainsAlikeOnEightReplicas) {
+  expect_replicas_train_like_one<Penalized>("a penalized train_step");
+}
+
+TEST(ReplicaStepOverrides, TwoOptimizersMeetTwiceAStepAndTrainAlike) {
+  expect_replicas_train_like_one<TwoOptimizers>("a step with two optimizers");
+}
+
+TEST(ReplicaStepOverrides, TheDefaultStepTrainsAlikeOnEightReplicas) {
+  expect_replicas_train_like_one<Mlp>("the default train_step");
+}
+
+TEST(ReplicaStepOverrides, TestAndPredictStepOverridesRunOnEveryReplica) {
+  const Data test = data_of(40, 60);
+  const Trained<CustomEvaluation> one = train<CustomEvaluation>(nullptr);
+  const Logs one_logs = one.model->evaluate(test.x, test.y, {.batch_size = 16, .verbose = 0});
+  const std::vector<float> one_predicted = one.model->predict(test.x, {.batch_size = 16}).to_vector<float>();
+
+  TPUStrategy tpu(TPUClusterResolver::local());
+  const Trained<CustomEvaluation> eight = train<CustomEvaluation>(&tpu);
+  auto scope = tpu.scope();
+  const Logs eight_logs = eight.model->evaluate(test.x, test.y, {.batch_size = 16, .verbose = 0});
+  const std::vector<float> eight_predicted = eight.model->predict(test.x, {.batch_size = 16}).to_vector<float>();
+
+  // The override tracks the loss only: the metrics stay empty, which the default step would fill.
+  EXPECT_DOUBLE_EQ(one_logs.at("accuracy"), 0.0);
+  EXPECT_DOUBLE_EQ(eight_logs.at("accuracy"), 0.0);
+  EXPECT_NEAR(eight_logs.at("loss"), one_logs.at("loss"), 1e-5);
+  ASSERT_EQ(one_predicted.size(), 40u * 3u);
+  ASSERT_EQ(eight_predicted.size(), one_predicted.size());
+  EXPECT_NEAR(eight_predicted[0] + eight_predicted[1] + eight_predicted[2], 1.0f, 1e-5);  // predict_step's softmax
+  for (std::size_t i = 0; i < one_predicted.size(); ++i) EXPECT_NEAR(eight_predicted[i], one_predicted[i], 1e-5);
+}
+
+// Fails on one replica: the step stops on all of them and fit throws that replica's error.
+class FailsOnReplicaThree : public Mlp {
+ protected:
+  void train_step(const Batch& batch) override {
+    if (replica_context()->replica_id == 3) throw ValueError("replica three cannot go on");
+    Model::train_step(batch);
+  }
+};
+
+TEST(ReplicaStepOverrides, AReplicaThatThrowsStopsTheStepOnEveryReplica) {
+  TPUStrategy tpu(TPUClusterResolver::local());
+  const std::string m = error_message<ValueError>([&] { train<FailsOnReplicaThree>(&tpu); });
+  EXPECT_EQ(m, "replica three cannot go on");
+}
+
+// Replica 1 skips the update the others make: an error naming the merge point, not a hang.
+class SkipsTheUpdateOnReplicaOne : public Mlp {
+ protected:
+  void train_step(const Batch& batch) override {
+    if (replica_context()->replica_id == 1) return;
+    Model::train_step(batch);
+  }
+};
+
+TEST(ReplicaStepOverrides, AReplicaThatSkipsAMergePointIsAnErrorNamingIt) {
+  MirroredStrategy strategy({.num_replicas = 4});
+  const std::string m = error_message<ValueError>([&] { train<SkipsTheUpdateOnReplicaOne>(&strategy); });
+  EXPECT_TRUE(contains(m, "merge point 'optimizer.apply'")) << m;
+  EXPECT_TRUE(contains(m, "every replica's step must reach the same merge points")) << m;
+}
+
+// Custom training loop: strategy.run with optimizer.apply inside, as a TF user writes it.
+std::vector<Tensor> custom_loop(const Strategy& strategy) {
+  clear_session();
+  random::set_global_seed(5);
+  auto scope = strategy.scope();
+  Mlp model;
+  model.build(Shape{1, 12});
+  optimizers::Adam adam({.learning_rate = 1e-2});
+  adam.build(model.trainable_weights());
+  losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true, .reduction = losses::Reduction::sum});
+  const Data data = data_of(64, 40);
+  const int replicas = strategy.num_replicas_in_sync();
+  const std::int64_t global_batch = 16, shard = global_batch / replicas;
+  for (std::int64_t begin = 0; begin < 64; begin += global_batch) {
+    strategy.run([&](int replica) {
+      const std::int64_t first = begin + replica * shard;
+      const Tensor x = ops::slice_rows(data.x, first, first + shard), y = ops::slice_rows(data.y, first, first + shard);
+      GradientTape tape;
+      // The per-example losses summed over the shard, over the global batch: tf.nn.compute_average_loss.
+      const Tensor loss = loss_fn(y, model(x, true)) / static_cast<double>(global_batch);
+      std::vector<Tensor> sources;
+      for (const Variable& v : model.trainable_weights()) sources.push_back(v.value());
+      adam.apply(tape.gradient(loss, sources), model.trainable_weights());
+      return loss;
+    });
+  }
+  return model.get_weights();
+}
+
+TEST(ReplicaStepOverrides, ACustomLoopWithStrategyRunTrainsAlikeOnOneAndEightReplicas) {
+  MirroredStrategy one({.num_replicas = 1});
+  TPUStrategy eight(TPUClusterResolver::local());
+  expect_close(custom_loop(eight), custom_loop(one), "strategy.run on 8 replicas");
+}
+
+}  // namespace
+}  // namespace kestrel::distribute
