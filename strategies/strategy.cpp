@@ -11,7 +11,6 @@
 #include "framework/ops/reduce.h"
 #include "framework/ops/shape_ops.h"
 #include "strategies/all_reduce.h"
-#include "strategies/replica_pool.h"
 
 namespace kestrel::distribute {
 namespace {
@@ -40,7 +39,6 @@ Strategy::Strategy(std::string name, int replicas, std::optional<std::int64_t> m
   if (memory_per_replica && *memory_per_replica <= 0) {
     throw ValueError(name_ + ": the memory per replica must be > 0 bytes, got " + std::to_string(*memory_per_replica));
   }
-  pool_ = std::make_unique<distribute::ReplicaPool>();
 }
 
 Strategy::~Strategy() = default;
@@ -52,7 +50,29 @@ void Strategy::check_replicas(const char* method, int count) const {
   }
 }
 
-void Strategy::for_each_replica(const std::function<void(int replica)>& fn) const { pool_->run(replicas_, fn); }
+void Strategy::for_each_replica(const std::function<void(int replica)>& fn) const {
+  if (!fn) throw ValueError(name_ + ".for_each_replica: fn is empty; pass the function each replica runs");
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(replicas_));
+  auto run = [&](int replica) {
+    try {
+      fn(replica);
+    } catch (...) {
+      errors[static_cast<std::size_t>(replica)] = std::current_exception();
+    }
+  };
+  if (replicas_ < num_threads()) {
+    // Fewer replicas than cores: one after another, each with the whole intra-op pool for its kernels.
+    for (int replica = 0; replica < replicas_; ++replica) run(replica);
+  } else {
+    // The replicas fill the cores: they run as the intra-op pool's work, a contiguous share of
+    // them per thread, each with its kernels serial (the replicas, not the kernels, use the cores).
+    parallel_for(replicas_, 1, [&](std::int64_t begin, std::int64_t end) {
+      const SerialKernelsScope serial;
+      for (std::int64_t replica = begin; replica < end; ++replica) run(static_cast<int>(replica));
+    });
+  }
+  rethrow_first_failure(errors);
+}
 
 void Strategy::call_for_each_replica(const std::function<void(int replica)>& fn) const {
   if (replica_context() != nullptr) {

@@ -12,9 +12,10 @@
 //   auto per_replica = strategy.run([&](int replica) { return ops::sum(shards[replica]); });
 //   Tensor total = strategy.reduce(distribute::ReduceOp::SUM, per_replica);
 //
-// Replicas are simulated: one process, one copy of each parameter in host memory, a worker pool
-// running the replicas (threads = cores), and reductions that add the replicas in a fixed order,
-// so every run gives the same bits.
+// Replicas are simulated: one process, one copy of each parameter in host memory, replicas run
+// on the intra-op pool's threads (for_each_replica) or each on a thread of its own when they meet
+// at merge points (call_for_each_replica), and reductions that add the replicas in a fixed
+// order, so every run gives the same bits.
 #pragma once
 
 #include <cstdint>
@@ -33,8 +34,6 @@
 #include "strategies/per_replica.h"
 
 namespace kestrel::distribute {
-
-class ReplicaPool;
 
 class Strategy : public Distribution {
  public:
@@ -85,7 +84,6 @@ class Strategy : public Distribution {
   std::string name_;
   int replicas_;
   std::optional<std::int64_t> memory_per_replica_;
-  std::unique_ptr<ReplicaPool> pool_;
   // One thread per replica for call_for_each_replica, made on its first use.
   mutable std::once_flag replica_threads_made_;
   mutable std::unique_ptr<ThreadPool> replica_threads_;

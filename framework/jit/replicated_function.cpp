@@ -38,8 +38,8 @@ Graph ReplicatedFunction::trace(const Args& args) const {
 }
 
 std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vector<Args>& per_replica,
-                                                                const ForEachReplica& for_each, const std::string& key,
-                                                                const OnOutputs& on_outputs) {
+                                                                const ForEachReplica& for_each,
+                                                                const std::string& key) {
   if (per_replica.empty()) throw ValueError("jit::ReplicatedFunction '" + name() + "': no replica arguments");
   const std::string signature = signature_of_args(name(), per_replica[0], key);
   // Compiled (once) here, on the calling thread; the replicas only run it.
@@ -94,7 +94,6 @@ std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vecto
       throw;
     }
     give_back(instance);
-    if (on_outputs) on_outputs(replica, outputs[r]);
   });
   return outputs;
 }

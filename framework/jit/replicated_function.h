@@ -39,14 +39,10 @@ class ReplicatedFunction {
   /// with ResourceExhaustedError giving the figures.
   ReplicatedFunction(std::vector<Variable> state, StateFn fn, std::string name, ReplicaDeviceMemory memory = {});
 
-  /// Called on a replica's thread with its outputs as soon as they are ready; it may take (move
-  /// from) them, to reduce them while other replicas still run.
-  using OnOutputs = std::function<void(int replica, std::vector<Tensor>& outputs)>;
-
   /// Runs the program on each replica's arguments (one signature for all), compiling it first on
-  /// a new signature, and returns each replica's outputs in replica order (what on_outputs left).
+  /// a new signature, and returns each replica's outputs in replica order.
   std::vector<std::vector<Tensor>> operator()(const std::vector<Args>& per_replica, const ForEachReplica& for_each,
-                                              const std::string& key = "", const OnOutputs& on_outputs = {});
+                                              const std::string& key = "");
 
   std::int64_t compile_count() const { return programs_.compile_count(); }
   double compile_seconds() const { return programs_.compile_seconds(); }

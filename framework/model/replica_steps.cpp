@@ -106,27 +106,7 @@ void ReplicaSteps::for_each_replica(const std::function<void(int replica)>& fn) 
 
 std::vector<std::vector<Tensor>> ReplicaSteps::run_replicas(
     std::unique_ptr<jit::ReplicatedFunction>& function, const char* name, const std::vector<jit::Args>& shards,
-    const std::function<std::vector<Tensor>(const jit::Args&)>& body, OrderedGradientSum* sum,
-    std::size_t gradients_from) {
-  // A replica's gradients go into the sum on its own thread, as soon as it has them.
-  auto take_gradients = [&](int replica, std::vector<Tensor>& out) {
-    if (sum == nullptr) return;
-    std::vector<Tensor> gradients(std::make_move_iterator(out.begin() + static_cast<std::ptrdiff_t>(gradients_from)),
-                                  std::make_move_iterator(out.end()));
-    out.resize(gradients_from);
-    sum->add(replica, std::move(gradients));
-  };
-  // A replica that fails must not leave the later ones waiting for their turn in the sum.
-  auto run_each = [&](const std::function<void(int)>& fn) {
-    for_each_replica([&](int r) {
-      try {
-        fn(r);
-      } catch (...) {
-        if (sum != nullptr) sum->abandon();
-        throw;
-      }
-    });
-  };
+    const std::function<std::vector<Tensor>(const jit::Args&)>& body) {
   std::vector<std::vector<Tensor>> outputs(shards.size());
   const int replicas = distribution_.num_replicas_in_sync();
   if (!function) {
@@ -166,12 +146,11 @@ std::vector<std::vector<Tensor>> ReplicaSteps::run_replicas(
   // The program returns only the defined outputs; `defined` says where each one goes.
   const std::vector<bool>& defined = *defined_.at(name);
   std::vector<std::vector<Tensor>> present =
-      (*function)(with_ids, run_each, "", [&](int replica, std::vector<Tensor>& returned) {
-        auto& out = outputs[static_cast<std::size_t>(replica)];
-        std::size_t next = 0;
-        for (const bool is_defined : defined) out.push_back(is_defined ? std::move(returned[next++]) : Tensor());
-        take_gradients(replica, out);
-      });
+      (*function)(with_ids, [&](const std::function<void(int)>& fn) { for_each_replica(fn); });
+  for (std::size_t r = 0; r < present.size(); ++r) {
+    std::size_t next = 0;
+    for (const bool is_defined : defined) outputs[r].push_back(is_defined ? std::move(present[r][next++]) : Tensor());
+  }
   return outputs;
 }
 
@@ -245,19 +224,21 @@ void ReplicaSteps::train(const Batch& batch) {
   std::vector<jit::Args> shards = shard_args(parts.shards);
   for (std::size_t r = 0; r < shards.size(); ++r) shards[r].emplace("loss_scale", Tensor::scalar(parts.shares[r]));
   // Per replica: y_pred (only when a metric reads it), loss, then a gradient per trainable weight,
-  // which go into the sum as each replica finishes.
+  // summed over the replicas by the strategy's all-reduce, as an eager step's merge sums them.
   const bool metrics = !model_.metrics_.empty();
-  OrderedGradientSum gradients(distribution_.num_replicas_in_sync());
-  std::vector<std::vector<Tensor>> results = run_replicas(
-      train_, "replica_train_step", shards,
-      [this, metrics](const jit::Args& args) {
+  std::vector<std::vector<Tensor>> results =
+      run_replicas(train_, "replica_train_step", shards, [this, metrics](const jit::Args& args) {
         ReplicaResult result = model_.forward_backward(batch_of(args), args.at("loss_scale"));
         std::vector<Tensor> out{metrics ? result.y_pred : Tensor(), result.loss};
         out.insert(out.end(), result.gradients.begin(), result.gradients.end());
         return out;
-      },
-      &gradients, /*gradients_from=*/2);
-  model_.optimizer_->apply(gradients.take(), model_.trainable_weights());
+      });
+  std::vector<std::vector<Tensor>> gradients;
+  for (std::vector<Tensor>& result : results) {
+    gradients.emplace_back(std::make_move_iterator(result.begin() + 2), std::make_move_iterator(result.end()));
+    result.resize(2);
+  }
+  model_.optimizer_->apply(distribution_.all_reduce_sum(gradients), model_.trainable_weights());
   autodiff::NoGradScope no_grad;
   model_.track_loss(parts.global, global_loss(parts, results));
   if (metrics) model_.update_metrics(parts.global, predictions_of(results));

@@ -34,7 +34,6 @@
 #include "framework/layers/weight_ties.h"
 #include "framework/model/batch.h"
 #include "framework/model/fit_options.h"
-#include "framework/model/ordered_gradient_sum.h"
 
 namespace kestrel {
 class Model;
@@ -77,12 +76,10 @@ class ReplicaSteps {
   /// meeting at merge points), with the replica's loss scaled by shares[replica] (if given).
   void run_steps(const std::vector<Batch>& shards, const std::vector<double>& shares,
                  const std::function<void(const Batch& shard)>& step) const;
-  /// Each replica's outputs of the compiled `function` on its shard, after `sum` took the
-  /// gradients from outputs `gradients_from` on (when not null).
+  /// Each replica's outputs of the compiled `function` on its shard.
   std::vector<std::vector<Tensor>> run_replicas(std::unique_ptr<jit::ReplicatedFunction>& function, const char* name,
                                                 const std::vector<jit::Args>& shards,
-                                                const std::function<std::vector<Tensor>(const jit::Args&)>& body,
-                                                OrderedGradientSum* sum = nullptr, std::size_t gradients_from = 0);
+                                                const std::function<std::vector<Tensor>(const jit::Args&)>& body);
 
   static std::vector<jit::Args> shard_args(const std::vector<Batch>& shards);
   /// Compiled, evaluation at a global batch other than training's is a second program with memory

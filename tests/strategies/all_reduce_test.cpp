@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -14,24 +15,17 @@
 
 #include "framework/core/error.h"
 #include "framework/core/thread_pool.h"
-#include "strategies/replica_pool.h"
+#include "strategies/mirrored_strategy.h"
 #include "tests/support/error_message.h"
+#include "tests/support/thread_count_guard.h"
 
 namespace kestrel::distribute {
 namespace {
 
+using kestrel::testing::ThreadCountGuard;
 using testing::contains;
 using testing::error_message;
 using PerReplica = std::vector<std::vector<Tensor>>;
-
-class ThreadCountGuard {
- public:
-  ThreadCountGuard() : saved_(num_threads()) {}
-  ~ThreadCountGuard() { set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
 
 bool same_bits(const Tensor& a, const Tensor& b) {
   if (a.defined() != b.defined()) return false;
@@ -116,9 +110,11 @@ TEST(AllReduceSum, TheSameBitsAtEveryThreadCountAndOnEveryRun) {
 TEST(AllReduceSum, TheSameBitsInsideASerialReplica) {
   PerReplica per_replica = float_replicas(4, 11);
   const std::vector<Tensor> reference = all_reduce_sum(per_replica);
-  ReplicaPool pool(2);
-  std::vector<std::vector<Tensor>> results(4);
-  pool.run(4, [&](int replica) { results[static_cast<std::size_t>(replica)] = all_reduce_sum(per_replica); });
+  // Four replicas fill a pool of 2 or more threads: each runs its kernels serially.
+  MirroredStrategy strategy({.num_replicas = std::max(4, num_threads())});
+  std::vector<std::vector<Tensor>> results(static_cast<std::size_t>(strategy.num_replicas_in_sync()));
+  strategy.for_each_replica(
+      [&](int replica) { results[static_cast<std::size_t>(replica)] = all_reduce_sum(per_replica); });
   for (const auto& sums : results) {
     for (std::size_t k = 0; k < sums.size(); ++k) ASSERT_TRUE(same_bits(sums[k], reference[k])) << "position " << k;
   }

@@ -16,24 +16,16 @@
 
 #include "framework/core/error.h"
 #include "framework/core/thread_pool.h"
+#include "tests/support/thread_count_guard.h"
 
 namespace kestrel {
 namespace {
 
+using kestrel::testing::ThreadCountGuard;
 using random::Key;
 
 // Large enough that parallel_for (grain 2^14) splits it at 2 and 4 threads.
 constexpr std::int64_t kLarge = 100'000;
-
-// Restores the process-wide pool size when a test that changes it ends.
-class ThreadCountGuard {
- public:
-  ThreadCountGuard() : saved_(num_threads()) {}
-  ~ThreadCountGuard() { set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
 
 bool same_bytes(const Tensor& a, const Tensor& b) {
   return a.spec() == b.spec() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;

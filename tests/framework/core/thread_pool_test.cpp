@@ -16,20 +16,12 @@
 #include <vector>
 
 #include "framework/core/error.h"
+#include "tests/support/thread_count_guard.h"
 
 namespace kestrel {
 namespace {
 
-// Restores the process-wide pool size when a test that changes it ends.
-class ThreadCountGuard {
- public:
-  ThreadCountGuard() : saved_(num_threads()) {}
-  ~ThreadCountGuard() { set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
-
+using kestrel::testing::ThreadCountGuard;
 // Runs parallel_for and checks that every index in [0, n) is visited exactly once by chunks
 // that are contiguous, in range, and at most `max_chunks` in number.
 void expect_each_index_once(std::int64_t n, std::int64_t grain, int max_chunks,

@@ -23,18 +23,12 @@
 #include "framework/core/thread_pool.h"
 #include "framework/ops/kernels/onednn.h"
 #include "framework/ops/kernels/primitive_cache.h"
+#include "tests/support/thread_count_guard.h"
 
 namespace kestrel::kernels {
 namespace {
 
-class ThreadCountGuard {
- public:
-  explicit ThreadCountGuard(int threads) : saved_(num_threads()) { set_num_threads(threads); }
-  ~ThreadCountGuard() { set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
+using kestrel::testing::ThreadCountGuard;
 
 // One table row: a product and how its operands lie in memory.
 struct Layout {
