@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "framework/core/error.h"
+#include "framework/distribute/replica_shards.h"
 #include "framework/ops/shape_ops.h"
 
 namespace kestrel::distribute {
@@ -41,15 +42,10 @@ class SplitIterator final : public DistributedDataset::Iterator {
   std::optional<PerReplica<data::Element>> next() override {
     std::optional<data::Element> batch = source_->next();
     if (!batch) return std::nullopt;
-    const std::int64_t rows = batch_rows(*batch);
-    if (rows % replicas_ != 0) {
-      throw ValueError("experimental_distribute_dataset: a global batch of " + std::to_string(rows) +
-                       " rows does not divide by " + std::to_string(replicas_) + " replicas; batch by a multiple of " +
-                       std::to_string(replicas_) +
-                       " and drop the remainder (batch(n, {.drop_remainder = true})), or let fit pad the last "
-                       "batch");
-    }
-    const std::int64_t shard = rows / replicas_;
+    const std::int64_t shard = rows_per_replica(
+        batch_rows(*batch), replicas_, "experimental_distribute_dataset",
+        "batch by a multiple of " + std::to_string(replicas_) +
+            " and drop the remainder (batch(n, {.drop_remainder = true})), or let fit pad the last batch");
     PerReplica<data::Element> out;
     out.values.reserve(static_cast<std::size_t>(replicas_));
     for (int r = 0; r < replicas_; ++r) out.values.push_back(element_rows(*batch, r * shard, (r + 1) * shard));

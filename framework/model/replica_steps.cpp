@@ -7,6 +7,7 @@
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
 #include "framework/distribute/replica_context.h"
+#include "framework/distribute/replica_shards.h"
 #include "framework/jit/memory_plan.h"
 #include "framework/logging/logging.h"
 #include "framework/losses/loss.h"
@@ -48,7 +49,7 @@ std::vector<double> counted_per_row(const Batch& padded, const losses::Loss* los
 Split split(const Batch& padded, int replicas, const losses::Loss* loss) {
   Split out;
   out.global = padded;
-  const std::int64_t shard = rows_of(padded) / replicas;
+  const std::int64_t shard = rows_of(padded) / replicas;  // padded_to_global checked that it divides
   const std::vector<double> counted = counted_per_row(padded, loss);
   const double total = std::accumulate(counted.begin(), counted.end(), 0.0);
   for (int r = 0; r < replicas; ++r) {
@@ -184,13 +185,9 @@ Batch ReplicaSteps::padded_to_global(const Batch& batch, const char* method) {
   if (rows_ == 0) rows_ = rows;
   // A larger batch is a new global size (and, compiled, a new shape); a smaller one is padded.
   const std::int64_t global = std::max(rows, rows_);
-  if (global % replicas != 0) {
-    throw ValueError(std::string(method) + ": a global batch of " + std::to_string(global) +
-                     " rows does not divide by the " + std::to_string(replicas) + " replicas of " +
-                     distribution_.name() + "; use a global batch size that is a multiple of " +
-                     std::to_string(replicas) + " (e.g. " +
-                     std::to_string(replicas * std::max<std::int64_t>(1, global / replicas)) + ")");
-  }
+  distribute::rows_per_replica(global, replicas, std::string(method) + " (" + distribution_.name() + ")",
+                               "use a global batch size that is a multiple of " + std::to_string(replicas) + " (e.g. " +
+                                   std::to_string(replicas * std::max<std::int64_t>(1, global / replicas)) + ")");
   // Always with a row mask (of ones when nothing is padding), so compiled, every batch has one signature.
   return pad_rows(batch, global);
 }

@@ -104,7 +104,7 @@ TEST(Replicas, AGlobalBatchThatDoesNotDivideIsRefused) {
   const std::string m = error_message<ValueError>([&] {
     model.fit(Tensor::zeros({20, 4}), Tensor::zeros({20, 3}), {.batch_size = 10, .verbose = 0});
   });
-  EXPECT_TRUE(contains(m, "global batch of 10 rows does not divide by the 8 replicas of TPUStrategy")) << m;
+  EXPECT_TRUE(contains(m, "fit (TPUStrategy): a global batch of 10 rows does not divide by the 8 replicas")) << m;
 }
 
 TEST(Replicas, CompiledReplicasCompileOncePerShape) {

@@ -53,7 +53,7 @@ TEST(StrategyApi, DistributedDatasetsSplitGlobalBatchesOrFeedReplicasInTurn) {
 
   auto uneven = strategy.experimental_distribute_dataset(data::Dataset::range(9).batch(3)).make_iterator();
   const std::string m = error_message<ValueError>([&] { uneven->next(); });
-  EXPECT_TRUE(contains(m, "a global batch of 3 rows does not divide by 2 replicas")) << m;
+  EXPECT_TRUE(contains(m, "a global batch of 3 rows does not divide by the 2 replicas")) << m;
 
   int contexts = 0;
   auto fed = strategy
