@@ -5,8 +5,8 @@
 #include <string>
 
 #include "framework/core/error.h"
-#include "framework/distribute/merge_call.h"
 #include "framework/distribute/replica_context.h"
+#include "framework/distribute/replica_rendezvous.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 #include "framework/ops/shape_ops.h"

@@ -19,24 +19,18 @@
 // A replica that fails cancels the step: replicas waiting at a merge point stop waiting and throw
 // ReplicaCancelledError, and whoever runs the replicas rethrows the failure itself. Replicas that
 // reach different merge points, or a replica that ends its step while the others wait at one,
-// fail the step with a ValueError naming the merge points, never a hang.
+// fail the step with a ValueError naming the merge points, never a hang. The waiting is
+// ReplicaRendezvous's (replica_rendezvous.h).
 #pragma once
 
-#include <condition_variable>
-#include <cstdint>
+#include <cstddef>
 #include <functional>
-#include <mutex>
-#include <string>
 #include <string_view>
 #include <vector>
 
-#include "framework/core/error.h"
 #include "framework/core/tensor.h"
 
 namespace kestrel::distribute {
-
-/// values[r]: what replica r brought to a merge point.
-using PerReplicaValues = std::vector<std::vector<Tensor>>;
 
 /// What a merge function sees: the values every replica brought to the merge point (the same
 /// count on each, undefined where a replica had none), combined over the replicas.
@@ -52,47 +46,6 @@ class MergedValues {
 };
 
 using MergeFn = std::function<void(const MergedValues& merged)>;
-
-/// Thrown in the replicas of a step that another replica's failure stopped.
-class ReplicaCancelledError : public Error {
- public:
-  using Error::Error;
-};
-
-/// The meeting point of one step's replicas (one per step, shared by its replicas).
-class ReplicaRendezvous {
- public:
-  explicit ReplicaRendezvous(int replicas);
-  ReplicaRendezvous(const ReplicaRendezvous&) = delete;
-  ReplicaRendezvous& operator=(const ReplicaRendezvous&) = delete;
-
-  /// Replica `replica` arrives at the merge point `what` with `values` (see the top); the last to
-  /// arrive runs fn with every replica's values.
-  void merge(int replica, std::string_view what, std::vector<Tensor> values,
-             const std::function<void(const PerReplicaValues&)>& fn);
-  /// Replica `replica` failed: the others stop waiting (ReplicaCancelledError).
-  void cancel(int replica);
-  /// Replica `replica` ended its step; an error if others wait at a merge point it never reached.
-  void finished(int replica);
-
- private:
-  /// Stops the step: replicas waiting, and any arriving later, throw ValueError(message), or
-  /// ReplicaCancelledError when the message is empty. Requires mutex_.
-  void stop(std::string message);
-  [[noreturn]] void throw_stopped() const;
-
-  const int replicas_;
-  std::mutex mutex_;
-  std::condition_variable met_;
-  std::uint64_t merges_done_ = 0;
-  int arrived_ = 0;
-  std::string what_;         // the merge point the arrived replicas wait at
-  int first_arrived_ = -1;   // the replica that arrived there first
-  PerReplicaValues values_;  // what they brought
-  int finished_ = -1;        // a replica that ended its step (the lowest seen), or -1
-  bool stopped_ = false;
-  std::string stop_message_;
-};
 
 /// Meets the step's other replicas at `what` and runs fn once over every replica's values, or,
 /// outside a step of several replicas, runs fn on these values alone (see the top).

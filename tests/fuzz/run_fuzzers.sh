@@ -7,8 +7,10 @@
 #
 # BUILD_DIR is a clang build configured with -DKESTREL_BUILD_FUZZERS=ON and the sanitizers (see
 # .ci/run); the targets are built here if needed. Each target starts from its seed corpus
-# (tests/fuzz/corpus/<target>) and its known crashes (tests/fuzz/crashes/<target>); new inputs go
-# to BUILD_DIR/fuzz/<target>/corpus, never into the tree. A crash stops that target and leaves
+# (tests/fuzz/corpus/<target>) and its known crashes (tests/fuzz/crashes/<target>), and mutates
+# with its dictionary (tests/fuzz/dictionaries/<target>.dict: the tokens, keys, tags and magic
+# numbers its format is made of); new inputs go to BUILD_DIR/fuzz/<target>/corpus, never into
+# the tree. A crash stops that target and leaves
 # its input in BUILD_DIR/fuzz/<target>/; once fixed, copy it into tests/fuzz/crashes/<target>/ so
 # that every later run replays it. Prints executions per target; exits 1 if any target crashed.
 set -euo pipefail
@@ -75,12 +77,14 @@ for target in "${targets[@]}"; do
   [[ -d "$here/crashes/$target" ]] && inputs+=("$here/crashes/$target")
   log="$work/fuzz.log"
   fuzzer="$build/tests/fuzz/${target}_fuzzer"
+  options=()
+  [[ -f "$here/dictionaries/$target.dict" ]] && options+=("-dict=$here/dictionaries/$target.dict")
   if [[ "$target" == hdf5 ]]; then
-    fuzz_past_libhdf5 "$fuzzer" "$work" "$log" "${inputs[@]}" || failed+=("$target")
+    fuzz_past_libhdf5 "$fuzzer" "$work" "$log" "${options[@]}" "${inputs[@]}" || failed+=("$target")
     continue
   fi
   # -timeout: an input running 10 s is a hang; -rss_limit_mb: an input that needs 2 GB is a finding.
-  if "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "${options[@]}" \
       -print_final_stats=1 -artifact_prefix="$work/" "$work/corpus" "${inputs[@]}" >"$log" 2>&1; then
     runs=$(grep -o '^stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
     echo "fuzz: $target: $runs executions in ${seconds} s, no crash"
