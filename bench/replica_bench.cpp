@@ -132,7 +132,7 @@ class Configuration {
 
 // What a child does first: quiet logs (the jit and the strategy log at info level; the records carry
 // their figures) unless KESTREL_LOG_LEVEL asks for more, and the bench's thread count, set before any
-// strategy exists because a strategy's replica pool takes its size from it.
+// step runs: a strategy's replicas run on the intra-op pool, and how they share it depends on its size.
 void setup_process() {
   if (std::getenv("KESTREL_LOG_LEVEL") == nullptr) kestrel::logging::set_level(spdlog::level::warn);
   kestrel::set_num_threads(kestrel::bench::kTrainStepThreads);

@@ -33,8 +33,9 @@ class ThreadPool {
   /// Splits [0, n) into at most size() contiguous chunks of at least `grain` items and runs
   /// fn(begin, end) on each; returns when all are done. The first exception is rethrown.
   /// Runs fn(0, n) inline when called from inside this pool's work or under a SerialKernelsScope.
-  /// The caller runs the first chunk, each worker at most one at a time: with n <= size() and
-  /// grain 1, every index has a thread of its own, so the chunks may wait for each other.
+  /// The caller runs the first chunk, and every thread takes one chunk at a time: with n <= size()
+  /// and grain 1 there are as many threads as chunks, so chunks may wait for each other (a chunk
+  /// that waits holds its thread, and the chunks not yet taken still have threads to take them).
   void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn);
 
  private:
