@@ -17,6 +17,7 @@ struct VariableImpl {
 
 namespace {
 thread_local const void* current_owner = nullptr;
+thread_local detail::AssignObserver* current_assign_observer = nullptr;
 
 // The slot a variable stands for: its own, or, once tied, the end of its chain of ties.
 const std::shared_ptr<detail::VariableImpl>& slot_of(const std::shared_ptr<detail::VariableImpl>& impl) {
@@ -103,7 +104,13 @@ void Variable::assign(const Tensor& value) const {
     throw TypeError("Variable '" + impl_->name + "' is " + current.spec().to_string() + "; cannot assign a " +
                     value.spec().to_string() + " value (cast it with ops::cast)");
   }
+  if (current_assign_observer != nullptr) current_assign_observer->before_assign(*this);
   slot.value = as_leaf(value, slot.trainable);
 }
+
+namespace detail {
+AssignObserver* assign_observer() { return current_assign_observer; }
+void set_assign_observer(AssignObserver* observer) { current_assign_observer = observer; }
+}  // namespace detail
 
 }  // namespace kestrel

@@ -59,6 +59,25 @@ class Variable {
   std::shared_ptr<detail::VariableImpl> impl_;
 };
 
+namespace detail {
+
+/// Told of every assignment on its thread while installed, before the value changes: a jit trace
+/// finds the variables a step assigns beyond the state it was given (a second optimizer's slots).
+class AssignObserver {
+ public:
+  virtual void before_assign(const Variable& variable) = 0;
+
+ protected:
+  ~AssignObserver() = default;
+};
+
+/// The observer installed on this thread, or null.
+AssignObserver* assign_observer();
+/// Installs `observer` (null: none) on this thread.
+void set_assign_observer(AssignObserver* observer);
+
+}  // namespace detail
+
 /// Each variable once (by id()), in first-seen order: a tied weight listed by two layers is one variable.
 std::vector<Variable> unique_variables(const std::vector<Variable>& variables);
 

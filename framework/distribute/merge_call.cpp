@@ -42,6 +42,10 @@ class ReplicaValues final : public MergedValues {
 
 void merge_call(std::string_view what, std::vector<Tensor> values, const MergeFn& fn) {
   const ReplicaContext* context = replica_context();
+  if (context != nullptr && context->merge_tracer != nullptr) {
+    context->merge_tracer->merge(what, std::move(values), fn);
+    return;
+  }
   if (context == nullptr || context->rendezvous == nullptr) {
     fn(OwnValues(std::move(values)));
     return;

@@ -20,7 +20,8 @@
 // ReplicaCancelledError, and whoever runs the replicas rethrows the failure itself. Replicas that
 // reach different merge points, or a replica that ends its step while the others wait at one,
 // fail the step with a ValueError naming the merge points, never a hang. The waiting is
-// ReplicaRendezvous's (replica_rendezvous.h).
+// ReplicaRendezvous's (replica_rendezvous.h). While a replica's step is traced for compiling, the
+// context's MergeTracer takes the call instead (below).
 #pragma once
 
 #include <cstddef>
@@ -46,6 +47,17 @@ class MergedValues {
 };
 
 using MergeFn = std::function<void(const MergedValues& merged)>;
+
+/// Takes merge_call's place while one replica's step is traced for the program every replica
+/// runs (jit::ReplicatedFunction): instead of waiting for the others, it runs the merge function
+/// on MergedValues whose combinations are collective ops of the program.
+class MergeTracer {
+ public:
+  virtual void merge(std::string_view what, std::vector<Tensor> values, const MergeFn& fn) const = 0;
+
+ protected:
+  ~MergeTracer() = default;
+};
 
 /// Meets the step's other replicas at `what` and runs fn once over every replica's values, or,
 /// outside a step of several replicas, runs fn on these values alone (see the top).

@@ -15,6 +15,7 @@
 namespace kestrel::distribute {
 
 class Distribution;
+class MergeTracer;
 class ReplicaRendezvous;
 
 struct ReplicaContext {
@@ -27,6 +28,9 @@ struct ReplicaContext {
   const Distribution* distribution = nullptr;
   /// Where this step's replicas meet (merge_call); null when they do not run side by side.
   ReplicaRendezvous* rendezvous = nullptr;
+  /// While the step every replica runs is traced: what merge points become (collective ops of the
+  /// program); null otherwise.
+  const MergeTracer* merge_tracer = nullptr;
   /// The replica's share of the global batch's loss (Model::compute_loss multiplies by it, so the
   /// replicas' gradients add up to the global batch's); undefined when the loss is not scaled.
   Tensor loss_scale;

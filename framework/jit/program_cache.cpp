@@ -30,26 +30,52 @@ std::int64_t ProgramCache::largest_arena_bytes() const {
 }
 
 const Executor& ProgramCache::get(const std::string& signature, const std::function<Graph()>& trace, int instance) {
+  return *get_parts(
+              signature,
+              [&] {
+                std::vector<Graph> one;
+                one.push_back(trace());
+                return one;
+              },
+              instance)
+              .front();
+}
+
+std::vector<const Executor*> ProgramCache::get_parts(const std::string& signature,
+                                                     const std::function<std::vector<Graph>()>& trace, int instance) {
   auto found = programs_.find(signature);
   if (instance == 0) note_call(found == programs_.end());
   Instances& instances = found != programs_.end() ? found->second : compile(signature, trace);
   if (static_cast<int>(instances.size()) <= instance) instances.resize(static_cast<std::size_t>(instance) + 1);
-  std::unique_ptr<Executor>& executor = instances[static_cast<std::size_t>(instance)];
-  if (!executor) executor = std::make_unique<Executor>(instances[0]->graph(), arena(instance));
-  return *executor;
+  Parts& parts = instances[static_cast<std::size_t>(instance)];
+  if (parts.empty()) {
+    for (const auto& compiled : instances[0])
+      parts.push_back(std::make_unique<Executor>(compiled->graph(), arena(instance)));
+  }
+  std::vector<const Executor*> out;
+  for (const auto& part : parts) out.push_back(part.get());
+  return out;
 }
 
-ProgramCache::Instances& ProgramCache::compile(const std::string& signature, const std::function<Graph()>& trace) {
+ProgramCache::Instances& ProgramCache::compile(const std::string& signature,
+                                               const std::function<std::vector<Graph>()>& trace) {
   const auto start = std::chrono::steady_clock::now();
   const std::int64_t number = compile_count_ + 1;
-  Graph graph = trace();
-  graph.verify();
-  const std::int64_t traced_ops = graph.num_ops();
+  std::vector<Graph> graphs = trace();
   const std::optional<std::string> dump_dir = dump_directory();
-  if (dump_dir) dump_graph(graph, *dump_dir, function_name_, number, "traced");
-  default_pipeline().run(graph);
-  if (dump_dir) dump_graph(graph, *dump_dir, function_name_, number, "optimized");
-  auto executor = std::make_unique<Executor>(std::move(graph), arena(0));
+  std::int64_t traced_ops = 0, optimized_ops = 0;
+  Parts parts;
+  for (std::size_t k = 0; k < graphs.size(); ++k) {
+    Graph& graph = graphs[k];
+    graph.verify();
+    traced_ops += graph.num_ops();
+    const std::string part = graphs.size() == 1 ? "" : "part" + std::to_string(k) + ".";
+    if (dump_dir) dump_graph(graph, *dump_dir, function_name_, number, part + "traced");
+    default_pipeline().run(graph);
+    if (dump_dir) dump_graph(graph, *dump_dir, function_name_, number, part + "optimized");
+    parts.push_back(std::make_unique<Executor>(std::move(graph), arena(0)));
+    optimized_ops += parts.back()->graph().num_ops();
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::string cached;
@@ -57,11 +83,16 @@ ProgramCache::Instances& ProgramCache::compile(const std::string& signature, con
   compile_count_ = number;
   compile_seconds_ += seconds;
   auto log = logging::get("kestrel.jit");
-  log->info("compiled '{}' #{} in {:.1f} ms, {} -> {} ops, for {} (new); cached: {}", function_name_, number,
-            seconds * 1e3, traced_ops, executor->graph().num_ops(), signature, cached.empty() ? "none" : cached);
-  log->info("memory plan for '{}': {}", function_name_, executor->memory_plan().to_string());
+  log->info("compiled '{}' #{} in {:.1f} ms, {} -> {} ops{}, for {} (new); cached: {}", function_name_, number,
+            seconds * 1e3, traced_ops, optimized_ops,
+            parts.size() == 1 ? "" : " in " + std::to_string(parts.size()) + " parts", signature,
+            cached.empty() ? "none" : cached);
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    log->info("memory plan for '{}'{}: {}", function_name_, parts.size() == 1 ? "" : " part " + std::to_string(k),
+              parts[k]->memory_plan().to_string());
+  }
   Instances instances;
-  instances.push_back(std::move(executor));
+  instances.push_back(std::move(parts));
   return programs_.emplace(signature, std::move(instances)).first->second;
 }
 
@@ -85,7 +116,7 @@ void ProgramCache::note_call(bool compiled) {
 
 const Graph* ProgramCache::graph(const std::string& signature) const {
   auto found = programs_.find(signature);
-  return found == programs_.end() ? nullptr : &found->second.front()->graph();
+  return found == programs_.end() ? nullptr : &found->second.front().front()->graph();
 }
 
 }  // namespace kestrel::jit

@@ -10,6 +10,11 @@
 // graph before and after the passes. When 5 of the last 10 calls compiled, shapes are changing
 // step to step, and a warning names the fix (pad batches to a multiple). The programs share one
 // arena, as large as the largest plan, so many shapes cost many programs but one block of memory.
+//
+// A program may come in parts, compiled one by one but counted and logged as one compile: a
+// replicated step split at its collectives (replica_stages.h) is one program of several parts.
+//
+//   const auto& parts = cache.get_parts(signature, [&] { return split_graphs(); });   // parts[k]: part k
 #pragma once
 
 #include <cstdint>
@@ -32,6 +37,10 @@ class ProgramCache {
   /// `instance` > 0 asks for another executor of the same program, with an arena of its own, for
   /// replicas that run it side by side (made from the compiled graph: no compile, no count).
   const Executor& get(const std::string& signature, const std::function<Graph()>& trace, int instance = 0);
+  /// The same for a program in parts: trace() gives every part's graph; the parts of one
+  /// instance share its arena (they run one after another).
+  std::vector<const Executor*> get_parts(const std::string& signature, const std::function<std::vector<Graph>()>& trace,
+                                         int instance = 0);
 
   std::int64_t compile_count() const { return compile_count_; }
   double compile_seconds() const { return compile_seconds_; }
@@ -39,7 +48,7 @@ class ProgramCache {
   std::int64_t arena_bytes() const;
   /// Bytes of the largest instance's arena (0 before any run).
   std::int64_t largest_arena_bytes() const;
-  /// The graph compiled for a signature, or null.
+  /// The graph compiled for a signature (its first part's), or null.
   const Graph* graph(const std::string& signature) const;
   const std::string& function_name() const { return function_name_; }
 
@@ -48,8 +57,9 @@ class ProgramCache {
   static constexpr int kStormCompiles = 5;
 
  private:
-  using Instances = std::vector<std::unique_ptr<Executor>>;  // [0]: the compiled program
-  Instances& compile(const std::string& signature, const std::function<Graph()>& trace);
+  using Parts = std::vector<std::unique_ptr<Executor>>;
+  using Instances = std::vector<Parts>;  // [0]: the compiled program
+  Instances& compile(const std::string& signature, const std::function<std::vector<Graph>()>& trace);
   const std::shared_ptr<Arena>& arena(int instance);
   void note_call(bool compiled);
 

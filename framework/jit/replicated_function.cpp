@@ -1,100 +1,276 @@
 #include "framework/jit/replicated_function.h"
 
+#include <algorithm>
 #include <mutex>
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/distribute/merge_call.h"
+#include "framework/distribute/replica_context.h"
+#include "framework/jit/dump.h"
+#include "framework/logging/logging.h"
+#include "framework/ops/collective.h"
 
 namespace kestrel::jit {
+namespace {
+
+// A merge point's values combined over the replicas, as collective ops of the traced program.
+class CollectiveValues final : public distribute::MergedValues {
+ public:
+  CollectiveValues(const std::vector<Tensor>& values, int replicas) : values_(values), replicas_(replicas) {}
+  std::vector<Tensor> sum() const override {
+    std::vector<Tensor> out;
+    out.reserve(values_.size());
+    for (const Tensor& v : values_) out.push_back(v.defined() ? ops::cross_replica_sum(v, replicas_) : Tensor());
+    return out;
+  }
+  Tensor concat(std::size_t index) const override {
+    const Tensor& v = values_.at(index);
+    return v.defined() ? ops::all_gather(v, replicas_) : Tensor();
+  }
+
+ private:
+  const std::vector<Tensor>& values_;
+  int replicas_;
+};
+
+// What merge_call does in the traced replica: no waiting, the merge function traced on collectives.
+class CollectiveMerges final : public distribute::MergeTracer {
+ public:
+  explicit CollectiveMerges(int replicas) : replicas_(replicas) {}
+  void merge(std::string_view /*what*/, std::vector<Tensor> values, const distribute::MergeFn& fn) const override {
+    fn(CollectiveValues(values, replicas_));
+  }
+
+ private:
+  int replicas_;
+};
+
+// Hands each replica that runs an executor set (and arena) that no running replica holds: host
+// memory grows with the replicas that run at once (the strategy's threads), not with the replicas
+// in sync. Which instance a replica gets changes nothing in its results.
+class Instances {
+ public:
+  using Parts = std::vector<const Executor*>;
+  explicit Instances(std::function<Parts(int instance)> get) : get_(std::move(get)) {}
+
+  std::pair<int, Parts> take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    int instance = made_;
+    if (free_.empty()) {
+      ++made_;
+    } else {
+      instance = free_.back();
+      free_.pop_back();
+    }
+    return {instance, get_(instance)};
+  }
+  void give_back(int instance) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(instance);  // a stack: the instance freed last is reused first
+  }
+
+ private:
+  std::function<Parts(int)> get_;
+  std::mutex mutex_;
+  std::vector<int> free_;
+  int made_ = 0;
+};
+
+}  // namespace
 
 ReplicatedFunction::ReplicatedFunction(std::vector<Variable> state, StateFn fn, std::string name,
-                                       ReplicaDeviceMemory memory)
-    : state_(std::move(state)), fn_(std::move(fn)), memory_(std::move(memory)), programs_(std::move(name)) {
+                                       const distribute::Distribution& distribution, ReplicaDeviceMemory memory)
+    : state_(std::move(state)),
+      fn_(std::move(fn)),
+      distribution_(distribution),
+      memory_(std::move(memory)),
+      programs_(std::move(name)) {
   if (!fn_) throw ValueError("jit::ReplicatedFunction '" + programs_.function_name() + "': the function is empty");
 }
 
-// A replica's device holds the program's inputs (the weights and its shard), its intermediates
-// and outputs (the gradients), and what stays between steps (the optimizer's state).
-void ReplicatedFunction::check_fits(const Executor& program, const std::string& signature) const {
+const Graph* ReplicatedFunction::traced_graph(const std::string& signature) const {
+  auto found = traced_.find(signature);
+  return found == traced_.end() ? nullptr : &found->second.traced;
+}
+
+const ReplicaStages* ReplicatedFunction::stages(const std::string& signature) const {
+  auto found = traced_.find(signature);
+  return found == traced_.end() ? nullptr : &found->second.stages;
+}
+
+// A replica's device holds every state variable (weights, optimizer slots, metric state) and,
+// while a part runs, that part's other inputs, its intermediates and its outputs.
+void ReplicatedFunction::check_fits(const std::vector<const Executor*>& parts, const std::string& signature) const {
   if (memory_.limit <= 0) return;
-  const MemoryPlan& plan = program.memory_plan();
-  const std::int64_t needed = plan.pinned_bytes + plan.arena_bytes + plan.output_bytes + memory_.resident_bytes;
+  const Program& program = traced_.at(signature);
+  std::int64_t state_bytes = 0;
+  for (std::size_t j = 0; j < program.state_count; ++j)
+    state_bytes += static_cast<std::int64_t>(state_[j].value().nbytes());
+  const ReplicaStages& stages = program.stages;
+  std::int64_t inputs = 0, intermediates = 0, outputs = 0;
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    const MemoryPlan& plan = parts[p]->memory_plan();
+    std::int64_t state_inputs = 0;
+    for (const std::size_t slot : stages.parts[p].input_slots) {
+      if (slot < program.state_count) state_inputs += static_cast<std::int64_t>(state_[slot].value().nbytes());
+    }
+    const std::int64_t own_inputs = plan.pinned_bytes - state_inputs;
+    if (own_inputs + plan.arena_bytes + plan.output_bytes > inputs + intermediates + outputs) {
+      inputs = own_inputs;
+      intermediates = plan.arena_bytes;
+      outputs = plan.output_bytes;
+    }
+  }
+  const std::int64_t needed = state_bytes + inputs + intermediates + outputs + memory_.resident_bytes;
   if (needed <= memory_.limit) return;
   throw ResourceExhaustedError(
       "ResourceExhausted: '" + name() + "' for " + signature + " needs " + format_bytes(needed) +
-      " per replica (weights and inputs " + format_bytes(plan.pinned_bytes) + ", intermediates " +
-      format_bytes(plan.arena_bytes) + ", outputs " + format_bytes(plan.output_bytes) + ", optimizer state " +
-      format_bytes(memory_.resident_bytes) + ") but " + memory_.device + " has " + format_bytes(memory_.limit) +
+      " per replica (state " + format_bytes(state_bytes + memory_.resident_bytes) + ", then at its peak inputs " +
+      format_bytes(inputs) + ", intermediates " + format_bytes(intermediates) + ", outputs " + format_bytes(outputs) +
+      ") but " + memory_.device + " has " + format_bytes(memory_.limit) +
       "; use a smaller global batch (it is split over the replicas), shorter sequences or a smaller model");
 }
 
-Graph ReplicatedFunction::trace(const Args& args) const {
-  StateTrace traced = trace_with_state(state_, args, fn_);
-  if (!traced.updated.empty()) {
-    throw JitError("jit::ReplicatedFunction '" + name() + "' assigns variable '" + state_[traced.updated[0]].name() +
-                   "', which every replica shares; return the new value and assign it once, after the replicas ran");
+std::vector<Graph> ReplicatedFunction::trace(const Args& args, const std::string& signature) {
+  const int n = replicas();
+  const CollectiveMerges merges(n);
+  StateTrace traced = trace_with_state(state_, args, [&](const Args& symbolic) {
+    const distribute::ReplicaScope as_replica(distribute::ReplicaContext{.replica_id = 0,
+                                                                         .num_replicas = n,
+                                                                         .id = symbolic.at("replica_id"),
+                                                                         .distribution = &distribution_,
+                                                                         .merge_tracer = n > 1 ? &merges : nullptr});
+    return fn_(symbolic);
+  });
+  state_ = std::move(traced.state);
+  Program program{.traced = traced.graph,
+                  .stages = split_at_collectives(traced.graph, state_.size(), n, name()),
+                  .state_count = state_.size(),
+                  .updated = std::move(traced.updated)};
+  if (program.stages.parts.size() > 1) {
+    logging::get("kestrel.jit")->info("'{}' runs on {} replicas in stages: {}", name(), n, program.stages.to_string());
+    if (const std::optional<std::string> dir = dump_directory()) {
+      dump_graph(program.traced, *dir, name(), compile_count() + 1, "traced");
+    }
   }
-  return std::move(traced.graph);
+  std::vector<Graph> graphs;
+  for (ReplicaStages::Part& part : program.stages.parts) graphs.push_back(std::move(part.graph));
+  traced_[signature] = std::move(program);
+  return graphs;
 }
 
 std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vector<Args>& per_replica,
-                                                                const ForEachReplica& for_each,
                                                                 const std::string& key) {
-  if (per_replica.empty()) throw ValueError("jit::ReplicatedFunction '" + name() + "': no replica arguments");
-  const std::string signature = signature_of_args(name(), per_replica[0], key);
-  // Compiled (once) here, on the calling thread; the replicas only run it.
-  for (std::size_t r = 1; r < per_replica.size(); ++r) {
-    if (signature_of_args(name(), per_replica[r], key) != signature) {
+  const int n = replicas();
+  if (static_cast<int>(per_replica.size()) != n) {
+    throw ValueError("jit::ReplicatedFunction '" + name() + "': " + std::to_string(per_replica.size()) +
+                     " replicas' arguments for the " + std::to_string(n) + " replicas of " + distribution_.name());
+  }
+  std::vector<Args> args = per_replica;
+  for (std::size_t r = 0; r < args.size(); ++r) {
+    if (!args[r].emplace("replica_id", Tensor::scalar(static_cast<double>(r), DType::int64)).second) {
+      throw ValueError("jit::ReplicatedFunction '" + name() + "': 'replica_id' is its own argument; rename yours");
+    }
+  }
+  const std::string signature = signature_of_args(name(), args[0], key);
+  for (std::size_t r = 1; r < args.size(); ++r) {
+    if (signature_of_args(name(), args[r], key) != signature) {
       throw ShapeError("jit::ReplicatedFunction '" + name() + "': replica " + std::to_string(r) + " has arguments " +
-                       signature_of_args(name(), per_replica[r], key) + " but replica 0 has " + signature +
+                       signature_of_args(name(), args[r], key) + " but replica 0 has " + signature +
                        "; every replica runs one program, so their shards must have one shape");
     }
   }
+  // Compiled (once) here, on the calling thread; the replicas only run it.
+  const auto trace_once = [&] { return trace(args[0], signature); };
   const std::int64_t compiles_before = programs_.compile_count();
-  const Executor& first = programs_.get(signature, [&] { return trace(per_replica[0]); });
+  const std::vector<const Executor*> first = programs_.get_parts(signature, trace_once);
   if (programs_.compile_count() != compiles_before) check_fits(first, signature);
-  planned_bytes_ = first.planned_bytes();
+  const Program& program = traced_.at(signature);
+  const ReplicaStages& stages = program.stages;
+  planned_bytes_ = 0;
+  for (const auto& part : first) planned_bytes_ = std::max(planned_bytes_, part->planned_bytes());
 
-  // A replica runs on an executor (and arena) that no running replica holds: host memory grows
-  // with the replicas that run at once (the strategy's threads), not with the replicas in sync.
-  // Which instance a replica gets changes nothing in its results.
-  std::mutex instances_mutex;
-  std::vector<int> free_instances;  // a stack: the instance freed last is reused first
-  int made = 0;
-  auto take_instance = [&]() -> std::pair<int, const Executor*> {
-    std::lock_guard<std::mutex> lock(instances_mutex);
-    int instance = made;
-    if (free_instances.empty()) {
-      ++made;
-    } else {
-      instance = free_instances.back();
-      free_instances.pop_back();
-    }
-    return {instance, instance == 0 ? &first
-                                    : &programs_.get(
-                                          signature, [&] { return trace(per_replica[0]); }, instance)};
-  };
-  auto give_back = [&](int instance) {
-    std::lock_guard<std::mutex> lock(instances_mutex);
-    free_instances.push_back(instance);
-  };
+  const std::size_t num_state = program.state_count;
+  // The step's values between parts: slots (replica_stages.h), shared or one per replica.
+  const std::size_t num_slots = stages.slot_per_replica.size();
+  std::vector<Tensor> shared(num_slots);
+  std::vector<std::vector<Tensor>> own(static_cast<std::size_t>(n), std::vector<Tensor>(num_slots));
+  // A variable's buffer can take its new value in place when nothing else holds it (asked before
+  // the slots take their own handles); a value the user still holds keeps its data.
+  std::vector<bool> donatable(num_state);
+  for (std::size_t j = 0; j < num_state; ++j) {
+    donatable[j] = state_[j].value().is_sole_owner();
+    shared[j] = state_[j].value();
+  }
+  for (std::size_t r = 0; r < args.size(); ++r) {
+    std::size_t slot = num_state;
+    for (const auto& entry : args[r]) own[r][slot++] = entry.second;
+  }
 
-  std::vector<std::vector<Tensor>> outputs(per_replica.size());
-  for_each([&](int replica) {
-    const auto r = static_cast<std::size_t>(replica);
+  const auto slot_value = [&](std::size_t slot, std::size_t replica) -> Tensor& {
+    return stages.slot_per_replica[slot] ? own[replica][slot] : shared[slot];
+  };
+  const auto run_part = [&](std::size_t p, const Executor& program_part, std::size_t replica) {
+    const ReplicaStages::Part& part = stages.parts[p];
     std::vector<Tensor> inputs;
-    inputs.reserve(state_.size() + per_replica[r].size());
-    for (const Variable& v : state_) inputs.push_back(v.value());
-    for (const auto& entry : per_replica[r]) inputs.push_back(entry.second);
-    const auto [instance, program] = take_instance();
-    try {
-      outputs[r] = program->run(inputs);
-    } catch (...) {
-      give_back(instance);
-      throw;
+    inputs.reserve(part.input_slots.size());
+    for (const std::size_t slot : part.input_slots) inputs.push_back(slot_value(slot, replica));
+    std::vector<bool> donated(inputs.size(), false);
+    for (const std::optional<std::size_t>& alias : program_part.graph().output_aliases()) {
+      if (alias && part.input_slots[*alias] < num_state) donated[*alias] = donatable[part.input_slots[*alias]];
     }
-    give_back(instance);
-  });
+    std::vector<Tensor> outputs = program_part.run(inputs, donated);
+    for (std::size_t k = 0; k < outputs.size(); ++k) slot_value(part.output_slots[k], replica) = std::move(outputs[k]);
+  };
+
+  Instances instances([&](int instance) { return programs_.get_parts(signature, trace_once, instance); });
+  for (const ReplicaStages::Stage& stage : stages.stages) {
+    if (stage.shared_part) run_part(*stage.shared_part, *first[*stage.shared_part], 0);
+    if (stage.replica_part) {
+      distribution_.for_each_replica([&](int replica) {
+        const auto [instance, parts] = instances.take();
+        try {
+          run_part(*stage.replica_part, *parts[*stage.replica_part], static_cast<std::size_t>(replica));
+        } catch (...) {
+          instances.give_back(instance);
+          throw;
+        }
+        instances.give_back(instance);
+      });
+    }
+    // The stage's sums in one all-reduce, as an eager merge point sums its values.
+    std::vector<std::vector<Tensor>> summed(static_cast<std::size_t>(n));
+    std::vector<std::size_t> sum_outputs;
+    for (const ReplicaStages::Collective& c : stage.collectives) {
+      std::vector<Tensor> values;
+      for (std::size_t r = 0; r < own.size(); ++r) values.push_back(slot_value(c.input_slot, r));
+      if (c.op == OpId::all_gather) {
+        shared[c.output_slot] = distribution_.all_gather(values);
+        continue;
+      }
+      for (std::size_t r = 0; r < own.size(); ++r) summed[r].push_back(std::move(values[r]));
+      sum_outputs.push_back(c.output_slot);
+    }
+    if (!sum_outputs.empty()) {
+      std::vector<Tensor> sums = distribution_.all_reduce_sum(summed);
+      for (std::size_t k = 0; k < sums.size(); ++k) shared[sum_outputs[k]] = std::move(sums[k]);
+    }
+    for (const std::size_t slot : stage.released_slots) {
+      shared[slot] = Tensor();
+      for (std::vector<Tensor>& replica : own) replica[slot] = Tensor();
+    }
+  }
+
+  for (std::size_t k = 0; k < program.updated.size(); ++k) {
+    state_[program.updated[k]].assign(slot_value(stages.output_slots[k], 0));
+  }
+  std::vector<std::vector<Tensor>> outputs(own.size());
+  for (std::size_t r = 0; r < own.size(); ++r) {
+    for (std::size_t k = program.updated.size(); k < stages.output_slots.size(); ++k) {
+      outputs[r].push_back(slot_value(stages.output_slots[k], r));
+    }
+  }
   return outputs;
 }
 

@@ -1,23 +1,43 @@
-// jit::ReplicatedFunction: one program run by several replicas side by side — the SPMD program
-// XLA runs on every TPU core. It is traced and compiled once per signature; each replica runs it
-// on an executor and arena no other running replica holds, all reading the same variables (the one
-// shared copy of the weights). 8 replicas on 2 threads cost one compile and two arenas, not eight
-// copies of the model: the simulated cores share the host's memory. Each still gets its own device
-// memory check: a program whose plan does not fit one core fails as it compiles.
+// jit::ReplicatedFunction: one step compiled for every replica of a strategy — the SPMD program
+// XLA runs on every TPU core, merge points included.
 //
-//   jit::ReplicatedFunction gradients(model.weights(), [&](const jit::Args& shard) {
-//     return forward_and_backward(shard);            // reads the weights, assigns nothing
-//   }, "replica_step");
-//   auto outputs = gradients(shards, [&](const auto& fn) { strategy.for_each_replica(fn); });
-//   outputs[3];   // replica 3's outputs
+// The function is a replica's whole step: forward, loss, backward, and the merge points where the
+// replicas meet (distribute::merge_call: the optimizer's update from the sum of every replica's
+// gradients, the metrics from all their predictions). It is traced once per signature, as replica
+// 0 with a symbolic replica id (the argument "replica_id"); each merge point becomes collective ops
+// of the program (ops/collective.h), and the merge function, traced on their results, becomes the
+// program's update of the shared variables.
+//
+//   jit::ReplicatedFunction step(state, [&](const jit::Args& shard) {
+//     model.train_step(batch_of(shard));   // optimizer.apply, the loss tracker, the metrics merge
+//     return std::vector<Tensor>{};
+//   }, "replica_train_step", strategy);
+//   step(shards);   // every replica's step; the shared variables now hold their new values
+//
+// Running: replicas outnumber cores (8 on 2), and a replica waiting inside a kernel for the others
+// would hold a core they need, so nothing waits. The program runs in stages split at its
+// collectives (replica_stages.h): a stage's shared part once, then its replica part for every
+// replica on the strategy's threads (for_each_replica, kernels serial inside each), then the
+// stage's collectives, performed by the strategy's own all_reduce_sum and all_gather in replica
+// order (the eager step's merges, so both give the same bits), then the next stage. Each replica
+// runs on an executor and arena no other running replica holds, all reading the one shared copy of
+// the weights; 8 replicas on 2 threads cost one compile and two arenas. The variables' new values
+// are assigned after the step, in place where the variable's buffer can be donated.
+//
+// Each replica gets its own device memory check: a program whose largest part does not fit one
+// core fails as it compiles.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "framework/distribute/distribution.h"
 #include "framework/jit/program_cache.h"
+#include "framework/jit/replica_stages.h"
 #include "framework/jit/state_trace.h"
 
 namespace kestrel::jit {
@@ -25,24 +45,22 @@ namespace kestrel::jit {
 /// What each replica's device holds besides the program, and how much memory it has.
 struct ReplicaDeviceMemory {
   std::int64_t limit = 0;           ///< bytes per replica (0: unlimited)
-  std::int64_t resident_bytes = 0;  ///< held by every replica between steps (optimizer state)
+  std::int64_t resident_bytes = 0;  ///< held by every replica between steps and not an input (none, or extra state)
   std::string device = "device";    ///< named in the error ("a TPUStrategy replica")
 };
 
 class ReplicatedFunction {
  public:
-  /// Runs its argument once for every replica (possibly in parallel) and returns when all ran.
-  using ForEachReplica = std::function<void(const std::function<void(int replica)>&)>;
+  /// `state`: the variables the step reads and (at merge points) assigns. With a memory limit, a
+  /// program that would not fit one replica's device fails as it compiles, with
+  /// ResourceExhaustedError giving the figures.
+  ReplicatedFunction(std::vector<Variable> state, StateFn fn, std::string name,
+                     const distribute::Distribution& distribution, ReplicaDeviceMemory memory = {});
 
-  /// `state`: the variables the function reads; it may not assign them (replicas share them).
-  /// With a memory limit, a program that would not fit one replica's device fails as it compiles,
-  /// with ResourceExhaustedError giving the figures.
-  ReplicatedFunction(std::vector<Variable> state, StateFn fn, std::string name, ReplicaDeviceMemory memory = {});
-
-  /// Runs the program on each replica's arguments (one signature for all), compiling it first on
-  /// a new signature, and returns each replica's outputs in replica order.
-  std::vector<std::vector<Tensor>> operator()(const std::vector<Args>& per_replica, const ForEachReplica& for_each,
-                                              const std::string& key = "");
+  /// Runs the step on each replica's arguments (one per replica in sync, one signature for all),
+  /// compiling it first on a new signature, assigns the variables it updated, and returns each
+  /// replica's outputs in replica order. The argument "replica_id" is added here.
+  std::vector<std::vector<Tensor>> operator()(const std::vector<Args>& per_replica, const std::string& key = "");
 
   std::int64_t compile_count() const { return programs_.compile_count(); }
   double compile_seconds() const { return programs_.compile_seconds(); }
@@ -50,18 +68,31 @@ class ReplicatedFunction {
   std::int64_t arena_bytes() const { return programs_.arena_bytes(); }
   /// Bytes of the arena one replica runs on: what each simulated device holds for intermediates.
   std::int64_t arena_bytes_per_replica() const { return programs_.largest_arena_bytes(); }
-  /// The planned peak bytes of one replica's intermediates in the latest program run.
+  /// The planned peak bytes of one replica's intermediates in the latest program run (its largest part).
   std::int64_t planned_bytes_per_replica() const { return planned_bytes_; }
   const std::string& name() const { return programs_.function_name(); }
+  /// The step as traced for a signature (collectives included, before any pass), or null.
+  const Graph* traced_graph(const std::string& signature) const;
+  /// How the program for a signature runs (its parts' graphs are the executors'), or null.
+  const ReplicaStages* stages(const std::string& signature) const;
 
  private:
-  Graph trace(const Args& args) const;
-  void check_fits(const Executor& program, const std::string& signature) const;
+  struct Program {
+    Graph traced;
+    ReplicaStages stages;              // the parts' graphs moved to the program cache
+    std::size_t state_count = 0;       // its state inputs: state_'s first (variables lifted since come after)
+    std::vector<std::size_t> updated;  // the state the step assigns, in the order of its first outputs
+  };
+  std::vector<Graph> trace(const Args& args, const std::string& signature);
+  void check_fits(const std::vector<const Executor*>& parts, const std::string& signature) const;
+  int replicas() const { return distribution_.num_replicas_in_sync(); }
 
   std::vector<Variable> state_;
   StateFn fn_;
+  const distribute::Distribution& distribution_;
   ReplicaDeviceMemory memory_;
   ProgramCache programs_;
+  std::map<std::string, Program> traced_;
   std::int64_t planned_bytes_ = 0;
 };
 

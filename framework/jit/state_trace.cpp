@@ -1,5 +1,7 @@
 #include "framework/jit/state_trace.h"
 
+#include <algorithm>
+
 #include "framework/core/error.h"
 #include "framework/jit/function.h"
 #include "framework/jit/trace.h"
@@ -26,9 +28,36 @@ class StateBinding {
   std::vector<Tensor> saved_;
 };
 
-}  // namespace
+// Finds the variables a trace assigns beyond its state, and puts their values back when it ends.
+class AssignedOutsideState final : public detail::AssignObserver {
+ public:
+  explicit AssignedOutsideState(const std::vector<Variable>& state) : previous_(detail::assign_observer()) {
+    for (const Variable& v : state) known_.push_back(v.id());
+    detail::set_assign_observer(this);
+  }
+  ~AssignedOutsideState() {
+    detail::set_assign_observer(previous_);
+    for (std::size_t i = 0; i < found_.size(); ++i) found_[i].assign(saved_[i]);
+  }
+  AssignedOutsideState(const AssignedOutsideState&) = delete;
+  AssignedOutsideState& operator=(const AssignedOutsideState&) = delete;
 
-StateTrace trace_with_state(const std::vector<Variable>& state, const Args& args, const StateFn& fn) {
+  void before_assign(const Variable& variable) override {
+    if (std::find(known_.begin(), known_.end(), variable.id()) != known_.end()) return;
+    known_.push_back(variable.id());
+    found_.push_back(variable);
+    saved_.push_back(variable.value());
+  }
+  const std::vector<Variable>& found() const { return found_; }
+
+ private:
+  detail::AssignObserver* previous_;
+  std::vector<const void*> known_;
+  std::vector<Variable> found_;
+  std::vector<Tensor> saved_;  // their values before the trace
+};
+
+StateTrace trace_once(const std::vector<Variable>& state, const Args& args, const StateFn& fn) {
   Trace trace;
   TraceScope active(trace);
   StateBinding binding(state);
@@ -56,6 +85,32 @@ StateTrace trace_with_state(const std::vector<Variable>& state, const Args& args
   out.graph = trace.finish(outputs);
   for (std::size_t k = 0; k < out.updated.size(); ++k) out.graph.alias_output(k, out.updated[k]);
   return out;
+}
+
+}  // namespace
+
+StateTrace trace_with_state(std::vector<Variable> state, const Args& args, const StateFn& fn) {
+  // Twice at most: a variable found assigned outside the state joins it, and the second trace
+  // binds it too (one that creates variables as it runs would keep finding new ones).
+  for (int attempt = 0;; ++attempt) {
+    std::vector<Variable> lifted;
+    StateTrace out;
+    {
+      AssignedOutsideState watch(state);
+      out = trace_once(state, args, fn);
+      lifted = watch.found();
+    }
+    if (lifted.empty()) {
+      out.state = std::move(state);
+      return out;
+    }
+    if (attempt > 0) {
+      throw JitError("a compiled function assigned variable '" + lifted[0].name() +
+                     "', made while it was being traced; make it before the first call (build the optimizer or "
+                     "layer that owns it)");
+    }
+    state.insert(state.end(), lifted.begin(), lifted.end());
+  }
 }
 
 std::string signature_of_args(const std::string& function, const Args& args, const std::string& key) {

@@ -3,6 +3,10 @@
 // function assigns to a variable becomes a graph output aliased to that input. The variables get
 // their real values back afterwards, also when tracing throws.
 //
+// A variable the function assigns but was not given (the slots of a second optimizer an override
+// steps) is lifted into the state, as tf.function captures the variables it touches: the function
+// is traced again with it, so the program reads and updates it like the rest.
+//
 //   StateTrace traced = trace_with_state(weights, {{"x", x}}, [&](const Args& a) { ... });
 //   traced.updated;   // the state indices assigned, in the order of the graph's first outputs
 #pragma once
@@ -23,14 +27,17 @@ using StateFn = std::function<std::vector<Tensor>(const Args& args)>;
 
 struct StateTrace {
   Graph graph;
+  /// The graph's state inputs: the state given, then the variables lifted into it.
+  std::vector<Variable> state;
   /// The state variables the function assigned, in the order of the graph's first outputs; the
   /// function's own outputs follow them.
   std::vector<std::size_t> updated;
 };
 
-/// Traces fn on symbolic arguments shaped like `args`, with `state` bound to graph inputs (the
-/// graph's inputs: the state in order, then the arguments in name order).
-StateTrace trace_with_state(const std::vector<Variable>& state, const Args& args, const StateFn& fn);
+/// Traces fn on symbolic arguments shaped like `args`, with `state` (and any variable fn assigns
+/// besides) bound to graph inputs (the graph's inputs: the state in order, then the arguments in
+/// name order).
+StateTrace trace_with_state(std::vector<Variable> state, const Args& args, const StateFn& fn);
 
 /// The signature of a call: "name: spec, ..." in name order, then `key` if not empty. Throws
 /// ValueError naming `function` and an undefined argument.

@@ -19,16 +19,17 @@ std::vector<Tensor> StatefulFunction::operator()(const Args& args, const std::st
   const std::string signature = signature_of_args(name(), args, key);
   const Executor& program = programs_.get(signature, [&] { return trace(args, signature); });
   last_planned_bytes_ = program.planned_bytes();
-  const std::vector<std::size_t>& updated = updated_.at(signature);
+  const std::vector<std::size_t>& updated = traced_.at(signature).updated;
+  const std::size_t state_count = traced_.at(signature).state_count;
 
   // A variable's buffer can take its new value in place when nothing else holds it: then the
   // step allocates nothing. A value the user still holds (a Tensor from value()) keeps its data.
   // (Asked before the inputs below take their own handles.)
-  std::vector<bool> donated(state_.size() + args.size(), false);
+  std::vector<bool> donated(state_count + args.size(), false);
   for (std::size_t i : updated) donated[i] = state_[i].value().is_sole_owner();
   std::vector<Tensor> inputs;
-  inputs.reserve(state_.size() + args.size());
-  for (const Variable& v : state_) inputs.push_back(v.value());
+  inputs.reserve(state_count + args.size());
+  for (std::size_t i = 0; i < state_count; ++i) inputs.push_back(state_[i].value());
   for (const auto& entry : args) inputs.push_back(entry.second);
 
   std::vector<Tensor> outputs = program.run(inputs, donated);
@@ -39,7 +40,8 @@ std::vector<Tensor> StatefulFunction::operator()(const Args& args, const std::st
 
 Graph StatefulFunction::trace(const Args& args, const std::string& signature) {
   StateTrace traced = trace_with_state(state_, args, fn_);
-  updated_[signature] = std::move(traced.updated);
+  state_ = std::move(traced.state);
+  traced_[signature] = {.state_count = state_.size(), .updated = std::move(traced.updated)};
   return std::move(traced.graph);
 }
 

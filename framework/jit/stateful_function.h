@@ -13,9 +13,10 @@
 //   }, "train_step");
 //   step({{"x", x}, {"y", y}});   // compiles for this signature, runs, assigns the updated variables
 //
-// The variable list is fixed at construction. A variable created while tracing (a layer built
-// lazily inside the step) is not in it and would be frozen into the program as a constant, so
-// build models and optimizers before the first call.
+// The variable list is given at construction; a variable the function assigns besides joins it as
+// it traces (state_trace.h). A variable created while tracing (a layer built lazily inside the
+// step) would be frozen into the program as a constant, so build models and optimizers before the
+// first call.
 #pragma once
 
 #include <cstdint>
@@ -58,8 +59,11 @@ class StatefulFunction {
   std::vector<Variable> state_;
   Fn fn_;
   ProgramCache programs_;
-  // Per signature: the state indices the program assigns, in the order of its first outputs.
-  std::map<std::string, std::vector<std::size_t>> updated_;
+  struct Program {
+    std::size_t state_count = 0;       // its state inputs: state_'s first (variables lifted since come after)
+    std::vector<std::size_t> updated;  // the state indices it assigns, in the order of its first outputs
+  };
+  std::map<std::string, Program> traced_;  // per signature
   std::int64_t last_planned_bytes_ = 0;
 };
 

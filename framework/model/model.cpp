@@ -70,10 +70,15 @@ void Model::resolve_metrics(const std::vector<MetricArg>& plain, const std::vect
 
 std::vector<Variable> Model::distributed_variables() const {
   std::vector<Variable> out = weights();
-  if (optimizer_) {
-    std::vector<Variable> slots = optimizer_->variables();
-    out.insert(out.end(), slots.begin(), slots.end());
+  for (const std::vector<Variable>& more :
+       {optimizer_ ? optimizer_->variables() : std::vector<Variable>{}, metrics_variables()}) {
+    out.insert(out.end(), more.begin(), more.end());
   }
+  return out;
+}
+
+std::vector<Variable> Model::metrics_variables() const {
+  std::vector<Variable> out = loss_tracker_ ? loss_tracker_->variables() : std::vector<Variable>{};
   for (const auto& m : metrics_) {
     std::vector<Variable> state = m->variables();
     out.insert(out.end(), state.begin(), state.end());

@@ -43,7 +43,6 @@ namespace detail {
 class BatchSource;
 class JitSteps;
 class ReplicaSteps;
-struct ReplicaResult;
 }  // namespace detail
 
 struct LoadWeightsOptions {
@@ -123,6 +122,9 @@ class Model : public Layer {
   losses::Loss* loss() const { return loss_.get(); }
   /// The compiled metrics, then the weighted metrics.
   const std::vector<std::shared_ptr<metrics::Metric>>& metrics() const { return metrics_; }
+  /// The state of the loss tracker and of every compiled metric (Keras's metrics_variables):
+  /// what a compiled step updates besides the weights and the optimizer.
+  std::vector<Variable> metrics_variables() const;
   /// Set by callbacks (EarlyStopping, TerminateOnNaN) to end fit after the current batch.
   bool stop_training = false;
 
@@ -137,9 +139,9 @@ class Model : public Layer {
   /// and update_metrics see every replica's values. compute_loss scales a replica's loss by its
   /// share of the global batch, so an override that calls it trains like one replica; a term an
   /// override adds on its own goes through losses::scale_loss_for_distribution. Under
-  /// jit_compile with several replicas the replicas still run only the forward and backward pass
-  /// compiled (forward_backward, compute_loss included) and the rest once after them: there, an
-  /// override of train_step or test_step does not apply.
+  /// jit_compile the step, override or not, is traced once into the program every replica runs:
+  /// the merge points become its collectives (the all-reduce of the gradients, the all-gather of
+  /// the metrics' rows), and what they update runs once after them.
   virtual void train_step(const Batch& batch);
   /// One evaluation step: forward, loss tracker and metrics (per replica, as train_step).
   virtual void test_step(const Batch& batch);
@@ -155,11 +157,6 @@ class Model : public Layer {
   /// Updates the compiled metrics with this batch's predictions (padding rows left out), once
   /// for the global batch when replicas call it.
   void update_metrics(const Batch& batch, const Tensor& y_pred);
-  /// The forward and backward pass of train_step: predictions, loss, and the gradients of
-  /// loss * loss_scale (a float32 scalar; undefined: 1) for trainable_weights(). Compiled
-  /// replicas run it on their shards, each scaled by its share of the global batch, and their
-  /// gradients are summed.
-  detail::ReplicaResult forward_backward(const Batch& batch, const Tensor& loss_scale);
 
  private:
   friend class detail::JitSteps;

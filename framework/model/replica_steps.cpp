@@ -64,20 +64,6 @@ Split split(const Batch& padded, int replicas, const losses::Loss* loss) {
   return out;
 }
 
-// The replicas' predictions (each result's first output), as one batch.
-Tensor predictions_of(const std::vector<std::vector<Tensor>>& results) {
-  std::vector<Tensor> predictions;
-  for (const std::vector<Tensor>& result : results) predictions.push_back(result[0]);
-  return ops::concat(predictions, 0);
-}
-
-// The global batch's loss from the replicas' own (each a mean over its shard): their shares' sum.
-Tensor global_loss(const Split& parts, const std::vector<std::vector<Tensor>>& results) {
-  double sum = 0.0;
-  for (std::size_t r = 0; r < results.size(); ++r) sum += parts.shares[r] * results[r][1].item();
-  return Tensor::scalar(sum);
-}
-
 }  // namespace
 
 ReplicaSteps::ReplicaSteps(Model& model, const distribute::Distribution& distribution, bool jit)
@@ -97,60 +83,35 @@ JitStats ReplicaSteps::stats() const {
   return out;
 }
 
-void ReplicaSteps::for_each_replica(const std::function<void(int replica)>& fn) const {
-  const int replicas = distribution_.num_replicas_in_sync();
-  distribution_.for_each_replica([&](int r) {
-    distribute::ReplicaScope as_replica(r, replicas);
-    fn(r);
-  });
-}
-
-std::vector<std::vector<Tensor>> ReplicaSteps::run_replicas(
-    std::unique_ptr<jit::ReplicatedFunction>& function, const char* name, const std::vector<jit::Args>& shards,
-    const std::function<std::vector<Tensor>(const jit::Args&)>& body) {
-  std::vector<std::vector<Tensor>> outputs(shards.size());
-  const int replicas = distribution_.num_replicas_in_sync();
+std::vector<std::vector<Tensor>> ReplicaSteps::run_compiled(
+    std::unique_ptr<jit::ReplicatedFunction>& function, const char* name, const std::vector<Batch>& shards,
+    const std::vector<double>& shares, const std::function<std::vector<Variable>()>& state,
+    const std::function<std::vector<Tensor>(const Batch&)>& step) {
   if (!function) {
-    std::vector<Variable> state = model_.weights();
-    if (model_.optimizer_) state.push_back(model_.optimizer_->iterations_variable());  // dropout keys on the step
-    state = unique_variables(state);
-    // The body may leave outputs undefined (a weight no gradient reached); the program returns the
-    // defined ones, and `defined` says where they go.
-    auto defined = std::make_shared<std::vector<bool>>();
-    // A replica's device keeps the optimizer's state too (its slots; the update runs once here).
     jit::ReplicaDeviceMemory memory{.limit = distribution_.memory_per_replica().value_or(0),
                                     .device = "a " + distribution_.name() + " replica"};
-    if (model_.optimizer_) {
-      for (const Variable& v : model_.optimizer_->variables()) {
-        memory.resident_bytes += static_cast<std::int64_t>(v.value().nbytes());
-      }
-    }
     function = std::make_unique<jit::ReplicatedFunction>(
-        std::move(state),
-        [body, defined, replicas](const jit::Args& args) {
-          distribute::ReplicaScope as_traced_replica(args.at("replica_id"), replicas);
-          std::vector<Tensor> all = body(args), present;
-          defined->clear();
-          for (const Tensor& t : all) {
-            defined->push_back(t.defined());
-            if (t.defined()) present.push_back(t);
-          }
-          return present;
+        unique_variables(state()),
+        [step](const jit::Args& args) {
+          // The replica's share of the global batch's loss, for compute_loss (as run_steps sets it).
+          distribute::ReplicaContext context = *distribute::replica_context();
+          if (auto share = args.find("loss_scale"); share != args.end()) context.loss_scale = share->second;
+          const distribute::ReplicaScope with_share(std::move(context));
+          return step(batch_of(args));
         },
-        name, std::move(memory));
-    defined_[name] = defined;
+        name, distribution_, std::move(memory));
   }
-  std::vector<jit::Args> with_ids = shards;
-  for (std::size_t r = 0; r < with_ids.size(); ++r) {
-    with_ids[r].emplace("replica_id", Tensor::scalar(static_cast<double>(r), DType::int64));
+  std::vector<jit::Args> args;
+  for (std::size_t r = 0; r < shards.size(); ++r) {
+    args.push_back(args_of(shards[r]));
+    if (!shares.empty()) args.back().emplace("loss_scale", Tensor::scalar(shares[r]));
   }
-  // The program returns only the defined outputs; `defined` says where each one goes.
-  const std::vector<bool>& defined = *defined_.at(name);
-  std::vector<std::vector<Tensor>> present =
-      (*function)(with_ids, [&](const std::function<void(int)>& fn) { for_each_replica(fn); });
-  for (std::size_t r = 0; r < present.size(); ++r) {
-    std::size_t next = 0;
-    for (const bool is_defined : defined) outputs[r].push_back(is_defined ? std::move(present[r][next++]) : Tensor());
+  const std::size_t weights_before = model_.weights().size();
+  std::vector<std::vector<Tensor>> outputs = (*function)(args);
+  if (model_.weights().size() != weights_before) {
+    throw JitError("model '" + model_.name() + "' created weights while its '" + function->name() +
+                   "' was being compiled; they would be frozen into the program as constants. Build every layer "
+                   "before fit (model.build(input_shape), or call the model once)");
   }
   return outputs;
 }
@@ -192,14 +153,8 @@ Batch ReplicaSteps::padded_to_global(const Batch& batch, const char* method) {
   return pad_rows(batch, global);
 }
 
-std::vector<jit::Args> ReplicaSteps::shard_args(const std::vector<Batch>& shards) {
-  std::vector<jit::Args> out;
-  for (const Batch& shard : shards) out.push_back(args_of(shard));
-  return out;
-}
-
 void ReplicaSteps::run_steps(const std::vector<Batch>& shards, const std::vector<double>& shares,
-                             const std::function<void(const Batch& shard)>& step) const {
+                             const std::function<std::vector<Tensor>(const Batch& shard)>& step) const {
   distribution_.call_for_each_replica([&](int r) {
     const auto i = static_cast<std::size_t>(r);
     distribute::ReplicaContext context = *distribute::replica_context();
@@ -209,58 +164,51 @@ void ReplicaSteps::run_steps(const std::vector<Batch>& shards, const std::vector
   });
 }
 
+std::vector<Variable> ReplicaSteps::test_state() const {
+  std::vector<Variable> state = model_.weights();
+  const std::vector<Variable> metrics = model_.metrics_variables();
+  state.insert(state.end(), metrics.begin(), metrics.end());
+  return state;
+}
+
 void ReplicaSteps::train(const Batch& batch) {
   const Split parts = split(padded_to_global(batch, "fit"), distribution_.num_replicas_in_sync(), model_.loss_.get());
   trained_rows_ = rows_of(parts.global);
   place_model(parts.shards[0]);
   model_.optimizer_->build(model_.trainable_weights());  // slots before any replica reads state
+  const auto step = [this](const Batch& shard) {
+    model_.train_step(shard);
+    return std::vector<Tensor>{};
+  };
   if (!jit_) {
-    run_steps(parts.shards, parts.shares, [this](const Batch& shard) { model_.train_step(shard); });
+    run_steps(parts.shards, parts.shares, step);
     return;
   }
-  std::vector<jit::Args> shards = shard_args(parts.shards);
-  for (std::size_t r = 0; r < shards.size(); ++r) shards[r].emplace("loss_scale", Tensor::scalar(parts.shares[r]));
-  // Per replica: y_pred (only when a metric reads it), loss, then a gradient per trainable weight,
-  // summed over the replicas by the strategy's all-reduce, as an eager step's merge sums them.
-  const bool metrics = !model_.metrics_.empty();
-  std::vector<std::vector<Tensor>> results =
-      run_replicas(train_, "replica_train_step", shards, [this, metrics](const jit::Args& args) {
-        ReplicaResult result = model_.forward_backward(batch_of(args), args.at("loss_scale"));
-        std::vector<Tensor> out{metrics ? result.y_pred : Tensor(), result.loss};
-        out.insert(out.end(), result.gradients.begin(), result.gradients.end());
-        return out;
-      });
-  std::vector<std::vector<Tensor>> gradients;
-  for (std::vector<Tensor>& result : results) {
-    gradients.emplace_back(std::make_move_iterator(result.begin() + 2), std::make_move_iterator(result.end()));
-    result.resize(2);
-  }
-  model_.optimizer_->apply(distribution_.all_reduce_sum(gradients), model_.trainable_weights());
-  autodiff::NoGradScope no_grad;
-  model_.track_loss(parts.global, global_loss(parts, results));
-  if (metrics) model_.update_metrics(parts.global, predictions_of(results));
+  run_compiled(
+      train_, "replica_train_step", parts.shards, parts.shares,
+      [this] {
+        std::vector<Variable> state = test_state();
+        const std::vector<Variable> optimizer = model_.optimizer_->variables();
+        state.insert(state.end(), optimizer.begin(), optimizer.end());
+        return state;
+      },
+      step);
 }
 
 void ReplicaSteps::test(const Batch& batch) {
   const Split parts =
       split(padded_to_global(batch, "evaluate"), distribution_.num_replicas_in_sync(), model_.loss_.get());
   place_model(parts.shards[0]);
+  const auto step = [this](const Batch& shard) {
+    model_.test_step(shard);
+    return std::vector<Tensor>{};
+  };
   if (!jit_) {
-    run_steps(parts.shards, parts.shares, [this](const Batch& shard) { model_.test_step(shard); });
+    run_steps(parts.shards, parts.shares, step);
     return;
   }
-  const bool metrics = !model_.metrics_.empty();
-  std::vector<std::vector<Tensor>> results =
-      run_replicas(test_, "replica_test_step", shard_args(parts.shards), [this, metrics](const jit::Args& args) {
-        autodiff::NoGradScope no_grad;
-        const Batch shard = batch_of(args);
-        Tensor y_pred = model_(shard.x, /*training=*/false);
-        Tensor loss = model_.compute_loss(shard, y_pred);
-        return std::vector<Tensor>{metrics ? y_pred : Tensor(), loss};
-      });
-  autodiff::NoGradScope no_grad;
-  model_.track_loss(parts.global, global_loss(parts, results));
-  if (metrics) model_.update_metrics(parts.global, predictions_of(results));
+  run_compiled(
+      test_, "replica_test_step", parts.shards, parts.shares, [this] { return test_state(); }, step);
   warn_if_not_at_training_batch(rows_of(parts.global));
 }
 
@@ -281,20 +229,22 @@ void ReplicaSteps::warn_if_not_at_training_batch(std::int64_t rows) {
 Tensor ReplicaSteps::predict(const Batch& batch) {
   const Split parts = split(padded_to_global(batch, "predict"), distribution_.num_replicas_in_sync(), nullptr);
   place_model(parts.shards[0]);
+  std::vector<Tensor> outputs(parts.shards.size());
+  const auto step = [this](const Batch& shard) {
+    autodiff::NoGradScope no_grad;
+    return std::vector<Tensor>{model_.predict_step(shard.x)};
+  };
   if (!jit_) {
-    std::vector<Tensor> outputs(parts.shards.size());
     run_steps(parts.shards, {}, [&](const Batch& shard) {
-      autodiff::NoGradScope no_grad;
-      outputs[static_cast<std::size_t>(distribute::replica_context()->replica_id)] = model_.predict_step(shard.x);
+      outputs[static_cast<std::size_t>(distribute::replica_context()->replica_id)] = step(shard)[0];
+      return std::vector<Tensor>{};
     });
-    return first_rows(ops::concat(outputs, 0), rows_of(batch));
+  } else {
+    const std::vector<std::vector<Tensor>> results = run_compiled(
+        predict_, "replica_predict_step", parts.shards, {}, [this] { return model_.weights(); }, step);
+    for (std::size_t r = 0; r < results.size(); ++r) outputs[r] = results[r].at(0);
   }
-  std::vector<std::vector<Tensor>> results =
-      run_replicas(predict_, "replica_predict_step", shard_args(parts.shards), [this](const jit::Args& args) {
-        autodiff::NoGradScope no_grad;
-        return std::vector<Tensor>{model_.predict_step(batch_of(args).x)};
-      });
-  return first_rows(predictions_of(results), rows_of(batch));
+  return first_rows(ops::concat(outputs, 0), rows_of(batch));
 }
 
 }  // namespace kestrel::detail

@@ -12,9 +12,9 @@
 // once from every replica's values. So 8 replicas at a global batch B train and report like 1 at
 // batch B, padded language-model batches included.
 //
-// Under jit_compile the replicas run one compiled program each for the forward and backward pass
-// (compute_loss included) and the update, loss tracker and metrics run once here, after it: an
-// override of train_step or test_step does not apply to compiled replicas yet.
+// Under jit_compile the same steps (overrides included) are traced once into one program every
+// replica runs (jit::ReplicatedFunction): the merge points become its collectives, and the
+// update, loss tracker and metrics its shared part, run once after the all-reduce.
 //
 // The first batch of a fit / evaluate / predict sets the global batch size; it must divide by the
 // replicas. A smaller last batch is padded to it and its padding masked (Batch::row_mask), so no
@@ -41,13 +41,6 @@ class Model;
 
 namespace kestrel::detail {
 
-/// What one replica's forward and backward pass give.
-struct ReplicaResult {
-  Tensor y_pred;
-  Tensor loss;                    ///< compute_loss's value (scaled by the replica's share, if any)
-  std::vector<Tensor> gradients;  ///< of loss (times forward_backward's loss_scale), for trainable_weights()
-};
-
 class ReplicaSteps {
  public:
   /// `jit`: the replicas run one compiled program each (jit_compile), else eagerly.
@@ -70,18 +63,18 @@ class ReplicaSteps {
   /// Before the first step: builds the model (on a shard) and checks its weight ties, so the
   /// replicas see one variable per tie (see layers/weight_ties.h).
   void place_model(const Batch& shard);
-  /// Runs fn as every replica (with its ReplicaScope) on the strategy's workers.
-  void for_each_replica(const std::function<void(int replica)>& fn) const;
+  using Step = std::function<std::vector<Tensor>(const Batch& shard)>;
   /// Runs step on every replica's shard as one step of the replicas (each on its own thread,
   /// meeting at merge points), with the replica's loss scaled by shares[replica] (if given).
-  void run_steps(const std::vector<Batch>& shards, const std::vector<double>& shares,
-                 const std::function<void(const Batch& shard)>& step) const;
-  /// Each replica's outputs of the compiled `function` on its shard.
-  std::vector<std::vector<Tensor>> run_replicas(std::unique_ptr<jit::ReplicatedFunction>& function, const char* name,
-                                                const std::vector<jit::Args>& shards,
-                                                const std::function<std::vector<Tensor>(const jit::Args&)>& body);
+  void run_steps(const std::vector<Batch>& shards, const std::vector<double>& shares, const Step& step) const;
+  /// Runs step compiled for every replica (made on first use, over the variables `state` gives),
+  /// with the replica's loss scaled by shares[replica] (if given); each replica's outputs.
+  std::vector<std::vector<Tensor>> run_compiled(std::unique_ptr<jit::ReplicatedFunction>& function, const char* name,
+                                                const std::vector<Batch>& shards, const std::vector<double>& shares,
+                                                const std::function<std::vector<Variable>()>& state, const Step& step);
+  /// What a test step reads and updates: the weights and the metrics' state.
+  std::vector<Variable> test_state() const;
 
-  static std::vector<jit::Args> shard_args(const std::vector<Batch>& shards);
   /// Compiled, evaluation at a global batch other than training's is a second program with memory
   /// of its own on every replica (the seeds' advice: evaluate at the training batch size). Warns
   /// once per batch size, with both programs' planned memory per replica.
@@ -96,8 +89,6 @@ class ReplicaSteps {
   layers::WeightTies ties_before_placement_;  // the model's ties when compiled
   bool placed_ = false;
   std::unique_ptr<jit::ReplicatedFunction> train_, test_, predict_;  // compiled, under jit_compile
-  // Per compiled function: which of its body's outputs are defined (the program returns those).
-  std::map<std::string, std::shared_ptr<std::vector<bool>>> defined_;
 };
 
 }  // namespace kestrel::detail

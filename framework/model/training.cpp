@@ -139,28 +139,19 @@ void Model::update_metrics(const Batch& batch, const Tensor& y_pred) {
                          });
 }
 
-detail::ReplicaResult Model::forward_backward(const Batch& batch, const Tensor& loss_scale) {
+void Model::train_step(const Batch& batch) {
   // Random layers key their draws on the step count (traced, in a compiled step), so a resumed
   // run repeats an uninterrupted one.
   layers::TrainingStepScope step(optimizer_->iterations_variable().value());
-  detail::ReplicaResult result;
   GradientTape tape;
-  result.y_pred = (*this)(batch.x, /*training=*/true);
-  result.loss = compute_loss(batch, result.y_pred);
+  const Tensor y_pred = (*this)(batch.x, /*training=*/true);
+  const Tensor loss = compute_loss(batch, y_pred);
   std::vector<Tensor> sources;
   for (const Variable& v : trainable_weights()) sources.push_back(v.value());
-  // A replica's share of the global batch's loss: the gradients of all replicas then add up to
-  // the global batch's gradient (Keras scales by the replicas in sync the same way).
-  result.gradients = tape.gradient(loss_scale.defined() ? result.loss * loss_scale : result.loss, sources);
-  return result;
-}
-
-void Model::train_step(const Batch& batch) {
-  const detail::ReplicaResult result = forward_backward(batch, Tensor());
-  optimizer_->apply(result.gradients, trainable_weights());
+  optimizer_->apply(tape.gradient(loss, sources), trainable_weights());
   autodiff::NoGradScope no_grad;
-  track_loss(batch, result.loss);
-  update_metrics(batch, result.y_pred);
+  track_loss(batch, loss);
+  update_metrics(batch, y_pred);
 }
 
 void Model::test_step(const Batch& batch) {

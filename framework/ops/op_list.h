@@ -88,7 +88,10 @@ enum class OpKind {
   X(avg_pool2d, opaque)                                                                   \
   X(avg_pool2d_backprop, opaque)                                                          \
   /* fused elementwise programs (optimizer updates, the jit's fusion); no gradient */     \
-  X(fused_elementwise, broadcast)
+  X(fused_elementwise, broadcast)                                                         \
+  /* collectives over a step's replicas (merge points of a compiled replica step) */      \
+  X(cross_replica_sum, opaque)                                                            \
+  X(all_gather, opaque)
 
 enum class OpId : int {
 #define KESTREL_OP_ENUM(name, kind) name,
@@ -101,7 +104,7 @@ inline constexpr std::size_t kNumOps = 0 KESTREL_OPS(KESTREL_OP_COUNT);
 #undef KESTREL_OP_COUNT
 // Adding an op? Update this count, then add its test case (tests/framework/ops/) — the
 // coverage test fails until every op in the list has one.
-static_assert(kNumOps == 56, "op list changed: update kNumOps's expected count and the op test table");
+static_assert(kNumOps == 58, "op list changed: update kNumOps's expected count and the op test table");
 
 std::string_view op_name(OpId id);
 

@@ -132,10 +132,10 @@ struct Trained {
   History history;
 };
 
-// A fresh model of type M (seed 5), compiled with Adam and accuracy, trained 2 epochs over 64
-// samples at a global batch of 16, under `strategy` (null: no scope).
+// A fresh model of type M (seed 5), compiled with Adam and accuracy (and jit_compile if `jit`),
+// trained 2 epochs over 64 samples at a global batch of 16, under `strategy` (null: no scope).
 template <class M>
-Trained<M> train(const Strategy* strategy) {
+Trained<M> train(const Strategy* strategy, bool jit = false) {
   clear_session();
   random::set_global_seed(5);
   std::optional<DistributionScope> scope;
@@ -143,7 +143,8 @@ Trained<M> train(const Strategy* strategy) {
   Trained<M> run{.model = std::make_unique<M>()};
   run.model->compile({.optimizer = optimizers::Adam({.learning_rate = 1e-2}),
                       .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
-                      .metrics = {"accuracy"}});
+                      .metrics = {"accuracy"},
+                      .jit_compile = jit});
   run.model->build(Shape{1, 12});
   run.initial_weights = run.model->get_weights();
   const Data data = data_of(64, 40);
@@ -162,25 +163,30 @@ void expect_close(const std::vector<Tensor>& got, const std::vector<Tensor>& wan
   }
 }
 
+std::string mode(bool jit) { return jit ? "compiled" : "eager"; }
+
+// Eager and compiled, on 1, 2 and 8 replicas: like one eager replica with no strategy.
 template <class M>
 void expect_replicas_train_like_one(const std::string& what) {
   const Trained<M> one = train<M>(nullptr);
-  for (const int replicas : {2, 8}) {
-    MirroredStrategy strategy({.num_replicas = replicas});
-    const Trained<M> many = train<M>(&strategy);
-    const std::string where = what + " on " + std::to_string(replicas) + " replicas";
-    expect_close(many.weights, one.weights, where);
-    for (const auto& [key, values] : one.history.history) {
-      EXPECT_NEAR(many.history.history.at(key).back(), values.back(), 1e-5) << where << ": " << key;
+  for (const bool jit : {false, true}) {
+    for (const int replicas : {1, 2, 8}) {
+      MirroredStrategy strategy({.num_replicas = replicas});
+      const Trained<M> many = train<M>(&strategy, jit);
+      const std::string where = what + ", " + mode(jit) + ", on " + std::to_string(replicas) + " replicas";
+      expect_close(many.weights, one.weights, where);
+      for (const auto& [key, values] : one.history.history) {
+        EXPECT_NEAR(many.history.history.at(key).back(), values.back(), 1e-5) << where << ": " << key;
+      }
     }
   }
 }
 
 TEST(ReplicaStepOverrides, AFrozenModelStaysFrozenOnEveryReplicaCount) {
-  for (const int replicas : {1, 2, 8}) {
+  for (const auto& [replicas, jit] : {std::pair{1, false}, {2, false}, {8, false}, {1, true}, {2, true}, {8, true}}) {
     MirroredStrategy strategy({.num_replicas = replicas});
-    const Trained<Frozen> run = train<Frozen>(&strategy);
-    const std::string where = std::to_string(replicas) + " replicas";
+    const Trained<Frozen> run = train<Frozen>(&strategy, jit);
+    const std::string where = std::to_string(replicas) + " replicas, " + mode(jit);
     ASSERT_EQ(run.weights.size(), run.initial_weights.size());
     for (std::size_t i = 0; i < run.weights.size(); ++i) {
       EXPECT_EQ(run.weights[i].to_vector<float>(), run.initial_weights[i].to_vector<float>())
@@ -203,14 +209,16 @@ TEST(ReplicaStepOverrides, TheDefaultStepTrainsAlikeOnEightReplicas) {
   expect_replicas_train_like_one<Mlp>("the default train_step");
 }
 
-TEST(ReplicaStepOverrides, TestAndPredictStepOverridesRunOnEveryReplica) {
+class TestAndPredictOverrides : public ::testing::TestWithParam<bool> {};
+
+TEST_P(TestAndPredictOverrides, RunOnEveryReplica) {
   const Data test = data_of(40, 60);
   const Trained<CustomEvaluation> one = train<CustomEvaluation>(nullptr);
   const Logs one_logs = one.model->evaluate(test.x, test.y, {.batch_size = 16, .verbose = 0});
   const std::vector<float> one_predicted = one.model->predict(test.x, {.batch_size = 16}).to_vector<float>();
 
   TPUStrategy tpu(TPUClusterResolver::local());
-  const Trained<CustomEvaluation> eight = train<CustomEvaluation>(&tpu);
+  const Trained<CustomEvaluation> eight = train<CustomEvaluation>(&tpu, /*jit=*/GetParam());
   auto scope = tpu.scope();
   const Logs eight_logs = eight.model->evaluate(test.x, test.y, {.batch_size = 16, .verbose = 0});
   const std::vector<float> eight_predicted = eight.model->predict(test.x, {.batch_size = 16}).to_vector<float>();
@@ -224,6 +232,9 @@ TEST(ReplicaStepOverrides, TestAndPredictStepOverridesRunOnEveryReplica) {
   EXPECT_NEAR(eight_predicted[0] + eight_predicted[1] + eight_predicted[2], 1.0f, 1e-5);  // predict_step's softmax
   for (std::size_t i = 0; i < one_predicted.size(); ++i) EXPECT_NEAR(eight_predicted[i], one_predicted[i], 1e-5);
 }
+
+INSTANTIATE_TEST_SUITE_P(EagerAndCompiled, TestAndPredictOverrides, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) { return mode(info.param); });
 
 // Fails on one replica: the step stops on all of them and fit throws that replica's error.
 class FailsOnReplicaThree : public Mlp {

@@ -1,0 +1,127 @@
+// Under jit_compile the whole replica step is one compiled program: forward, loss, backward, the
+// all-reduce of the gradients as collective ops, the optimizer's update and the metrics. The graph
+// dumps show it; the program runs in stages split at the collectives, the update once.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "framework/core/error.h"
+#include "framework/core/random.h"
+#include "framework/layers/layers.h"
+#include "framework/losses/losses.h"
+#include "framework/model/sequential.h"
+#include "framework/ops/elementwise.h"
+#include "framework/optimizers/optimizers.h"
+#include "strategies/tpu_strategy.h"
+#include "tests/support/error_message.h"
+#include "tests/support/log_capture.h"
+
+namespace kestrel::distribute {
+namespace {
+
+using testing::contains;
+using testing::LogCapture;
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::string read(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Dumps every compile of a scope's fits into a fresh folder (KESTREL_DUMP_DIR).
+class DumpFolder {
+ public:
+  DumpFolder()
+      : path_(std::filesystem::temp_directory_path() / ("kestrel_replica_dump_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path_);
+    ::setenv("KESTREL_DUMP_DIR", path_.c_str(), 1);
+  }
+  ~DumpFolder() {
+    ::unsetenv("KESTREL_DUMP_DIR");
+    std::filesystem::remove_all(path_);
+  }
+  std::string file(const std::string& name) const { return read(path_ / name); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST(CompiledReplicaStep, TheAllReduceTheUpdateAndTheMetricsAreInTheProgram) {
+  clear_session();
+  random::set_global_seed(5);
+  TPUStrategy tpu(TPUClusterResolver::local());
+  auto scope = tpu.scope();
+  Sequential model({layers::Dense(16, {.activation = "relu"}), layers::Dense(3)});
+  model.compile({.optimizer = "adam",
+                 .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                 .metrics = {"accuracy"},
+                 .jit_compile = true});
+  const Tensor x = random::normal({32, 12}, random::Key(1));
+  const Tensor y = random::randint({32}, random::Key(2), 0, 3);
+  const DumpFolder dumps;
+  LogCapture log("kestrel.jit");
+  model.fit(x, y, {.batch_size = 16, .epochs = 1, .verbose = 0});
+
+  // One collective per gradient (4 weights) and per tracked loss value (the loss and its rows);
+  // the metrics' all-gathers of the labels, the predictions and the row mask; then the update.
+  const std::string text = log.text();
+  EXPECT_TRUE(contains(text, "'replica_train_step' runs on 8 replicas in stages: stage 0: replica part (") &&
+              contains(text, "-> cross_replica_sum x6, all_gather x3; stage 1: shared part ("))
+      << text;
+  EXPECT_EQ(count(text, "compiled 'replica_train_step' #"), 1u) << text;
+
+  // The traced program: the collectives, then Adam's update of every weight and slot.
+  const std::string traced = dumps.file("replica_train_step.1.traced.txt");
+  EXPECT_EQ(count(traced, "= cross_replica_sum("), 6u) << traced;
+  EXPECT_EQ(count(traced, "= all_gather("), 3u) << traced;
+  const std::string update = dumps.file("replica_train_step.1.part1.optimized.txt");
+  for (const char* state : {"dense/kernel", "dense_1/bias", "momentum", "velocity", "iteration", "count"}) {
+    EXPECT_TRUE(contains(update, state)) << state << " is not updated in the shared part:\n" << update;
+  }
+  // The replica part computes gradients and reads no optimizer slot.
+  const std::string replica = dumps.file("replica_train_step.1.part0.optimized.txt");
+  EXPECT_FALSE(contains(replica, "momentum")) << replica;
+  EXPECT_EQ(count(replica, "updates input"), 0u) << replica;
+}
+
+// A train_step that writes a shared variable from its own replica's values, outside any merge
+// point: each replica would write another value, so compiling it fails, naming the variable.
+class WritesOutsideAMergePoint : public Sequential {
+ public:
+  WritesOutsideAMergePoint() : Sequential({layers::Dense(3)}) {}
+
+ protected:
+  void train_step(const Batch& batch) override {
+    const Variable kernel = weights()[0];
+    kernel.assign(kernel.value() + ops::mean(batch.x.tensor()));
+  }
+};
+
+TEST(CompiledReplicaStep, AnUpdateOutsideAMergePointIsAnErrorNamingTheVariable) {
+  clear_session();
+  TPUStrategy tpu(TPUClusterResolver::local());
+  auto scope = tpu.scope();
+  WritesOutsideAMergePoint model;
+  model.compile({.optimizer = "sgd", .loss = "mse", .jit_compile = true});
+  const std::string m = testing::error_message<JitError>([&] {
+    model.fit(Tensor::zeros({16, 4}), Tensor::zeros({16, 3}), {.batch_size = 16, .verbose = 0});
+  });
+  EXPECT_TRUE(contains(m,
+                       "'replica_train_step' gives variable 'dense/kernel' a new value computed from one "
+                       "replica's own values"))
+      << m;
+  EXPECT_TRUE(contains(m, "optimizer.apply, or distribute::merge_call")) << m;
+}
+
+}  // namespace
+}  // namespace kestrel::distribute
