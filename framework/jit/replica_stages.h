@@ -16,7 +16,7 @@
 // Values that cross parts live in slots: one tensor per replica or one shared. Slots [0, inputs)
 // are the traced graph's inputs in order (the state, shared; then the arguments, per replica).
 //
-//   ReplicaStages stages = split_at_collectives(graph, state.size(), 8, "replica_train_step");
+//   ReplicaStages stages = split_at_collectives(graph, state.size(), 8, "train_step");
 //   for (const ReplicaStages::Stage& stage : stages.stages) ...   // shared part, replica part, collectives
 //
 // A step's new state must be the same on every replica: an aliased output (a variable's new

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "framework/core/error.h"
@@ -136,11 +137,15 @@ std::vector<Graph> ReplicatedFunction::trace(const Args& args, const std::string
   const int n = replicas();
   const CollectiveMerges merges(n);
   StateTrace traced = trace_with_state(state_, args, [&](const Args& symbolic) {
-    const distribute::ReplicaScope as_replica(distribute::ReplicaContext{.replica_id = 0,
-                                                                         .num_replicas = n,
-                                                                         .id = symbolic.at("replica_id"),
-                                                                         .distribution = &distribution_,
-                                                                         .merge_tracer = n > 1 ? &merges : nullptr});
+    // One replica runs as the caller, with no replica context: its merge points run at once.
+    std::optional<distribute::ReplicaScope> as_replica;
+    if (n > 1) {
+      as_replica.emplace(distribute::ReplicaContext{.replica_id = 0,
+                                                    .num_replicas = n,
+                                                    .id = symbolic.at("replica_id"),
+                                                    .distribution = &distribution_,
+                                                    .merge_tracer = &merges});
+    }
     return fn_(symbolic);
   });
   state_ = std::move(traced.state);
@@ -160,6 +165,10 @@ std::vector<Graph> ReplicatedFunction::trace(const Args& args, const std::string
   return graphs;
 }
 
+std::vector<Tensor> ReplicatedFunction::operator()(const Args& args, const std::string& key) {
+  return (*this)(std::vector<Args>{args}, key).at(0);
+}
+
 std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vector<Args>& per_replica,
                                                                 const std::string& key) {
   const int n = replicas();
@@ -168,7 +177,7 @@ std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vecto
                      " replicas' arguments for the " + std::to_string(n) + " replicas of " + distribution_.name());
   }
   std::vector<Args> args = per_replica;
-  for (std::size_t r = 0; r < args.size(); ++r) {
+  for (std::size_t r = 0; n > 1 && r < args.size(); ++r) {
     if (!args[r].emplace("replica_id", Tensor::scalar(static_cast<double>(r), DType::int64)).second) {
       throw ValueError("jit::ReplicatedFunction '" + name() + "': 'replica_id' is its own argument; rename yours");
     }
@@ -224,7 +233,9 @@ std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vecto
     for (std::size_t k = 0; k < outputs.size(); ++k) slot_value(part.output_slots[k], replica) = std::move(outputs[k]);
   };
 
-  Instances instances([&](int instance) { return programs_.get_parts(signature, trace_once, instance); });
+  // (Instance 0 is the program fetched above: asking the cache again would count another call.)
+  Instances instances(
+      [&](int instance) { return instance == 0 ? first : programs_.get_parts(signature, trace_once, instance); });
   for (const ReplicaStages::Stage& stage : stages.stages) {
     if (stage.shared_part) run_part(*stage.shared_part, *first[*stage.shared_part], 0);
     if (stage.replica_part) {

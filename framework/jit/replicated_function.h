@@ -1,17 +1,28 @@
-// jit::ReplicatedFunction: one step compiled for every replica of a strategy — the SPMD program
-// XLA runs on every TPU core, merge points included.
+// jit::ReplicatedFunction: a step compiled for every replica of a strategy — the SPMD program XLA
+// runs on every TPU core, merge points included — or, with no strategy, for the one replica of the
+// default strategy: Keras's compiled train step.
 //
-// The function is a replica's whole step: forward, loss, backward, and the merge points where the
-// replicas meet (distribute::merge_call: the optimizer's update from the sum of every replica's
-// gradients, the metrics from all their predictions). It is traced once per signature, as replica
-// 0 with a symbolic replica id (the argument "replica_id"); each merge point becomes collective ops
-// of the program (ops/collective.h), and the merge function, traced on their results, becomes the
-// program's update of the shared variables.
+// A step is a pure function in disguise: weights, optimizer slots and metric state go in, their
+// new values come out. While the function traces, each state variable holds a symbolic graph
+// input; what it assigns to one becomes a graph output aliased to that input, so the new value
+// can be written over the old buffer (state_trace.h). After each run the new values are assigned
+// back. Code written against Variables (layers, optimizers, metrics) runs unchanged, eagerly or
+// compiled.
 //
-//   jit::ReplicatedFunction step(state, [&](const jit::Args& shard) {
-//     model.train_step(batch_of(shard));   // optimizer.apply, the loss tracker, the metrics merge
-//     return std::vector<Tensor>{};
-//   }, "replica_train_step", strategy);
+//   jit::ReplicatedFunction step(state, [&](const jit::Args& batch) {
+//     model.train_step(batch_of(batch));   // optimizer.apply, the loss tracker, the metrics
+//     return std::vector<Tensor>{};         // extra outputs, if any
+//   }, "train_step");
+//   step({{"x", x}, {"y", y}});   // compiles for this signature, runs, assigns the updated variables
+//
+// Under a strategy of several replicas the function is a replica's whole step: forward, loss,
+// backward, and the merge points where the replicas meet (distribute::merge_call: the optimizer's
+// update from the sum of every replica's gradients, the metrics from all their predictions). It is
+// traced once per signature, as replica 0 with a symbolic replica id (the argument "replica_id");
+// each merge point becomes collective ops of the program (ops/collective.h), and the merge
+// function, traced on their results, becomes the program's update of the shared variables.
+//
+//   jit::ReplicatedFunction step(state, fn, "train_step", strategy);
 //   step(shards);   // every replica's step; the shared variables now hold their new values
 //
 // Running: replicas outnumber cores (8 on 2), and a replica waiting inside a kernel for the others
@@ -21,11 +32,13 @@
 // stage's collectives, performed by the strategy's own all_reduce_sum and all_gather in replica
 // order (the eager step's merges, so both give the same bits), then the next stage. Each replica
 // runs on an executor and arena no other running replica holds, all reading the one shared copy of
-// the weights; 8 replicas on 2 threads cost one compile and two arenas. The variables' new values
-// are assigned after the step, in place where the variable's buffer can be donated.
+// the weights; 8 replicas on 2 threads cost one compile and two arenas. A variable's new value is
+// written into its old buffer when nothing else holds that buffer, so a steady step of one replica
+// allocates only its outputs.
 //
 // Each replica gets its own device memory check: a program whose largest part does not fit one
-// core fails as it compiles.
+// core fails as it compiles. Build models and optimizers before the first call: a variable created
+// while tracing would be frozen into the program as a constant.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/distribute/default_distribution.h"
 #include "framework/distribute/distribution.h"
 #include "framework/jit/program_cache.h"
 #include "framework/jit/replica_stages.h"
@@ -55,12 +69,16 @@ class ReplicatedFunction {
   /// program that would not fit one replica's device fails as it compiles, with
   /// ResourceExhaustedError giving the figures.
   ReplicatedFunction(std::vector<Variable> state, StateFn fn, std::string name,
-                     const distribute::Distribution& distribution, ReplicaDeviceMemory memory = {});
+                     const distribute::Distribution& distribution = distribute::default_distribution(),
+                     ReplicaDeviceMemory memory = {});
 
   /// Runs the step on each replica's arguments (one per replica in sync, one signature for all),
   /// compiling it first on a new signature, assigns the variables it updated, and returns each
-  /// replica's outputs in replica order. The argument "replica_id" is added here.
+  /// replica's outputs in replica order. The argument "replica_id" is added here (several
+  /// replicas). `key` joins the signature for what the arguments' specs do not show.
   std::vector<std::vector<Tensor>> operator()(const std::vector<Args>& per_replica, const std::string& key = "");
+  /// The same for a strategy of one replica (the default strategy): its outputs.
+  std::vector<Tensor> operator()(const Args& args, const std::string& key = "");
 
   std::int64_t compile_count() const { return programs_.compile_count(); }
   double compile_seconds() const { return programs_.compile_seconds(); }

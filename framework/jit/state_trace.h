@@ -1,7 +1,7 @@
-// trace_with_state: traces a function whose state is variables — the part StatefulFunction and
-// ReplicatedFunction share. While it traces, each variable holds a symbolic graph input; what the
-// function assigns to a variable becomes a graph output aliased to that input. The variables get
-// their real values back afterwards, also when tracing throws.
+// trace_with_state: traces a function whose state is variables, as ReplicatedFunction traces a
+// step. While it traces, each variable holds a symbolic graph input; what the function assigns to
+// a variable becomes a graph output aliased to that input. The variables get their real values
+// back afterwards, also when tracing throws.
 //
 // A variable the function assigns but was not given (the slots of a second optimizer an override
 // steps) is lifted into the state, as tf.function captures the variables it touches: the function

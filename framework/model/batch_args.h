@@ -2,7 +2,7 @@
 // "x.<input name>", "y", "sample_weight", "row_mask", so a compile log's signature reads as the
 // batch does.
 //
-//   jit::Args args = detail::args_of(batch);      // what a StatefulFunction is called with
+//   jit::Args args = detail::args_of(batch);      // what a compiled step (jit::ReplicatedFunction) is called with
 //   Batch again = detail::batch_of(args);          // what the traced step sees
 #pragma once
 

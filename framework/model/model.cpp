@@ -4,10 +4,10 @@
 
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
+#include "framework/distribute/default_distribution.h"
 #include "framework/distribute/replica_context.h"
 #include "framework/jit/trace.h"
-#include "framework/model/jit_steps.h"
-#include "framework/model/replica_steps.h"
+#include "framework/model/step_functions.h"
 #include "framework/ops/elementwise.h"
 
 namespace kestrel {
@@ -52,11 +52,18 @@ void Model::compile(CompileOptions options) {
   loss_tracker_ = std::make_shared<metrics::Mean>(metrics::MeanOptions{.name = "loss"});
   distribute::require_created_in(distribution_, distributed_variables(), "model '" + name() + "'");
   compile_options_ = std::move(options);
-  // Programs compiled before hold the old optimizer's and metrics' variables: start afresh. With
-  // several replicas, ReplicaSteps runs the steps (and compiles the replicas' program) itself.
-  const bool replicated = distribution_ != nullptr && distribution_->num_replicas_in_sync() > 1;
-  replicas_ = replicated ? std::make_unique<detail::ReplicaSteps>(*this, *distribution_, jit_enabled()) : nullptr;
-  jit_ = !replicated && compile_options_.jit_compile ? std::make_unique<detail::JitSteps>(*this) : nullptr;
+  // Programs compiled before hold the old optimizer's and metrics' variables: start afresh (made
+  // now, so the step functions know the model's weight ties as compiled).
+  steps_.reset();
+  steps();
+}
+
+detail::StepFunctions& Model::steps() {
+  if (!steps_) {
+    steps_ = std::make_unique<detail::StepFunctions>(
+        *this, distribution_ != nullptr ? *distribution_ : distribute::default_distribution(), jit_enabled());
+  }
+  return *steps_;
 }
 
 void Model::resolve_metrics(const std::vector<MetricArg>& plain, const std::vector<MetricArg>& weighted) {

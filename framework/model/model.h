@@ -41,8 +41,7 @@ namespace kestrel {
 
 namespace detail {
 class BatchSource;
-class JitSteps;
-class ReplicaSteps;
+class StepFunctions;
 }  // namespace detail
 
 struct LoadWeightsOptions {
@@ -128,7 +127,6 @@ class Model : public Layer {
   /// Set by callbacks (EarlyStopping, TerminateOnNaN) to end fit after the current batch.
   bool stop_training = false;
 
- protected:
   /// One training step on a batch (Keras's train_step): forward, loss, gradients, optimizer
   /// update, loss tracker and metrics. It reads nothing on the host, so under jit_compile it is
   /// traced and compiled as it is; fit reads the logs from the metrics afterwards.
@@ -147,6 +145,8 @@ class Model : public Layer {
   virtual void test_step(const Batch& batch);
   /// One prediction step: the outputs for a batch of inputs (per replica, as train_step).
   virtual Tensor predict_step(const Inputs& x);
+
+ protected:
   /// The batch's loss (override to add auxiliary losses). Rows that pad a partial batch
   /// (Batch::row_mask) are left out, so the value is the real rows' loss; in a replica, it is
   /// scaled by the replica's share of the global batch (losses::scale_loss_for_distribution).
@@ -159,8 +159,6 @@ class Model : public Layer {
   void update_metrics(const Batch& batch, const Tensor& y_pred);
 
  private:
-  friend class detail::JitSteps;
-  friend class detail::ReplicaSteps;
   void require_compiled(const char* method) const;
   /// Checks that the model's variables belong to the strategy it runs under (the one current on
   /// this thread, else its own) and enters that strategy's scope for the call.
@@ -169,6 +167,8 @@ class Model : public Layer {
   bool jit_enabled() const { return compile_options_.jit_compile && !compile_options_.run_eagerly; }
   /// What the progress line appends under jit_compile (the compiles so far), else null.
   std::function<std::string()> jit_note() const;
+  /// The step functions of the model as compiled (made on first use; an uncompiled model predicts eagerly).
+  detail::StepFunctions& steps();
   void run_train_step(const Batch& batch);
   void run_test_step(const Batch& batch);
   Tensor run_predict_step(const Batch& batch);
@@ -187,8 +187,7 @@ class Model : public Layer {
   // The running mean of the loss over an epoch, weighted by batch size (Keras's loss tracker).
   // It is a metric, so its state is variables that a compiled step updates like any other.
   std::shared_ptr<metrics::Mean> loss_tracker_;
-  std::unique_ptr<detail::JitSteps> jit_;           // the compiled steps, when compile() set jit_compile
-  std::unique_ptr<detail::ReplicaSteps> replicas_;  // the steps split over replicas, under a strategy of several
+  std::unique_ptr<detail::StepFunctions> steps_;  // what fit, evaluate and predict run (see steps())
   const distribute::Distribution* distribution_ = nullptr;
 };
 

@@ -15,11 +15,10 @@
 #include "framework/model/array_batches.h"
 #include "framework/model/batch_source.h"
 #include "framework/model/callback_list.h"
-#include "framework/model/jit_steps.h"
 #include "framework/model/model.h"
 #include "framework/model/partial_batch.h"
 #include "framework/model/progress_bar.h"
-#include "framework/model/replica_steps.h"
+#include "framework/model/step_functions.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 #include "framework/ops/shape_ops.h"
@@ -163,43 +162,16 @@ void Model::test_step(const Batch& batch) {
 
 Tensor Model::predict_step(const Inputs& x) { return (*this)(x, /*training=*/false); }
 
-void Model::run_train_step(const Batch& batch) {
-  if (replicas_) {
-    replicas_->train(batch);
-  } else if (jit_enabled()) {
-    jit_->train(batch);
-  } else {
-    train_step(batch);
-  }
-}
+void Model::run_train_step(const Batch& batch) { steps().train(batch); }
 
-void Model::run_test_step(const Batch& batch) {
-  if (replicas_) {
-    replicas_->test(batch);
-  } else if (jit_enabled()) {
-    jit_->test(batch);
-  } else {
-    test_step(batch);
-  }
-}
+void Model::run_test_step(const Batch& batch) { steps().test(batch); }
 
 Tensor Model::run_predict_step(const Batch& batch) {
   autodiff::NoGradScope no_grad;
-  if (replicas_) return replicas_->predict(batch);
-  return jit_enabled() ? jit_->predict(batch) : predict_step(batch.x);
+  return steps().predict(batch);
 }
 
-JitStats Model::jit_stats() const {
-  JitStats stats = jit_ ? jit_->stats() : JitStats{};
-  if (replicas_) {
-    const JitStats replicated = replicas_->stats();
-    stats.compiles += replicated.compiles;
-    stats.compile_seconds += replicated.compile_seconds;
-    stats.arena_bytes += replicated.arena_bytes;
-    stats.arena_bytes_per_replica += replicated.arena_bytes_per_replica;
-  }
-  return stats;
-}
+JitStats Model::jit_stats() const { return steps_ ? steps_->stats() : JitStats{}; }
 
 namespace {
 
@@ -274,8 +246,7 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
                                  this);
   History history;
   stop_training = false;
-  if (jit_) jit_->start_run();
-  if (replicas_) replicas_->start_run();
+  steps().start_run();
 
   callbacks.on_train_begin({});
   Logs logs;
@@ -366,8 +337,7 @@ Logs Model::evaluate_batches(detail::BatchSource& data, std::vector<Handle<Callb
   detail::CallbackList callbacks(
       with_progress_bar(user_callbacks, verbose, 1, std::max<std::int64_t>(data.steps(), 0), jit_note()), this);
   reset_metrics();
-  if (jit_) jit_->start_run();
-  if (replicas_) replicas_->start_run();
+  steps().start_run();
   data.start_epoch(0);
   callbacks.on_test_begin({});
   Logs logs;
@@ -402,8 +372,7 @@ Tensor Model::predict_batches(detail::BatchSource& data, const PredictOptions& o
   detail::CallbackList callbacks(
       with_progress_bar(options.callbacks, options.verbose, 1, std::max<std::int64_t>(data.steps(), 0), jit_note()),
       this);
-  if (jit_) jit_->start_run();
-  if (replicas_) replicas_->start_run();
+  steps().start_run();
   data.start_epoch(0);
   callbacks.on_predict_begin({});
   std::vector<Tensor> outputs;

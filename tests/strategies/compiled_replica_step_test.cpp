@@ -75,21 +75,21 @@ TEST(CompiledReplicaStep, TheAllReduceTheUpdateAndTheMetricsAreInTheProgram) {
   // One collective per gradient (4 weights) and per tracked loss value (the loss and its rows);
   // the metrics' all-gathers of the labels, the predictions and the row mask; then the update.
   const std::string text = log.text();
-  EXPECT_TRUE(contains(text, "'replica_train_step' runs on 8 replicas in stages: stage 0: replica part (") &&
+  EXPECT_TRUE(contains(text, "'train_step' runs on 8 replicas in stages: stage 0: replica part (") &&
               contains(text, "-> cross_replica_sum x6, all_gather x3; stage 1: shared part ("))
       << text;
-  EXPECT_EQ(count(text, "compiled 'replica_train_step' #"), 1u) << text;
+  EXPECT_EQ(count(text, "compiled 'train_step' #"), 1u) << text;
 
   // The traced program: the collectives, then Adam's update of every weight and slot.
-  const std::string traced = dumps.file("replica_train_step.1.traced.txt");
+  const std::string traced = dumps.file("train_step.1.traced.txt");
   EXPECT_EQ(count(traced, "= cross_replica_sum("), 6u) << traced;
   EXPECT_EQ(count(traced, "= all_gather("), 3u) << traced;
-  const std::string update = dumps.file("replica_train_step.1.part1.optimized.txt");
+  const std::string update = dumps.file("train_step.1.part1.optimized.txt");
   for (const char* state : {"dense/kernel", "dense_1/bias", "momentum", "velocity", "iteration", "count"}) {
     EXPECT_TRUE(contains(update, state)) << state << " is not updated in the shared part:\n" << update;
   }
   // The replica part computes gradients and reads no optimizer slot.
-  const std::string replica = dumps.file("replica_train_step.1.part0.optimized.txt");
+  const std::string replica = dumps.file("train_step.1.part0.optimized.txt");
   EXPECT_FALSE(contains(replica, "momentum")) << replica;
   EXPECT_EQ(count(replica, "updates input"), 0u) << replica;
 }
@@ -117,7 +117,7 @@ TEST(CompiledReplicaStep, AnUpdateOutsideAMergePointIsAnErrorNamingTheVariable) 
     model.fit(Tensor::zeros({16, 4}), Tensor::zeros({16, 3}), {.batch_size = 16, .verbose = 0});
   });
   EXPECT_TRUE(contains(m,
-                       "'replica_train_step' gives variable 'dense/kernel' a new value computed from one "
+                       "'train_step' gives variable 'dense/kernel' a new value computed from one "
                        "replica's own values"))
       << m;
   EXPECT_TRUE(contains(m, "optimizer.apply, or distribute::merge_call")) << m;

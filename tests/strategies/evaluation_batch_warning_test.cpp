@@ -44,7 +44,7 @@ TEST(EvaluationBatchWarning, EvaluatingAtAnotherGlobalBatchWarnsOnceWithBothProg
                   "TPUStrategy"),
             1u)
       << text;
-  EXPECT_NE(text.find("replica_train_step "), std::string::npos) << text;
+  EXPECT_NE(text.find("train_step "), std::string::npos) << text;
   EXPECT_NE(text.find("planned per replica"), std::string::npos) << text;
   EXPECT_NE(text.find("fit's validation_batch_size = 16"), std::string::npos) << text;
 }

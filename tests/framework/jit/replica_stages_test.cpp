@@ -110,10 +110,9 @@ TEST(ReplicaStages, ANewStateValueFromOneReplicasValuesIsAnErrorNamingTheVariabl
   const Tensor summed = ops::cross_replica_sum(ops::sum(x, {.axes = {0}}), kReplicas);
   Graph graph = trace.finish({w - ops::sum(x, {.axes = {0}}), summed});  // updated from this replica's rows
   graph.alias_output(0, 0);
-  const std::string m =
-      error_message<JitError>([&] { split_at_collectives(graph, 1, kReplicas, "replica_train_step"); });
+  const std::string m = error_message<JitError>([&] { split_at_collectives(graph, 1, kReplicas, "train_step"); });
   EXPECT_TRUE(contains(m,
-                       "'replica_train_step' gives variable 'dense/kernel' a new value computed from one "
+                       "'train_step' gives variable 'dense/kernel' a new value computed from one "
                        "replica's own values"))
       << m;
   EXPECT_TRUE(contains(m, "optimizer.apply")) << m;

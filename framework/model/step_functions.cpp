@@ -1,7 +1,8 @@
-#include "framework/model/replica_steps.h"
+#include "framework/model/step_functions.h"
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include "framework/autodiff/recording.h"
@@ -20,16 +21,6 @@
 namespace kestrel::detail {
 namespace {
 
-struct Split {
-  Batch global;               // padded to the global batch size
-  std::vector<Batch> shards;  // one per replica
-  // Each replica's share of the global batch's mean loss: the elements its mean divides by (real
-  // rows; the tokens that count, under a label mask such as ignore_class) over all replicas' ones.
-  // Scaling each replica's mean by it makes the replicas' sum the global batch's mean exactly,
-  // which a plain 1 / replicas does not when replicas count different numbers of elements.
-  std::vector<double> shares;
-};
-
 // How many elements of each row the loss's mean counts: 1 a row, or its label mask's sum.
 std::vector<double> counted_per_row(const Batch& padded, const losses::Loss* loss) {
   const std::int64_t rows = rows_of(padded);
@@ -46,11 +37,16 @@ std::vector<double> counted_per_row(const Batch& padded, const losses::Loss* los
   return counted;
 }
 
-Split split(const Batch& padded, int replicas, const losses::Loss* loss) {
-  Split out;
+// `scaled`: each replica's loss is scaled by its share (several replicas; one has nothing to scale).
+SplitBatch split(const Batch& padded, int replicas, const losses::Loss* loss, bool scaled) {
+  SplitBatch out;
   out.global = padded;
+  if (replicas == 1) {
+    out.shards.push_back(padded);
+    return out;
+  }
   const std::int64_t shard = rows_of(padded) / replicas;  // padded_to_global checked that it divides
-  const std::vector<double> counted = counted_per_row(padded, loss);
+  const std::vector<double> counted = scaled ? counted_per_row(padded, loss) : std::vector<double>();
   const double total = std::accumulate(counted.begin(), counted.end(), 0.0);
   for (int r = 0; r < replicas; ++r) {
     const std::int64_t begin = r * shard, end = begin + shard;
@@ -58,6 +54,7 @@ Split split(const Batch& padded, int replicas, const losses::Loss* loss) {
                           .y = ops::slice_rows(padded.y, begin, end),
                           .sample_weight = ops::slice_rows(padded.sample_weight, begin, end),
                           .row_mask = ops::slice_rows(padded.row_mask, begin, end)});
+    if (!scaled) continue;
     const double mine = std::accumulate(counted.begin() + begin, counted.begin() + end, 0.0);
     out.shares.push_back(total > 0 ? mine / total : 0.0);
   }
@@ -66,12 +63,12 @@ Split split(const Batch& padded, int replicas, const losses::Loss* loss) {
 
 }  // namespace
 
-ReplicaSteps::ReplicaSteps(Model& model, const distribute::Distribution& distribution, bool jit)
+StepFunctions::StepFunctions(Model& model, const distribute::Distribution& distribution, bool jit)
     : model_(model), distribution_(distribution), jit_(jit), ties_before_placement_(layers::find_weight_ties(model)) {}
 
-ReplicaSteps::~ReplicaSteps() = default;
+StepFunctions::~StepFunctions() = default;
 
-JitStats ReplicaSteps::stats() const {
+JitStats StepFunctions::stats() const {
   JitStats out;
   for (const auto* function : {&train_, &test_, &predict_}) {
     if (!*function) continue;
@@ -83,28 +80,32 @@ JitStats ReplicaSteps::stats() const {
   return out;
 }
 
-std::vector<std::vector<Tensor>> ReplicaSteps::run_compiled(
-    std::unique_ptr<jit::ReplicatedFunction>& function, const char* name, const std::vector<Batch>& shards,
-    const std::vector<double>& shares, const std::function<std::vector<Variable>()>& state,
-    const std::function<std::vector<Tensor>(const Batch&)>& step) {
+std::vector<std::vector<Tensor>> StepFunctions::run(std::unique_ptr<jit::ReplicatedFunction>& function,
+                                                    const char* name, const SplitBatch& parts,
+                                                    const std::function<std::vector<Variable>()>& state,
+                                                    const Step& step) {
+  if (!jit_) return run_eagerly(parts, step);
   if (!function) {
     jit::ReplicaDeviceMemory memory{.limit = distribution_.memory_per_replica().value_or(0),
                                     .device = "a " + distribution_.name() + " replica"};
     function = std::make_unique<jit::ReplicatedFunction>(
         unique_variables(state()),
         [step](const jit::Args& args) {
-          // The replica's share of the global batch's loss, for compute_loss (as run_steps sets it).
-          distribute::ReplicaContext context = *distribute::replica_context();
-          if (auto share = args.find("loss_scale"); share != args.end()) context.loss_scale = share->second;
-          const distribute::ReplicaScope with_share(std::move(context));
+          // The replica's share of the global batch's loss, for compute_loss (as run_eagerly sets it).
+          std::optional<distribute::ReplicaScope> with_share;
+          if (auto share = args.find("loss_scale"); share != args.end()) {
+            distribute::ReplicaContext context = *distribute::replica_context();
+            context.loss_scale = share->second;
+            with_share.emplace(std::move(context));
+          }
           return step(batch_of(args));
         },
         name, distribution_, std::move(memory));
   }
   std::vector<jit::Args> args;
-  for (std::size_t r = 0; r < shards.size(); ++r) {
-    args.push_back(args_of(shards[r]));
-    if (!shares.empty()) args.back().emplace("loss_scale", Tensor::scalar(shares[r]));
+  for (std::size_t r = 0; r < parts.shards.size(); ++r) {
+    args.push_back(args_of(parts.shards[r]));
+    if (!parts.shares.empty()) args.back().emplace("loss_scale", Tensor::scalar(parts.shares[r]));
   }
   const std::size_t weights_before = model_.weights().size();
   std::vector<std::vector<Tensor>> outputs = (*function)(args);
@@ -116,18 +117,36 @@ std::vector<std::vector<Tensor>> ReplicaSteps::run_compiled(
   return outputs;
 }
 
-void ReplicaSteps::place_model(const Batch& shard) {
+std::vector<std::vector<Tensor>> StepFunctions::run_eagerly(const SplitBatch& parts, const Step& step) const {
+  std::vector<std::vector<Tensor>> outputs(parts.shards.size());
+  distribution_.call_for_each_replica([&](int r) {
+    const auto i = static_cast<std::size_t>(r);
+    std::optional<distribute::ReplicaScope> with_share;
+    if (!parts.shares.empty()) {
+      distribute::ReplicaContext context = *distribute::replica_context();
+      context.loss_scale = Tensor::scalar(parts.shares[i]);
+      with_share.emplace(std::move(context));
+    }
+    outputs[i] = step(parts.shards[i]);
+  });
+  return outputs;
+}
+
+void StepFunctions::place_model(const Batch& shard) {
   if (placed_) return;
-  // Layers create their weights on first use, which replicas running side by side must not do.
+  // Layers create their weights on first use, which replicas running side by side must not do,
+  // and which a trace would freeze into its program as constants.
   if (!model_.built()) {
     autodiff::NoGradScope no_grad;
     model_(shard.x, /*training=*/false);
   }
+  placed_ = true;
+  const int replicas = distribution_.num_replicas_in_sync();
+  if (replicas == 1) return;
   // From here on every replica reads these variables. A tie the model had when compiled, or
   // makes once built, must hold now: untied, the two slots would train apart on every replica.
   model_.tie_weights();
-  const std::string where =
-      std::to_string(distribution_.num_replicas_in_sync()) + " replicas of " + distribution_.name();
+  const std::string where = std::to_string(replicas) + " replicas of " + distribution_.name();
   auto log = logging::get("kestrel.distribute");
   for (const std::string& retied :
        layers::restore_weight_ties(model_, ties_before_placement_, "placement on " + where)) {
@@ -137,10 +156,9 @@ void ReplicaSteps::place_model(const Batch& shard) {
   for (const layers::WeightTie& tie : layers::find_weight_ties(model_)) ties += "; tied: " + tie.to_string();
   log->info("model '{}' placed on {}: one shared copy of its {} parameters{}", model_.name(), where,
             model_.count_params(), ties);
-  placed_ = true;
 }
 
-Batch ReplicaSteps::padded_to_global(const Batch& batch, const char* method) {
+SplitBatch StepFunctions::split_global(const Batch& batch, const char* method, const losses::Loss* loss) {
   const int replicas = distribution_.num_replicas_in_sync();
   const std::int64_t rows = rows_of(batch);
   if (rows_ == 0) rows_ = rows;
@@ -149,102 +167,88 @@ Batch ReplicaSteps::padded_to_global(const Batch& batch, const char* method) {
   distribute::rows_per_replica(global, replicas, std::string(method) + " (" + distribution_.name() + ")",
                                "use a global batch size that is a multiple of " + std::to_string(replicas) + " (e.g. " +
                                    std::to_string(replicas * std::max<std::int64_t>(1, global / replicas)) + ")");
-  // Always with a row mask (of ones when nothing is padding), so compiled, every batch has one signature.
-  return pad_rows(batch, global);
+  // Eagerly on one replica a short last batch runs as it is, as in Keras: padding is what static
+  // shapes (compiled) and equal shards (several replicas) need. Those batches always carry a row
+  // mask, so every batch has one signature; a full batch reuses one mask of ones, so a steady
+  // step allocates nothing for it.
+  Batch padded;
+  if (!jit_ && replicas == 1) {
+    padded = batch;
+  } else if (rows == global) {
+    if (!full_mask_.defined() || full_mask_.shape()[0] != global) full_mask_ = Tensor::ones({global});
+    padded = batch;
+    padded.row_mask = full_mask_;
+  } else {
+    padded = pad_rows(batch, global);
+  }
+  SplitBatch parts = split(padded, replicas, loss, /*scaled=*/loss != nullptr);
+  place_model(parts.shards[0]);
+  return parts;
 }
 
-void ReplicaSteps::run_steps(const std::vector<Batch>& shards, const std::vector<double>& shares,
-                             const std::function<std::vector<Tensor>(const Batch& shard)>& step) const {
-  distribution_.call_for_each_replica([&](int r) {
-    const auto i = static_cast<std::size_t>(r);
-    distribute::ReplicaContext context = *distribute::replica_context();
-    if (!shares.empty()) context.loss_scale = Tensor::scalar(shares[i]);
-    const distribute::ReplicaScope with_share(std::move(context));
-    step(shards[i]);
-  });
-}
-
-std::vector<Variable> ReplicaSteps::test_state() const {
+std::vector<Variable> StepFunctions::test_state() const {
   std::vector<Variable> state = model_.weights();
   const std::vector<Variable> metrics = model_.metrics_variables();
   state.insert(state.end(), metrics.begin(), metrics.end());
   return state;
 }
 
-void ReplicaSteps::train(const Batch& batch) {
-  const Split parts = split(padded_to_global(batch, "fit"), distribution_.num_replicas_in_sync(), model_.loss_.get());
+void StepFunctions::train(const Batch& batch) {
+  const SplitBatch parts = split_global(batch, "fit", model_.loss());
   trained_rows_ = rows_of(parts.global);
-  place_model(parts.shards[0]);
-  model_.optimizer_->build(model_.trainable_weights());  // slots before any replica reads state
-  const auto step = [this](const Batch& shard) {
-    model_.train_step(shard);
-    return std::vector<Tensor>{};
-  };
-  if (!jit_) {
-    run_steps(parts.shards, parts.shares, step);
-    return;
-  }
-  run_compiled(
-      train_, "replica_train_step", parts.shards, parts.shares,
+  model_.optimizer()->build(model_.trainable_weights());  // slots before any replica reads state
+  run(
+      train_, "train_step", parts,
       [this] {
         std::vector<Variable> state = test_state();
-        const std::vector<Variable> optimizer = model_.optimizer_->variables();
+        const std::vector<Variable> optimizer = model_.optimizer()->variables();
         state.insert(state.end(), optimizer.begin(), optimizer.end());
         return state;
       },
-      step);
+      [this](const Batch& shard) {
+        model_.train_step(shard);
+        return std::vector<Tensor>{};
+      });
 }
 
-void ReplicaSteps::test(const Batch& batch) {
-  const Split parts =
-      split(padded_to_global(batch, "evaluate"), distribution_.num_replicas_in_sync(), model_.loss_.get());
-  place_model(parts.shards[0]);
-  const auto step = [this](const Batch& shard) {
-    model_.test_step(shard);
-    return std::vector<Tensor>{};
-  };
-  if (!jit_) {
-    run_steps(parts.shards, parts.shares, step);
-    return;
-  }
-  run_compiled(
-      test_, "replica_test_step", parts.shards, parts.shares, [this] { return test_state(); }, step);
+void StepFunctions::test(const Batch& batch) {
+  const SplitBatch parts = split_global(batch, "evaluate", model_.loss());
+  run(
+      test_, "test_step", parts, [this] { return test_state(); },
+      [this](const Batch& shard) {
+        model_.test_step(shard);
+        return std::vector<Tensor>{};
+      });
   warn_if_not_at_training_batch(rows_of(parts.global));
 }
 
-void ReplicaSteps::warn_if_not_at_training_batch(std::int64_t rows) {
+void StepFunctions::warn_if_not_at_training_batch(std::int64_t rows) {
+  // What it warns of is memory per replica: one device's own would not hold a second program.
+  if (distribution_.num_replicas_in_sync() == 1) return;
   if (trained_rows_ == 0 || rows == trained_rows_ || !train_ || !test_) return;
   if (!warned_batches_.insert(rows).second) return;
   logging::get("kestrel.distribute")
       ->warn(
           "model '{}': evaluation runs at a global batch of {} rows but training ran at {} on the {} replicas of {}: "
-          "a second program with its own memory per replica (replica_train_step {}, replica_test_step {} planned "
-          "per replica). Evaluate at the training batch size (evaluate's batch_size, fit's validation_batch_size = "
-          "{}) to reuse its shape, as TPU guides advise",
+          "a second program with its own memory per replica (train_step {}, test_step {} planned per replica). "
+          "Evaluate at the training batch size (evaluate's batch_size, fit's validation_batch_size = {}) to reuse "
+          "its shape, as TPU guides advise",
           model_.name(), rows, trained_rows_, distribution_.num_replicas_in_sync(), distribution_.name(),
           jit::format_bytes(train_->planned_bytes_per_replica()), jit::format_bytes(test_->planned_bytes_per_replica()),
           trained_rows_);
 }
 
-Tensor ReplicaSteps::predict(const Batch& batch) {
-  const Split parts = split(padded_to_global(batch, "predict"), distribution_.num_replicas_in_sync(), nullptr);
-  place_model(parts.shards[0]);
-  std::vector<Tensor> outputs(parts.shards.size());
-  const auto step = [this](const Batch& shard) {
-    autodiff::NoGradScope no_grad;
-    return std::vector<Tensor>{model_.predict_step(shard.x)};
-  };
-  if (!jit_) {
-    run_steps(parts.shards, {}, [&](const Batch& shard) {
-      outputs[static_cast<std::size_t>(distribute::replica_context()->replica_id)] = step(shard)[0];
-      return std::vector<Tensor>{};
-    });
-  } else {
-    const std::vector<std::vector<Tensor>> results = run_compiled(
-        predict_, "replica_predict_step", parts.shards, {}, [this] { return model_.weights(); }, step);
-    for (std::size_t r = 0; r < results.size(); ++r) outputs[r] = results[r].at(0);
-  }
-  return first_rows(ops::concat(outputs, 0), rows_of(batch));
+Tensor StepFunctions::predict(const Batch& batch) {
+  const SplitBatch parts = split_global(batch, "predict", nullptr);
+  const std::vector<std::vector<Tensor>> results = run(
+      predict_, "predict_step", parts, [this] { return model_.weights(); },
+      [this](const Batch& shard) {
+        autodiff::NoGradScope no_grad;
+        return std::vector<Tensor>{model_.predict_step(shard.x)};
+      });
+  std::vector<Tensor> outputs;
+  for (const std::vector<Tensor>& result : results) outputs.push_back(result.at(0));
+  return first_rows(outputs.size() == 1 ? outputs[0] : ops::concat(outputs, 0), rows_of(batch));
 }
 
 }  // namespace kestrel::detail

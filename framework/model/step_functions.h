@@ -1,0 +1,108 @@
+// StepFunctions: a model's train, test and predict steps as fit, evaluate and predict call them —
+// Keras's make_train_function, make_test_function and make_predict_function: distribute(jit ?
+// compile(step) : step), made once by compile(). The loop calls train(batch) and knows nothing
+// of modes; the default strategy is one replica.
+//
+// Every step runs the model's own train_step, test_step or predict_step (overrides included) on
+// each replica's shard of the global batch, and each replica's loss is scaled by its share of it:
+// the part of the global mean's count it holds (its real rows, or, under a label mask such as
+// ignore_class, its tokens that count).
+//
+// Eagerly, the replicas run side by side, each on its own thread, reading the one shared copy of
+// every weight, and meet where the model's state changes (distribute::merge_call):
+// Optimizer::apply sums their gradients in replica order and updates once, and the loss tracker
+// and metrics are updated once from every replica's values. Under jit_compile the same step is
+// traced once into the program every replica runs (jit::ReplicatedFunction): the merge points
+// become its collectives, and the update, loss tracker and metrics its shared part, run once after
+// the all-reduce. So 8 replicas at a global batch B train and report like 1 at batch B, padded
+// language-model batches included, eager or compiled.
+//
+// The first batch of a fit / evaluate / predict sets the global batch size; it must divide by the
+// replicas. A smaller last batch is padded to it and its padding masked (Batch::row_mask), so no
+// sample is dropped, no replica idles, and a compiled step replays its program.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "framework/distribute/distribution.h"
+#include "framework/jit/replicated_function.h"
+#include "framework/layers/weight_ties.h"
+#include "framework/model/batch.h"
+#include "framework/model/fit_options.h"
+
+namespace kestrel {
+class Model;
+namespace losses {
+class Loss;
+}  // namespace losses
+}  // namespace kestrel
+
+namespace kestrel::detail {
+
+/// A global batch cut into one shard per replica.
+struct SplitBatch {
+  Batch global;               ///< padded to the global batch size
+  std::vector<Batch> shards;  ///< one per replica
+  /// Each replica's share of the global batch's mean loss (several replicas, with a loss): the
+  /// elements its mean divides by (real rows; the tokens that count, under a label mask such as
+  /// ignore_class) over all replicas' ones. Scaling each replica's mean by it makes the replicas'
+  /// sum the global batch's mean exactly, which a plain 1 / replicas does not when replicas count
+  /// different numbers of elements.
+  std::vector<double> shares;
+};
+
+class StepFunctions {
+ public:
+  /// `jit`: the steps compile (jit_compile), else they run eagerly.
+  StepFunctions(Model& model, const distribute::Distribution& distribution, bool jit);
+  ~StepFunctions();
+
+  void train(const Batch& batch);
+  void test(const Batch& batch);
+  /// The outputs for the batch's real rows.
+  Tensor predict(const Batch& batch);
+  /// A new fit, evaluate or predict begins: its first batch sets the global batch size.
+  void start_run() { rows_ = 0; }
+  /// What the compiled programs cost (zero when eager).
+  JitStats stats() const;
+
+ private:
+  using Step = std::function<std::vector<Tensor>(const Batch& shard)>;
+  /// The batch padded to the global batch size (set by the run's first batch, checked to divide
+  /// by the replicas; `method` names the caller in errors) and split; the model is placed first.
+  SplitBatch split_global(const Batch& batch, const char* method, const losses::Loss* loss);
+  /// Before the first step: builds the model (on a shard) and, with several replicas, checks its
+  /// weight ties, so the replicas see one variable per tie (see layers/weight_ties.h).
+  void place_model(const Batch& shard);
+  /// Runs step on every replica's shard, compiled (the function is made on first use, over the
+  /// variables `state` gives) or eagerly; each replica's outputs.
+  std::vector<std::vector<Tensor>> run(std::unique_ptr<jit::ReplicatedFunction>& function, const char* name,
+                                       const SplitBatch& parts, const std::function<std::vector<Variable>()>& state,
+                                       const Step& step);
+  /// One step of the replicas (each on its own thread, meeting at merge points), each with its loss
+  /// scaled by its share.
+  std::vector<std::vector<Tensor>> run_eagerly(const SplitBatch& parts, const Step& step) const;
+  /// What a test step reads and updates: the weights and the metrics' state.
+  std::vector<Variable> test_state() const;
+  /// Compiled, evaluation at a global batch other than training's is a second program with memory
+  /// of its own on every replica (the seeds' advice: evaluate at the training batch size). Warns
+  /// once per batch size, with both programs' planned memory per replica.
+  void warn_if_not_at_training_batch(std::int64_t rows);
+
+  Model& model_;
+  const distribute::Distribution& distribution_;
+  bool jit_;
+  std::int64_t rows_ = 0;
+  Tensor full_mask_;                          // the row mask of a full batch: ones
+  std::int64_t trained_rows_ = 0;             // the global batch the latest training step ran at
+  std::set<std::int64_t> warned_batches_;     // evaluation batch sizes already warned about
+  layers::WeightTies ties_before_placement_;  // the model's ties when compiled
+  bool placed_ = false;
+  std::unique_ptr<jit::ReplicatedFunction> train_, test_, predict_;  // compiled, under jit_compile
+};
+
+}  // namespace kestrel::detail
