@@ -2,10 +2,12 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace kestrel::detail {
 namespace {
 constexpr const char* kNamedInputPrefix = "x.";
+constexpr std::string_view kStepPrefix = "step";
 }  // namespace
 
 jit::Args args_of(const Batch& batch) {
@@ -39,6 +41,33 @@ Batch batch_of(const jit::Args& args) {
   }
   if (!named.empty()) batch.x = Inputs(std::move(named));
   return batch;
+}
+
+jit::Args join_steps(const std::vector<jit::Args>& steps) {
+  if (steps.size() == 1) return steps[0];
+  jit::Args out;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    for (const auto& [name, t] : steps[k]) out.emplace(std::string(kStepPrefix) + std::to_string(k) + "/" + name, t);
+  }
+  return out;
+}
+
+std::vector<jit::Args> split_steps(const jit::Args& args) {
+  std::vector<jit::Args> steps;
+  jit::Args common;  // names without a step's prefix (the replica id) belong to every step
+  for (const auto& [name, t] : args) {
+    const std::size_t slash = name.find('/');
+    if (!name.starts_with(kStepPrefix) || slash == std::string::npos) {
+      common.emplace(name, t);
+      continue;
+    }
+    const std::size_t k = std::stoul(name.substr(kStepPrefix.size(), slash - kStepPrefix.size()));
+    if (steps.size() <= k) steps.resize(k + 1);
+    steps[k].emplace(name.substr(slash + 1), t);
+  }
+  if (steps.empty()) return {common};
+  for (jit::Args& step : steps) step.insert(common.begin(), common.end());
+  return steps;
 }
 
 }  // namespace kestrel::detail

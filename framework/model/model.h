@@ -169,9 +169,6 @@ class Model : public Layer {
   std::function<std::string()> jit_note() const;
   /// The step functions of the model as compiled (made on first use; an uncompiled model predicts eagerly).
   detail::StepFunctions& steps();
-  void run_train_step(const Batch& batch);
-  void run_test_step(const Batch& batch);
-  Tensor run_predict_step(const Batch& batch);
   History fit_batches(detail::BatchSource& train, detail::BatchSource* validation, const FitOptions& options);
   Logs evaluate_batches(detail::BatchSource& data, std::vector<Handle<Callback>> callbacks, int verbose);
   Tensor predict_batches(detail::BatchSource& data, const PredictOptions& options);

@@ -80,39 +80,62 @@ JitStats StepFunctions::stats() const {
   return out;
 }
 
-std::vector<std::vector<Tensor>> StepFunctions::run(std::unique_ptr<jit::ReplicatedFunction>& function,
-                                                    const char* name, const SplitBatch& parts,
-                                                    const std::function<std::vector<Variable>()>& state,
-                                                    const Step& step) {
-  if (!jit_) return run_eagerly(parts, step);
+StepOutputs StepFunctions::run(std::unique_ptr<jit::ReplicatedFunction>& function, const char* name,
+                               const std::vector<SplitBatch>& steps,
+                               const std::function<std::vector<Variable>()>& state, const Step& step) {
+  if (!jit_) {
+    StepOutputs outputs;
+    for (const SplitBatch& parts : steps) outputs.push_back(run_eagerly(parts, step));
+    return outputs;
+  }
   if (!function) {
     jit::ReplicaDeviceMemory memory{.limit = distribution_.memory_per_replica().value_or(0),
                                     .device = "a " + distribution_.name() + " replica"};
     function = std::make_unique<jit::ReplicatedFunction>(
         unique_variables(state()),
         [step](const jit::Args& args) {
-          // The replica's share of the global batch's loss, for compute_loss (as run_eagerly sets it).
-          std::optional<distribute::ReplicaScope> with_share;
-          if (auto share = args.find("loss_scale"); share != args.end()) {
-            distribute::ReplicaContext context = *distribute::replica_context();
-            context.loss_scale = share->second;
-            with_share.emplace(std::move(context));
+          // Each step in turn (steps_per_execution), reading the state the one before left.
+          std::vector<Tensor> outputs;
+          for (const jit::Args& one : split_steps(args)) {
+            // The replica's share of the global batch's loss, for compute_loss (as run_eagerly sets it).
+            std::optional<distribute::ReplicaScope> with_share;
+            if (auto share = one.find("loss_scale"); share != one.end()) {
+              distribute::ReplicaContext context = *distribute::replica_context();
+              context.loss_scale = share->second;
+              with_share.emplace(std::move(context));
+            }
+            const std::vector<Tensor> out = step(batch_of(one));
+            outputs.insert(outputs.end(), out.begin(), out.end());
           }
-          return step(batch_of(args));
+          return outputs;
         },
         name, distribution_, std::move(memory));
   }
-  std::vector<jit::Args> args;
-  for (std::size_t r = 0; r < parts.shards.size(); ++r) {
-    args.push_back(args_of(parts.shards[r]));
-    if (!parts.shares.empty()) args.back().emplace("loss_scale", Tensor::scalar(parts.shares[r]));
+  const std::size_t replicas = steps[0].shards.size();
+  std::vector<jit::Args> args(replicas);
+  for (std::size_t r = 0; r < replicas; ++r) {
+    std::vector<jit::Args> per_step;
+    for (const SplitBatch& parts : steps) {
+      per_step.push_back(args_of(parts.shards[r]));
+      if (!parts.shares.empty()) per_step.back().emplace("loss_scale", Tensor::scalar(parts.shares[r]));
+    }
+    args[r] = join_steps(per_step);
   }
   const std::size_t weights_before = model_.weights().size();
-  std::vector<std::vector<Tensor>> outputs = (*function)(args);
+  const std::vector<std::vector<Tensor>> per_replica = (*function)(args);
   if (model_.weights().size() != weights_before) {
     throw JitError("model '" + model_.name() + "' created weights while its '" + function->name() +
                    "' was being compiled; they would be frozen into the program as constants. Build every layer "
                    "before fit (model.build(input_shape), or call the model once)");
+  }
+  // Each replica's outputs are its steps' in turn, the same count for every step.
+  StepOutputs outputs(steps.size(), std::vector<std::vector<Tensor>>(replicas));
+  const std::size_t per_step = per_replica[0].size() / steps.size();
+  for (std::size_t r = 0; r < replicas; ++r) {
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      outputs[k][r].assign(per_replica[r].begin() + static_cast<std::ptrdiff_t>(k * per_step),
+                           per_replica[r].begin() + static_cast<std::ptrdiff_t>((k + 1) * per_step));
+    }
   }
   return outputs;
 }
@@ -193,12 +216,19 @@ std::vector<Variable> StepFunctions::test_state() const {
   return state;
 }
 
-void StepFunctions::train(const Batch& batch) {
-  const SplitBatch parts = split_global(batch, "fit", model_.loss());
-  trained_rows_ = rows_of(parts.global);
+std::vector<SplitBatch> StepFunctions::split_each(const std::vector<Batch>& batches, const char* method,
+                                                  const losses::Loss* loss) {
+  std::vector<SplitBatch> out;
+  for (const Batch& batch : batches) out.push_back(split_global(batch, method, loss));
+  return out;
+}
+
+void StepFunctions::train(const std::vector<Batch>& batches) {
+  const std::vector<SplitBatch> steps = split_each(batches, "fit", model_.loss());
+  trained_rows_ = rows_of(steps.back().global);
   model_.optimizer()->build(model_.trainable_weights());  // slots before any replica reads state
   run(
-      train_, "train_step", parts,
+      train_, "train_step", steps,
       [this] {
         std::vector<Variable> state = test_state();
         const std::vector<Variable> optimizer = model_.optimizer()->variables();
@@ -211,15 +241,15 @@ void StepFunctions::train(const Batch& batch) {
       });
 }
 
-void StepFunctions::test(const Batch& batch) {
-  const SplitBatch parts = split_global(batch, "evaluate", model_.loss());
+void StepFunctions::test(const std::vector<Batch>& batches) {
+  const std::vector<SplitBatch> steps = split_each(batches, "evaluate", model_.loss());
   run(
-      test_, "test_step", parts, [this] { return test_state(); },
+      test_, "test_step", steps, [this] { return test_state(); },
       [this](const Batch& shard) {
         model_.test_step(shard);
         return std::vector<Tensor>{};
       });
-  warn_if_not_at_training_batch(rows_of(parts.global));
+  warn_if_not_at_training_batch(rows_of(steps.back().global));
 }
 
 void StepFunctions::warn_if_not_at_training_batch(std::int64_t rows) {
@@ -238,17 +268,21 @@ void StepFunctions::warn_if_not_at_training_batch(std::int64_t rows) {
           trained_rows_);
 }
 
-Tensor StepFunctions::predict(const Batch& batch) {
-  const SplitBatch parts = split_global(batch, "predict", nullptr);
-  const std::vector<std::vector<Tensor>> results = run(
-      predict_, "predict_step", parts, [this] { return model_.weights(); },
+std::vector<Tensor> StepFunctions::predict(const std::vector<Batch>& batches) {
+  const std::vector<SplitBatch> steps = split_each(batches, "predict", nullptr);
+  const StepOutputs results = run(
+      predict_, "predict_step", steps, [this] { return model_.weights(); },
       [this](const Batch& shard) {
         autodiff::NoGradScope no_grad;
         return std::vector<Tensor>{model_.predict_step(shard.x)};
       });
-  std::vector<Tensor> outputs;
-  for (const std::vector<Tensor>& result : results) outputs.push_back(result.at(0));
-  return first_rows(outputs.size() == 1 ? outputs[0] : ops::concat(outputs, 0), rows_of(batch));
+  std::vector<Tensor> out;
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    std::vector<Tensor> replicas;
+    for (const std::vector<Tensor>& replica : results[k]) replicas.push_back(replica.at(0));
+    out.push_back(first_rows(replicas.size() == 1 ? replicas[0] : ops::concat(replicas, 0), rows_of(batches[k])));
+  }
+  return out;
 }
 
 }  // namespace kestrel::detail

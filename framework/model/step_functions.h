@@ -55,16 +55,20 @@ struct SplitBatch {
   std::vector<double> shares;
 };
 
+/// A call's outputs: per step, per replica, the step's own outputs.
+using StepOutputs = std::vector<std::vector<std::vector<Tensor>>>;
+
 class StepFunctions {
  public:
   /// `jit`: the steps compile (jit_compile), else they run eagerly.
   StepFunctions(Model& model, const distribute::Distribution& distribution, bool jit);
   ~StepFunctions();
 
-  void train(const Batch& batch);
-  void test(const Batch& batch);
-  /// The outputs for the batch's real rows.
-  Tensor predict(const Batch& batch);
+  /// One call runs a step on each batch in turn: compiled, as one program (steps_per_execution).
+  void train(const std::vector<Batch>& batches);
+  void test(const std::vector<Batch>& batches);
+  /// The outputs for each batch's real rows.
+  std::vector<Tensor> predict(const std::vector<Batch>& batches);
   /// A new fit, evaluate or predict begins: its first batch sets the global batch size.
   void start_run() { rows_ = 0; }
   /// What the compiled programs cost (zero when eager).
@@ -75,14 +79,15 @@ class StepFunctions {
   /// The batch padded to the global batch size (set by the run's first batch, checked to divide
   /// by the replicas; `method` names the caller in errors) and split; the model is placed first.
   SplitBatch split_global(const Batch& batch, const char* method, const losses::Loss* loss);
+  std::vector<SplitBatch> split_each(const std::vector<Batch>& batches, const char* method, const losses::Loss* loss);
   /// Before the first step: builds the model (on a shard) and, with several replicas, checks its
   /// weight ties, so the replicas see one variable per tie (see layers/weight_ties.h).
   void place_model(const Batch& shard);
-  /// Runs step on every replica's shard, compiled (the function is made on first use, over the
-  /// variables `state` gives) or eagerly; each replica's outputs.
-  std::vector<std::vector<Tensor>> run(std::unique_ptr<jit::ReplicatedFunction>& function, const char* name,
-                                       const SplitBatch& parts, const std::function<std::vector<Variable>()>& state,
-                                       const Step& step);
+  /// Runs step on every replica's shard of each batch in turn, compiled as one program (the
+  /// function is made on first use, over the variables `state` gives) or eagerly.
+  StepOutputs run(std::unique_ptr<jit::ReplicatedFunction>& function, const char* name,
+                  const std::vector<SplitBatch>& steps, const std::function<std::vector<Variable>()>& state,
+                  const Step& step);
   /// One step of the replicas (each on its own thread, meeting at merge points), each with its loss
   /// scaled by its share.
   std::vector<std::vector<Tensor>> run_eagerly(const SplitBatch& parts, const Step& step) const;

@@ -57,29 +57,31 @@ std::vector<Handle<Callback>> with_progress_bar(const std::vector<Handle<Callbac
 }
 
 // Runs steps over a source's batches in executions of up to `per_execution` steps (Keras's
-// steps_per_execution): `on_begin(first step)` before each execution, `on_end(last step)` after
-// it, and nothing in between. Ends after `limit` steps (< 0: none) or when on_end returns false.
-// Returns the steps run.
+// steps_per_execution): `on_begin(first step)` before each execution, then one call of `steps` on
+// its batches, then `on_end(last step)`. Ends after `limit` steps (< 0: none) or when on_end
+// returns false. Returns the steps run.
 std::int64_t run_executions(detail::BatchSource& source, std::int64_t limit, int per_execution,
                             const std::function<void(std::int64_t)>& on_begin,
-                            const std::function<void(const Batch&)>& step,
+                            const std::function<void(const std::vector<Batch>&)>& steps,
                             const std::function<bool(std::int64_t)>& on_end) {
   std::int64_t done = 0;
   while (limit < 0 || done < limit) {
     std::optional<Batch> batch = source.next();
     if (!batch) break;
     on_begin(done);
+    std::vector<Batch> execution{std::move(*batch)};
     bool exhausted = false;
-    for (int k = 0;;) {
-      step(*batch);
-      ++done;
-      if (++k == per_execution || (limit >= 0 && done >= limit)) break;
+    while (static_cast<int>(execution.size()) < per_execution &&
+           (limit < 0 || done + static_cast<std::int64_t>(execution.size()) < limit)) {
       batch = source.next();
       if (!batch) {
         exhausted = true;
         break;
       }
+      execution.push_back(std::move(*batch));
     }
+    steps(execution);
+    done += static_cast<std::int64_t>(execution.size());
     if (!on_end(done - 1) || exhausted) break;
   }
   return done;
@@ -161,15 +163,6 @@ void Model::test_step(const Batch& batch) {
 }
 
 Tensor Model::predict_step(const Inputs& x) { return (*this)(x, /*training=*/false); }
-
-void Model::run_train_step(const Batch& batch) { steps().train(batch); }
-
-void Model::run_test_step(const Batch& batch) { steps().test(batch); }
-
-Tensor Model::run_predict_step(const Batch& batch) {
-  autodiff::NoGradScope no_grad;
-  return steps().predict(batch);
-}
 
 JitStats Model::jit_stats() const { return steps_ ? steps_->stats() : JitStats{}; }
 
@@ -257,7 +250,7 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
     const std::int64_t steps_done = run_executions(
         train, steps_per_epoch, compile_options_.steps_per_execution,
         [&](std::int64_t step) { callbacks.on_train_batch_begin(step, {}); },
-        [&](const Batch& batch) { run_train_step(batch); },
+        [&](const std::vector<Batch>& batches) { steps().train(batches); },
         [&](std::int64_t step) {
           logs = metric_logs();
           callbacks.on_train_batch_end(step, logs);
@@ -284,7 +277,7 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
       run_executions(
           *validation, -1, compile_options_.steps_per_execution,
           [&](std::int64_t step) { callbacks.on_test_batch_begin(step, {}); },
-          [&](const Batch& batch) { run_test_step(batch); },
+          [&](const std::vector<Batch>& batches) { steps().test(batches); },
           [&](std::int64_t step) {
             val_logs = metric_logs();
             callbacks.on_test_batch_end(step, val_logs);
@@ -344,7 +337,7 @@ Logs Model::evaluate_batches(detail::BatchSource& data, std::vector<Handle<Callb
   run_executions(
       data, -1, compile_options_.steps_per_execution,
       [&](std::int64_t step) { callbacks.on_test_batch_begin(step, {}); },
-      [&](const Batch& batch) { run_test_step(batch); },
+      [&](const std::vector<Batch>& batches) { steps().test(batches); },
       [&](std::int64_t step) {
         logs = metric_logs();
         callbacks.on_test_batch_end(step, logs);
@@ -379,7 +372,11 @@ Tensor Model::predict_batches(detail::BatchSource& data, const PredictOptions& o
   run_executions(
       data, -1, compile_options_.steps_per_execution,
       [&](std::int64_t step) { callbacks.on_predict_batch_begin(step, {}); },
-      [&](const Batch& batch) { outputs.push_back(run_predict_step(batch)); },
+      [&](const std::vector<Batch>& batches) {
+        autodiff::NoGradScope no_grad;
+        const std::vector<Tensor> predicted = steps().predict(batches);
+        outputs.insert(outputs.end(), predicted.begin(), predicted.end());
+      },
       [&](std::int64_t step) {
         callbacks.on_predict_batch_end(step, {});
         return true;
@@ -395,7 +392,7 @@ Logs Model::train_on_batch(const Inputs& x, const Tensor& y, const Tensor& sampl
   enter_distribution(scope, "train_on_batch");
   require_compiled("train_on_batch");
   reset_metrics();
-  run_train_step({.x = x, .y = y, .sample_weight = sample_weight});
+  steps().train({{.x = x, .y = y, .sample_weight = sample_weight}});
   return metric_logs();
 }
 
@@ -404,7 +401,7 @@ Logs Model::test_on_batch(const Inputs& x, const Tensor& y, const Tensor& sample
   enter_distribution(scope, "test_on_batch");
   require_compiled("test_on_batch");
   reset_metrics();
-  run_test_step({.x = x, .y = y, .sample_weight = sample_weight});
+  steps().test({{.x = x, .y = y, .sample_weight = sample_weight}});
   return metric_logs();
 }
 
