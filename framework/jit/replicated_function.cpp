@@ -136,18 +136,25 @@ void ReplicatedFunction::check_fits(const std::vector<const Executor*>& parts, c
 std::vector<Graph> ReplicatedFunction::trace(const Args& args, const std::string& signature) {
   const int n = replicas();
   const CollectiveMerges merges(n);
-  StateTrace traced = trace_with_state(state_, args, [&](const Args& symbolic) {
-    // One replica runs as the caller, with no replica context: its merge points run at once.
-    std::optional<distribute::ReplicaScope> as_replica;
-    if (n > 1) {
-      as_replica.emplace(distribute::ReplicaContext{.replica_id = 0,
-                                                    .num_replicas = n,
-                                                    .id = symbolic.at("replica_id"),
-                                                    .distribution = &distribution_,
-                                                    .merge_tracer = &merges});
-    }
-    return fn_(symbolic);
-  });
+  StateTrace traced;
+  try {
+    traced = trace_with_state(state_, args, [&](const Args& symbolic) {
+      // One replica runs as the caller, with no replica context: its merge points run at once.
+      std::optional<distribute::ReplicaScope> as_replica;
+      if (n > 1) {
+        as_replica.emplace(distribute::ReplicaContext{.replica_id = 0,
+                                                      .num_replicas = n,
+                                                      .id = symbolic.at("replica_id"),
+                                                      .distribution = &distribution_,
+                                                      .merge_tracer = &merges});
+      }
+      return fn_(symbolic);
+    });
+  } catch (const JitError& e) {
+    // A trace's errors (rule 1: a value read on the host) name the step being compiled.
+    throw JitError("compiling '" + name() + "' on " + std::to_string(n) + (n == 1 ? " replica: " : " replicas: ") +
+                   e.what());
+  }
   state_ = std::move(traced.state);
   Program program{.traced = traced.graph,
                   .stages = split_at_collectives(traced.graph, state_.size(), n, name()),

@@ -123,5 +123,32 @@ TEST(CompiledReplicaStep, AnUpdateOutsideAMergePointIsAnErrorNamingTheVariable) 
   EXPECT_TRUE(contains(m, "optimizer.apply, or distribute::merge_call")) << m;
 }
 
+// A train_step that decides on the host from a value of the step: fine eagerly, and compiled a
+// rule-1 error that names the step being compiled and the fix.
+class ReadsALossOnTheHost : public Sequential {
+ public:
+  ReadsALossOnTheHost() : Sequential({layers::Dense(3)}) {}
+
+ protected:
+  void train_step(const Batch& batch) override {
+    if (compute_loss(batch, (*this)(batch.x, true)).item() > 1e9) return;
+    Sequential::train_step(batch);
+  }
+};
+
+TEST(CompiledReplicaStep, AnOverrideThatReadsAValueOnTheHostIsAnErrorNamingTheStep) {
+  clear_session();
+  TPUStrategy tpu(TPUClusterResolver::local());
+  auto scope = tpu.scope();
+  ReadsALossOnTheHost model;
+  model.compile({.optimizer = "sgd", .loss = "mse", .jit_compile = true});
+  const std::string m = testing::error_message<JitError>([&] {
+    model.fit(Tensor::zeros({16, 4}), Tensor::zeros({16, 3}), {.batch_size = 16, .verbose = 0});
+  });
+  EXPECT_TRUE(contains(m, "compiling 'train_step' on 8 replicas: rule 1")) << m;
+  EXPECT_TRUE(contains(m, "ops::where")) << m;
+  EXPECT_FALSE(model.weights()[0].value().is_symbolic());
+}
+
 }  // namespace
 }  // namespace kestrel::distribute

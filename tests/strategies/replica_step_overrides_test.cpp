@@ -14,6 +14,7 @@
 #include "framework/core/error.h"
 #include "framework/core/random.h"
 #include "framework/distribute/replica_context.h"
+#include "framework/jit/replicated_function.h"
 #include "framework/layers/layers.h"
 #include "framework/losses/losses.h"
 #include "framework/model/model.h"
@@ -267,8 +268,15 @@ TEST(ReplicaStepOverrides, AReplicaThatSkipsAMergePointIsAnErrorNamingIt) {
   EXPECT_TRUE(contains(m, "every replica's step must reach the same merge points")) << m;
 }
 
-// Custom training loop: strategy.run with optimizer.apply inside, as a TF user writes it.
-std::vector<Tensor> custom_loop(const Strategy& strategy) {
+// Custom training loop: strategy.run with optimizer.apply inside, as a TF user writes it, or the
+// same step compiled for every replica (jit::ReplicatedFunction: TF's strategy.run inside a
+// tf.function). Returns the weights after an epoch and the epoch's summed loss (strategy.reduce).
+struct CustomLoopRun {
+  std::vector<Tensor> weights;
+  double loss = 0.0;
+};
+
+CustomLoopRun custom_loop(const Strategy& strategy, bool jit) {
   clear_session();
   random::set_global_seed(5);
   auto scope = strategy.scope();
@@ -280,26 +288,56 @@ std::vector<Tensor> custom_loop(const Strategy& strategy) {
   const Data data = data_of(64, 40);
   const int replicas = strategy.num_replicas_in_sync();
   const std::int64_t global_batch = 16, shard = global_batch / replicas;
+  const auto step = [&](const Tensor& x, const Tensor& y) {
+    GradientTape tape;
+    // The per-example losses summed over the shard, over the global batch: tf.nn.compute_average_loss.
+    const Tensor loss = loss_fn(y, model(x, true)) / static_cast<double>(global_batch);
+    std::vector<Tensor> sources;
+    for (const Variable& v : model.trainable_weights()) sources.push_back(v.value());
+    adam.apply(tape.gradient(loss, sources), model.trainable_weights());
+    return loss;
+  };
+  std::vector<Variable> state = model.trainable_weights();
+  for (const Variable& v : adam.variables()) state.push_back(v);
+  jit::ReplicatedFunction compiled(
+      state,
+      [&](const jit::Args& shard_args) { return std::vector<Tensor>{step(shard_args.at("x"), shard_args.at("y"))}; },
+      "custom_step", strategy);
+  CustomLoopRun run;
   for (std::int64_t begin = 0; begin < 64; begin += global_batch) {
-    strategy.run([&](int replica) {
+    const auto shard_of = [&](int replica) {
       const std::int64_t first = begin + replica * shard;
-      const Tensor x = ops::slice_rows(data.x, first, first + shard), y = ops::slice_rows(data.y, first, first + shard);
-      GradientTape tape;
-      // The per-example losses summed over the shard, over the global batch: tf.nn.compute_average_loss.
-      const Tensor loss = loss_fn(y, model(x, true)) / static_cast<double>(global_batch);
-      std::vector<Tensor> sources;
-      for (const Variable& v : model.trainable_weights()) sources.push_back(v.value());
-      adam.apply(tape.gradient(loss, sources), model.trainable_weights());
-      return loss;
-    });
+      return jit::Args{{"x", ops::slice_rows(data.x, first, first + shard)},
+                       {"y", ops::slice_rows(data.y, first, first + shard)}};
+    };
+    PerReplica<Tensor> losses;
+    if (jit) {
+      std::vector<jit::Args> shards;
+      for (int r = 0; r < replicas; ++r) shards.push_back(shard_of(r));
+      for (const std::vector<Tensor>& outputs : compiled(shards)) losses.values.push_back(outputs.at(0));
+    } else {
+      losses = strategy.run([&](int replica) {
+        const jit::Args args = shard_of(replica);
+        return step(args.at("x"), args.at("y"));
+      });
+    }
+    run.loss += strategy.reduce(ReduceOp::SUM, losses).item();
   }
-  return model.get_weights();
+  run.weights = model.get_weights();
+  return run;
 }
 
-TEST(ReplicaStepOverrides, ACustomLoopWithStrategyRunTrainsAlikeOnOneAndEightReplicas) {
+TEST(ReplicaStepOverrides, ACustomLoopWithStrategyRunTrainsAlikeOnOneAndEightReplicasEagerAndCompiled) {
   MirroredStrategy one({.num_replicas = 1});
   TPUStrategy eight(TPUClusterResolver::local());
-  expect_close(custom_loop(eight), custom_loop(one), "strategy.run on 8 replicas");
+  const CustomLoopRun reference = custom_loop(one, /*jit=*/false);
+  for (const auto& [strategy, jit] : {std::pair<const Strategy*, bool>{&eight, false}, {&one, true}, {&eight, true}}) {
+    const std::string where =
+        "strategy.run on " + std::to_string(strategy->num_replicas_in_sync()) + " replicas, " + mode(jit);
+    const CustomLoopRun run = custom_loop(*strategy, jit);
+    expect_close(run.weights, reference.weights, where);
+    EXPECT_NEAR(run.loss, reference.loss, 1e-5) << where;
+  }
 }
 
 }  // namespace

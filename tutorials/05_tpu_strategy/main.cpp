@@ -213,9 +213,11 @@ int main(int argc, char** argv) {
     std::printf("\nmodel    ");
     model.summary();
 
-    // 3. Training. Each step cuts the global batch into 8 shards; the replicas run the forward and
-    //    backward pass side by side, and their gradients, summed in a fixed order, make one update.
-    //    The first batch of each new shape compiles (the kestrel.jit log on stderr says which).
+    // 3. Training. Each step cuts the global batch into 8 shards, and every replica runs the one
+    //    compiled train step on its shard: forward and backward side by side, then the program's
+    //    all-reduce sums their gradients in a fixed order, and its update runs once. The first
+    //    batch of each new shape compiles (the kestrel.jit log on stderr says which, and in how
+    //    many stages the program runs between its collectives).
     std::printf(
         "\ntrain    %d epoch(s) of %lld steps of %lld texts (%lld per replica), padded to a multiple of %lld, "
         "AdamW peaking at %g\n",
