@@ -138,14 +138,15 @@ void sum_span(const std::vector<std::vector<Tensor>>& per_replica, const std::ve
 
 }  // namespace
 
-std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) {
+std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica, std::vector<Tensor> reused) {
   check_replicas_agree(per_replica);
   const std::vector<Tensor>& first = per_replica[0];
   std::vector<Tensor> sums(first.size());
+  reused.resize(first.size());
   std::int64_t total = 0;
   for (std::size_t k = 0; k < first.size(); ++k) {
     if (!first[k].defined()) continue;
-    sums[k] = Tensor::empty(first[k].shape(), first[k].dtype());
+    sums[k] = Tensor::empty_or_reused(std::move(reused[k]), first[k].shape(), first[k].dtype());
     total += first[k].numel();
   }
   // One parallel_for over all positions at once balances many small tensors and a few large ones

@@ -28,7 +28,10 @@ namespace kestrel::distribute {
 ///
 /// One pass over memory: each output element is read from every replica once and written once,
 /// in chunks spread over the intra-op pool (parallel_for; inline under a SerialKernelsScope). It
-/// allocates nothing but the outputs: the returned vector and one buffer per defined position.
-std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica);
+/// allocates nothing but the outputs: the returned vector and one buffer per defined position,
+/// unless `reused` gives one (reused[k], when it has position k's spec and nothing else holds it:
+/// last step's sums given back, so a steady step allocates nothing).
+std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica,
+                                   std::vector<Tensor> reused = {});
 
 }  // namespace kestrel::distribute

@@ -5,7 +5,6 @@
 
 #include "framework/core/error.h"
 #include "framework/distribute/replica_shards.h"
-#include "framework/ops/shape_ops.h"
 
 namespace kestrel::distribute {
 namespace {
@@ -46,10 +45,7 @@ class SplitIterator final : public DistributedDataset::Iterator {
         batch_rows(*batch), replicas_, "experimental_distribute_dataset",
         "batch by a multiple of " + std::to_string(replicas_) +
             " and drop the remainder (batch(n, {.drop_remainder = true})), or let fit pad the last batch");
-    PerReplica<data::Element> out;
-    out.values.reserve(static_cast<std::size_t>(replicas_));
-    for (int r = 0; r < replicas_; ++r) out.values.push_back(element_rows(*batch, r * shard, (r + 1) * shard));
-    return out;
+    return split_element(*batch, replicas_, shard);
   }
 
  private:
@@ -79,19 +75,25 @@ class InterleaveIterator final : public DistributedDataset::Iterator {
 
 }  // namespace
 
-data::Element element_rows(const data::Element& element, std::int64_t begin, std::int64_t end) {
-  data::Element out;
+PerReplica<data::Element> split_element(const data::Element& element, int replicas, std::int64_t shard) {
+  PerReplica<data::Element> out;
+  out.values.resize(static_cast<std::size_t>(replicas));
+  std::vector<Tensor> shards;
   for (const auto& [key, value] : element.values()) {
     if (const auto* t = std::get_if<Tensor>(&value)) {
-      out.set(key, ops::slice_rows(*t, begin, end));
+      shard_rows(*t, replicas, shards, "experimental_distribute_dataset");  // the splitter fit's steps use
+      for (int r = 0; r < replicas; ++r) out.values[static_cast<std::size_t>(r)].set(key, std::move(shards[r]));
       continue;
     }
     const auto& s = std::get<data::Strings>(value);
     const std::int64_t per_row = s.shape()[0] == 0 ? 0 : s.size() / s.shape()[0];
-    std::vector<std::int64_t> dims = {end - begin};
+    std::vector<std::int64_t> dims = {shard};
     for (int d = 1; d < s.shape().rank(); ++d) dims.push_back(s.shape()[d]);
-    std::vector<std::string> values(s.values().begin() + begin * per_row, s.values().begin() + end * per_row);
-    out.set(key, data::Strings(std::move(values), Shape(dims)));
+    for (int r = 0; r < replicas; ++r) {
+      const auto begin = s.values().begin() + r * shard * per_row;
+      out.values[static_cast<std::size_t>(r)].set(
+          key, data::Strings(std::vector<std::string>(begin, begin + shard * per_row), Shape(dims)));
+    }
   }
   return out;
 }

@@ -46,7 +46,8 @@ class DistributedDataset {
   Mode mode_;
 };
 
-/// The element's rows [begin, end) of every value (tensors and string arrays alike).
-data::Element element_rows(const data::Element& element, std::int64_t begin, std::int64_t end);
+/// Every value of a global batch (tensors and string arrays alike) cut into `replicas` shards of
+/// `shard` rows, in replica order (distribute::shard_rows for the tensors).
+PerReplica<data::Element> split_element(const data::Element& element, int replicas, std::int64_t shard);
 
 }  // namespace kestrel::distribute

@@ -7,6 +7,7 @@
 #include "framework/core/error.h"
 #include "framework/distribute/replica_context.h"
 #include "framework/distribute/replica_rendezvous.h"
+#include "framework/distribute/replica_shards.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 #include "framework/ops/shape_ops.h"
@@ -108,12 +109,13 @@ void Strategy::call_for_each_replica(const std::function<void(int replica)>& fn)
   rethrow_first_failure(errors);
 }
 
-std::vector<Tensor> Strategy::all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) const {
+std::vector<Tensor> Strategy::all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica,
+                                             std::vector<Tensor> reused) const {
   check_replicas("all_reduce_sum", static_cast<int>(per_replica.size()));
-  return distribute::all_reduce_sum(per_replica);
+  return distribute::all_reduce_sum(per_replica, std::move(reused));
 }
 
-Tensor Strategy::all_gather(const std::vector<Tensor>& per_replica) const {
+Tensor Strategy::all_gather(const std::vector<Tensor>& per_replica, Tensor reused) const {
   check_replicas("all_gather", static_cast<int>(per_replica.size()));
   std::size_t defined = 0;
   for (const Tensor& t : per_replica) defined += t.defined() ? 1 : 0;
@@ -122,7 +124,7 @@ Tensor Strategy::all_gather(const std::vector<Tensor>& per_replica) const {
     throw ValueError(name_ + ".all_gather: " + std::to_string(defined) + " of " + std::to_string(per_replica.size()) +
                      " replicas brought a value; every replica's step must bring the same parts to a merge point");
   }
-  return per_replica.size() == 1 ? per_replica[0] : ops::concat(per_replica, 0);
+  return per_replica.size() == 1 ? per_replica[0] : join_rows(per_replica, std::move(reused));
 }
 
 PerReplica<Tensor> Strategy::run(const std::function<Tensor(int replica)>& fn) const {

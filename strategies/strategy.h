@@ -71,8 +71,11 @@ class Strategy : public Distribution {
   void call_for_each_replica(const std::function<void(int replica)>& fn) const override;
   /// Sums one tensor list per replica, element by element, in replica order 0, 1, ..., so the
   /// result is the same bits on every run (what reduce(SUM) and the optimizer's merge do).
-  std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) const override;
-  Tensor all_gather(const std::vector<Tensor>& per_replica) const override;
+  using Distribution::all_gather;
+  using Distribution::all_reduce_sum;
+  std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica,
+                                     std::vector<Tensor> reused) const override;
+  Tensor all_gather(const std::vector<Tensor>& per_replica, Tensor reused) const override;
 
  protected:
   /// `replicas` >= 1; memory_per_replica: the simulated device memory, or nullopt for none.

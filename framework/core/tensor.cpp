@@ -74,6 +74,15 @@ bool bytes_needed(const Shape& shape, DType dtype, std::size_t& bytes) {
 
 }  // namespace
 
+Tensor Tensor::empty_or_reused(Tensor&& reused, const Shape& shape, DType dtype) {
+  Tensor candidate = std::move(reused);
+  if (candidate.is_sole_owner() && !candidate.is_symbolic() && candidate.shape() == shape &&
+      candidate.dtype() == dtype) {
+    return candidate;
+  }
+  return empty(shape, dtype);
+}
+
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
   auto impl = std::make_shared<detail::TensorImpl>();
   impl->spec = {shape, dtype};

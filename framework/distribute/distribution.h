@@ -42,11 +42,18 @@ class Distribution {
   virtual void call_for_each_replica(const std::function<void(int replica)>& fn) const = 0;
   /// Sums one tensor list per replica, element by element, in replica order (the same bits on
   /// every run): the all-reduce of the gradients at Optimizer::apply's merge point. A position
-  /// undefined on every replica stays undefined.
-  virtual std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) const = 0;
+  /// undefined on every replica stays undefined. A sum is written into reused[k] when that tensor
+  /// has its spec and nothing else holds it (last step's sums, given back), else into a new one.
+  virtual std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica,
+                                             std::vector<Tensor> reused) const = 0;
+  std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) const {
+    return all_reduce_sum(per_replica, {});
+  }
   /// One tensor per replica joined along axis 0 in replica order (undefined when all are): the
-  /// all-gather of a merge point (the metrics see the global batch's rows).
-  virtual Tensor all_gather(const std::vector<Tensor>& per_replica) const = 0;
+  /// all-gather of a merge point (the metrics see the global batch's rows). Written into `reused`
+  /// when it has the spec and nothing else holds it.
+  virtual Tensor all_gather(const std::vector<Tensor>& per_replica, Tensor reused) const = 0;
+  Tensor all_gather(const std::vector<Tensor>& per_replica) const { return all_gather(per_replica, Tensor()); }
   /// The simulated device memory of one replica in bytes; nullopt when unlimited.
   virtual std::optional<std::int64_t> memory_per_replica() const { return std::nullopt; }
 };

@@ -70,6 +70,13 @@ Executor::Executor(Graph graph, std::shared_ptr<Arena> arena)
     }
     overwritten_when_donated_[alias.input_index] = alias.write != AliasWrite::unchanged;
   }
+  output_of_root_.assign(n, -1);
+  for (std::size_t k = 0; k < graph_.outputs().size(); ++k) {
+    const auto id = static_cast<std::size_t>(graph_.outputs()[k]);
+    if (plan_.values[id].storage == Storage::output && output_of_root_[id] < 0) {
+      output_of_root_[id] = static_cast<std::int64_t>(k);
+    }
+  }
 }
 
 std::byte* Executor::arena_at(std::int64_t offset) const { return arena_base_ ? arena_base_ + offset : nullptr; }
@@ -131,7 +138,8 @@ void Executor::check_donation(const std::vector<Tensor>& inputs, const std::vect
   }
 }
 
-std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::vector<bool>& donated) const {
+std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::vector<bool>& donated,
+                                  std::vector<Tensor>* reused) const {
   check_inputs(inputs);
   std::lock_guard<std::mutex> lock(mutex_);
   std::lock_guard<std::mutex> arena_lock(arena_->mutex());
@@ -157,7 +165,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::
     data_[static_cast<std::size_t>(graph_inputs[i])] = const_cast<void*>(inputs[i].raw_data());
   }
   save_old_values(inputs, donated);
-  place_outputs(donated);
+  place_outputs(donated, reused);
   for (ValueId id = 0; id < graph_.size(); ++id) {
     const Node& node = graph_.node(id);
     if (node.kind != NodeKind::op) continue;
@@ -196,7 +204,7 @@ void Executor::save_old_values(const std::vector<Tensor>& inputs, const std::vec
 
 // Where each output's kernel writes: the donated buffer, or the arena block copied into it at the
 // end, for an aliased output whose input is donated; a fresh buffer otherwise.
-void Executor::place_outputs(const std::vector<bool>& donated) const {
+void Executor::place_outputs(const std::vector<bool>& donated, std::vector<Tensor>* reused) const {
   for (ValueId id : output_roots_) {
     const std::int64_t a = alias_of_root_[static_cast<std::size_t>(id)];
     if (a >= 0 && is_donated(donated, plan_.aliases[static_cast<std::size_t>(a)].input_index)) {
@@ -208,7 +216,12 @@ void Executor::place_outputs(const std::vector<bool>& donated) const {
     }
     const Node& node = graph_.node(id);
     Tensor& out = owned_[static_cast<std::size_t>(id)];
-    out = Tensor::empty(node.spec.shape, node.spec.dtype);
+    const std::int64_t k = output_of_root_[static_cast<std::size_t>(id)];
+    Tensor given;
+    if (reused != nullptr && k >= 0 && static_cast<std::size_t>(k) < reused->size()) {
+      given = std::move((*reused)[static_cast<std::size_t>(k)]);
+    }
+    out = Tensor::empty_or_reused(std::move(given), node.spec.shape, node.spec.dtype);
     data_[static_cast<std::size_t>(id)] = out.view().data;
   }
 }

@@ -52,7 +52,13 @@ class Executor {
   /// sharing it; the old value is gone. Throws ValueError naming the input when a donated buffer is
   /// also another input's or a constant of the program. A plain output that is a donated input's old
   /// value is copied out first, into a buffer of its own.
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const std::vector<bool>& donated = {}) const;
+  ///
+  /// `reused` (optional, one entry per output, undefined where none) gives buffers back for the
+  /// plain outputs: output k is written into (*reused)[k] when that tensor has its spec and
+  /// nothing else holds it (last run's output, returned), so a steady run allocates no outputs.
+  /// The entries are taken.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const std::vector<bool>& donated = {},
+                          std::vector<Tensor>* reused = nullptr) const;
   const Graph& graph() const { return graph_; }
   /// Where each value lives; its to_string() is the compile log's memory line.
   const MemoryPlan& memory_plan() const { return plan_; }
@@ -63,7 +69,7 @@ class Executor {
   void check_inputs(const std::vector<Tensor>& inputs) const;
   void check_donation(const std::vector<Tensor>& inputs, const std::vector<bool>& donated) const;
   void save_old_values(const std::vector<Tensor>& inputs, const std::vector<bool>& donated) const;
-  void place_outputs(const std::vector<bool>& donated) const;
+  void place_outputs(const std::vector<bool>& donated, std::vector<Tensor>* reused) const;
   void run_node(const Node& node, ValueId id) const;
   void run_widened(const Node& node, ValueId id) const;
   void write_aliases(const std::vector<bool>& donated) const;
@@ -78,6 +84,7 @@ class Executor {
   std::vector<ValueId> output_roots_;           // values that get a fresh buffer each run (unless donated into)
   std::vector<std::int64_t> input_position_;    // per value: its place in graph inputs, or -1
   std::vector<std::int64_t> alias_of_output_;   // per output: its plan_.aliases entry, or -1
+  std::vector<std::int64_t> output_of_root_;    // per value: the output that is this output root, or -1
   std::vector<std::int64_t> alias_of_root_;     // per value: the direct/at_end alias it is the root of, or -1
   std::vector<bool> overwritten_when_donated_;  // per input: a donated run writes its buffer
   std::vector<const void*> constant_buffers_;   // sorted, to refuse donating one

@@ -9,6 +9,7 @@
 #include "framework/distribute/merge_call.h"
 #include "framework/distribute/replica_context.h"
 #include "framework/jit/dump.h"
+#include "framework/jit/staged_run.h"
 #include "framework/logging/logging.h"
 #include "framework/ops/collective.h"
 
@@ -185,7 +186,9 @@ std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vecto
   }
   std::vector<Args> args = per_replica;
   for (std::size_t r = 0; n > 1 && r < args.size(); ++r) {
-    if (!args[r].emplace("replica_id", Tensor::scalar(static_cast<double>(r), DType::int64)).second) {
+    // Made once: a steady step allocates nothing for them.
+    if (replica_ids_.size() <= r) replica_ids_.push_back(Tensor::scalar(static_cast<double>(r), DType::int64));
+    if (!args[r].emplace("replica_id", replica_ids_[r]).second) {
       throw ValueError("jit::ReplicatedFunction '" + name() + "': 'replica_id' is its own argument; rename yours");
     }
   }
@@ -202,91 +205,47 @@ std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vecto
   const std::int64_t compiles_before = programs_.compile_count();
   const std::vector<const Executor*> first = programs_.get_parts(signature, trace_once);
   if (programs_.compile_count() != compiles_before) check_fits(first, signature);
-  const Program& program = traced_.at(signature);
-  const ReplicaStages& stages = program.stages;
+  Program& program = traced_.at(signature);
   planned_bytes_ = 0;
   for (const auto& part : first) planned_bytes_ = std::max(planned_bytes_, part->planned_bytes());
 
-  const std::size_t num_state = program.state_count;
-  // The step's values between parts: slots (replica_stages.h), shared or one per replica.
-  const std::size_t num_slots = stages.slot_per_replica.size();
-  std::vector<Tensor> shared(num_slots);
-  std::vector<std::vector<Tensor>> own(static_cast<std::size_t>(n), std::vector<Tensor>(num_slots));
   // A variable's buffer can take its new value in place when nothing else holds it (asked before
-  // the slots take their own handles); a value the user still holds keeps its data.
-  std::vector<bool> donatable(num_state);
-  for (std::size_t j = 0; j < num_state; ++j) {
-    donatable[j] = state_[j].value().is_sole_owner();
-    shared[j] = state_[j].value();
+  // the run takes its own handles); a value the user still holds keeps its data.
+  std::vector<Tensor> state;
+  std::vector<bool> donatable;
+  for (std::size_t j = 0; j < program.state_count; ++j) {
+    donatable.push_back(state_[j].value().is_sole_owner());
+    state.push_back(state_[j].value());
   }
+  std::vector<std::vector<Tensor>> arguments(args.size());
   for (std::size_t r = 0; r < args.size(); ++r) {
-    std::size_t slot = num_state;
-    for (const auto& entry : args[r]) own[r][slot++] = entry.second;
+    for (const auto& entry : args[r]) arguments[r].push_back(entry.second);
   }
-
-  const auto slot_value = [&](std::size_t slot, std::size_t replica) -> Tensor& {
-    return stages.slot_per_replica[slot] ? own[replica][slot] : shared[slot];
-  };
-  const auto run_part = [&](std::size_t p, const Executor& program_part, std::size_t replica) {
-    const ReplicaStages::Part& part = stages.parts[p];
-    std::vector<Tensor> inputs;
-    inputs.reserve(part.input_slots.size());
-    for (const std::size_t slot : part.input_slots) inputs.push_back(slot_value(slot, replica));
-    std::vector<bool> donated(inputs.size(), false);
-    for (const std::optional<std::size_t>& alias : program_part.graph().output_aliases()) {
-      if (alias && part.input_slots[*alias] < num_state) donated[*alias] = donatable[part.input_slots[*alias]];
-    }
-    std::vector<Tensor> outputs = program_part.run(inputs, donated);
-    for (std::size_t k = 0; k < outputs.size(); ++k) slot_value(part.output_slots[k], replica) = std::move(outputs[k]);
-  };
-
+  StagedRun run(program.stages, distribution_, program.buffers, program.state_count);
+  run.start(std::move(state), std::move(donatable), arguments);
+  arguments.clear();
   // (Instance 0 is the program fetched above: asking the cache again would count another call.)
   Instances instances(
       [&](int instance) { return instance == 0 ? first : programs_.get_parts(signature, trace_once, instance); });
-  for (const ReplicaStages::Stage& stage : stages.stages) {
-    if (stage.shared_part) run_part(*stage.shared_part, *first[*stage.shared_part], 0);
-    if (stage.replica_part) {
-      distribution_.for_each_replica([&](int replica) {
-        const auto [instance, parts] = instances.take();
-        try {
-          run_part(*stage.replica_part, *parts[*stage.replica_part], static_cast<std::size_t>(replica));
-        } catch (...) {
-          instances.give_back(instance);
-          throw;
-        }
-        instances.give_back(instance);
-      });
+  run.run_stages(first, [&](const std::function<void(const std::vector<const Executor*>&)>& fn) {
+    const auto [instance, parts] = instances.take();
+    try {
+      fn(parts);
+    } catch (...) {
+      instances.give_back(instance);
+      throw;
     }
-    // The stage's sums in one all-reduce, as an eager merge point sums its values.
-    std::vector<std::vector<Tensor>> summed(static_cast<std::size_t>(n));
-    std::vector<std::size_t> sum_outputs;
-    for (const ReplicaStages::Collective& c : stage.collectives) {
-      std::vector<Tensor> values;
-      for (std::size_t r = 0; r < own.size(); ++r) values.push_back(slot_value(c.input_slot, r));
-      if (c.op == OpId::all_gather) {
-        shared[c.output_slot] = distribution_.all_gather(values);
-        continue;
-      }
-      for (std::size_t r = 0; r < own.size(); ++r) summed[r].push_back(std::move(values[r]));
-      sum_outputs.push_back(c.output_slot);
-    }
-    if (!sum_outputs.empty()) {
-      std::vector<Tensor> sums = distribution_.all_reduce_sum(summed);
-      for (std::size_t k = 0; k < sums.size(); ++k) shared[sum_outputs[k]] = std::move(sums[k]);
-    }
-    for (const std::size_t slot : stage.released_slots) {
-      shared[slot] = Tensor();
-      for (std::vector<Tensor>& replica : own) replica[slot] = Tensor();
-    }
-  }
+    instances.give_back(instance);
+  });
 
+  const std::vector<std::size_t>& output_slots = program.stages.output_slots;
   for (std::size_t k = 0; k < program.updated.size(); ++k) {
-    state_[program.updated[k]].assign(slot_value(stages.output_slots[k], 0));
+    state_[program.updated[k]].assign(run.value(output_slots[k], 0));
   }
-  std::vector<std::vector<Tensor>> outputs(own.size());
-  for (std::size_t r = 0; r < own.size(); ++r) {
-    for (std::size_t k = program.updated.size(); k < stages.output_slots.size(); ++k) {
-      outputs[r].push_back(slot_value(stages.output_slots[k], r));
+  std::vector<std::vector<Tensor>> outputs(args.size());
+  for (std::size_t r = 0; r < args.size(); ++r) {
+    for (std::size_t k = program.updated.size(); k < output_slots.size(); ++k) {
+      outputs[r].push_back(run.value(output_slots[k], r));
     }
   }
   return outputs;

@@ -52,6 +52,7 @@
 #include "framework/distribute/distribution.h"
 #include "framework/jit/program_cache.h"
 #include "framework/jit/replica_stages.h"
+#include "framework/jit/staged_run.h"
 #include "framework/jit/state_trace.h"
 
 namespace kestrel::jit {
@@ -100,6 +101,7 @@ class ReplicatedFunction {
     ReplicaStages stages;              // the parts' graphs moved to the program cache
     std::size_t state_count = 0;       // its state inputs: state_'s first (variables lifted since come after)
     std::vector<std::size_t> updated;  // the state the step assigns, in the order of its first outputs
+    StepBuffers buffers;               // what one call leaves for the next to write into
   };
   std::vector<Graph> trace(const Args& args, const std::string& signature);
   void check_fits(const std::vector<const Executor*>& parts, const std::string& signature) const;
@@ -111,6 +113,7 @@ class ReplicatedFunction {
   ReplicaDeviceMemory memory_;
   ProgramCache programs_;
   std::map<std::string, Program> traced_;
+  std::vector<Tensor> replica_ids_;  // the argument "replica_id" of each replica
   std::int64_t planned_bytes_ = 0;
 };
 

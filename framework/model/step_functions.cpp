@@ -37,28 +37,18 @@ std::vector<double> counted_per_row(const Batch& padded, const losses::Loss* los
   return counted;
 }
 
-// `scaled`: each replica's loss is scaled by its share (several replicas; one has nothing to scale).
-SplitBatch split(const Batch& padded, int replicas, const losses::Loss* loss, bool scaled) {
-  SplitBatch out;
-  out.global = padded;
-  if (replicas == 1) {
-    out.shards.push_back(padded);
-    return out;
-  }
-  const std::int64_t shard = rows_of(padded) / replicas;  // padded_to_global checked that it divides
-  const std::vector<double> counted = scaled ? counted_per_row(padded, loss) : std::vector<double>();
+// Each replica's share of the global batch's mean loss (see SplitBatch::shares).
+std::vector<double> shares_of(const Batch& padded, int replicas, const losses::Loss* loss) {
+  const std::vector<double> counted = counted_per_row(padded, loss);
   const double total = std::accumulate(counted.begin(), counted.end(), 0.0);
-  for (int r = 0; r < replicas; ++r) {
-    const std::int64_t begin = r * shard, end = begin + shard;
-    out.shards.push_back({.x = padded.x.rows(begin, end),
-                          .y = ops::slice_rows(padded.y, begin, end),
-                          .sample_weight = ops::slice_rows(padded.sample_weight, begin, end),
-                          .row_mask = ops::slice_rows(padded.row_mask, begin, end)});
-    if (!scaled) continue;
-    const double mine = std::accumulate(counted.begin() + begin, counted.begin() + end, 0.0);
-    out.shares.push_back(total > 0 ? mine / total : 0.0);
+  const std::size_t shard = counted.size() / static_cast<std::size_t>(replicas);
+  std::vector<double> shares;
+  for (std::size_t r = 0; r < static_cast<std::size_t>(replicas); ++r) {
+    const auto begin = counted.begin() + static_cast<std::ptrdiff_t>(r * shard);
+    const double mine = std::accumulate(begin, begin + static_cast<std::ptrdiff_t>(shard), 0.0);
+    shares.push_back(total > 0 ? mine / total : 0.0);
   }
-  return out;
+  return shares;
 }
 
 }  // namespace
@@ -113,11 +103,17 @@ StepOutputs StepFunctions::run(std::unique_ptr<jit::ReplicatedFunction>& functio
   }
   const std::size_t replicas = steps[0].shards.size();
   std::vector<jit::Args> args(replicas);
+  if (loss_scales_.size() < steps.size()) loss_scales_.resize(steps.size(), std::vector<Tensor>(replicas));
   for (std::size_t r = 0; r < replicas; ++r) {
     std::vector<jit::Args> per_step;
-    for (const SplitBatch& parts : steps) {
-      per_step.push_back(args_of(parts.shards[r]));
-      if (!parts.shares.empty()) per_step.back().emplace("loss_scale", Tensor::scalar(parts.shares[r]));
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      per_step.push_back(args_of(steps[k].shards[r]));
+      if (steps[k].shares.empty()) continue;
+      // Written into last step's scalar when nothing else holds it: a steady step allocates nothing.
+      Tensor& share = loss_scales_[k][r];
+      share = Tensor::empty_or_reused(std::move(share), Shape{}, DType::float32);
+      *static_cast<float*>(share.view().data) = static_cast<float>(steps[k].shares[r]);
+      per_step.back().emplace("loss_scale", share);
     }
     args[r] = join_steps(per_step);
   }
@@ -181,7 +177,8 @@ void StepFunctions::place_model(const Batch& shard) {
             model_.count_params(), ties);
 }
 
-SplitBatch StepFunctions::split_global(const Batch& batch, const char* method, const losses::Loss* loss) {
+SplitBatch StepFunctions::split_global(const Batch& batch, std::size_t step, const char* method,
+                                       const losses::Loss* loss) {
   const int replicas = distribution_.num_replicas_in_sync();
   const std::int64_t rows = rows_of(batch);
   if (rows_ == 0) rows_ = rows;
@@ -204,7 +201,22 @@ SplitBatch StepFunctions::split_global(const Batch& batch, const char* method, c
   } else {
     padded = pad_rows(batch, global);
   }
-  SplitBatch parts = split(padded, replicas, loss, /*scaled=*/loss != nullptr);
+  SplitBatch parts{.global = padded};
+  if (replicas == 1) {
+    parts.shards.push_back(padded);
+  } else {
+    // Each tensor's rows cut into the shard buffers this step of an execution used last time.
+    if (shard_buffers_.size() <= step) shard_buffers_.resize(step + 1);
+    const std::string where = std::string(method) + " (" + distribution_.name() + ")";
+    std::vector<jit::Args> shards(static_cast<std::size_t>(replicas));
+    for (const auto& [name, tensor] : args_of(padded)) {
+      std::vector<Tensor>& buffers = shard_buffers_[step][name];
+      distribute::shard_rows(tensor, replicas, buffers, where);
+      for (std::size_t r = 0; r < shards.size(); ++r) shards[r].emplace(name, buffers[r]);
+    }
+    for (const jit::Args& shard : shards) parts.shards.push_back(batch_of(shard));
+    if (loss != nullptr) parts.shares = shares_of(padded, replicas, loss);
+  }
   place_model(parts.shards[0]);
   return parts;
 }
@@ -219,7 +231,7 @@ std::vector<Variable> StepFunctions::test_state() const {
 std::vector<SplitBatch> StepFunctions::split_each(const std::vector<Batch>& batches, const char* method,
                                                   const losses::Loss* loss) {
   std::vector<SplitBatch> out;
-  for (const Batch& batch : batches) out.push_back(split_global(batch, method, loss));
+  for (std::size_t k = 0; k < batches.size(); ++k) out.push_back(split_global(batches[k], k, method, loss));
   return out;
 }
 

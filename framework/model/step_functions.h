@@ -24,8 +24,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "framework/distribute/distribution.h"
@@ -78,7 +80,8 @@ class StepFunctions {
   using Step = std::function<std::vector<Tensor>(const Batch& shard)>;
   /// The batch padded to the global batch size (set by the run's first batch, checked to divide
   /// by the replicas; `method` names the caller in errors) and split; the model is placed first.
-  SplitBatch split_global(const Batch& batch, const char* method, const losses::Loss* loss);
+  /// `step`: the batch's place in its execution (steps_per_execution), whose shard buffers it reuses.
+  SplitBatch split_global(const Batch& batch, std::size_t step, const char* method, const losses::Loss* loss);
   std::vector<SplitBatch> split_each(const std::vector<Batch>& batches, const char* method, const losses::Loss* loss);
   /// Before the first step: builds the model (on a shard) and, with several replicas, checks its
   /// weight ties, so the replicas see one variable per tie (see layers/weight_ties.h).
@@ -102,7 +105,11 @@ class StepFunctions {
   const distribute::Distribution& distribution_;
   bool jit_;
   std::int64_t rows_ = 0;
-  Tensor full_mask_;                          // the row mask of a full batch: ones
+  Tensor full_mask_;  // the row mask of a full batch: ones
+  // Per step of an execution: each batch tensor's shards (by argument name), and each replica's
+  // loss scale, written again every step (distribute::shard_rows reuses them).
+  std::vector<std::map<std::string, std::vector<Tensor>>> shard_buffers_;
+  std::vector<std::vector<Tensor>> loss_scales_;
   std::int64_t trained_rows_ = 0;             // the global batch the latest training step ran at
   std::set<std::int64_t> warned_batches_;     // evaluation batch sizes already warned about
   layers::WeightTies ties_before_placement_;  // the model's ties when compiled

@@ -18,6 +18,7 @@
 #include "strategies/tpu_strategy.h"
 #include "tests/support/error_message.h"
 #include "tests/support/log_capture.h"
+#include "tests/support/step_allocations.h"
 
 namespace kestrel::distribute {
 namespace {
@@ -92,6 +93,29 @@ TEST(CompiledReplicaStep, TheAllReduceTheUpdateAndTheMetricsAreInTheProgram) {
   const std::string replica = dumps.file("train_step.1.part0.optimized.txt");
   EXPECT_FALSE(contains(replica, "momentum")) << replica;
   EXPECT_EQ(count(replica, "updates input"), 0u) << replica;
+}
+
+// The replicas' steady steps allocate nothing: the state's buffers are donated to its update,
+// and every other buffer (the shards, the gradients, the all-reduce's sums, the metrics' gathered
+// rows) is the one the step before used, written again.
+TEST(CompiledReplicaStep, SteadyStepsOfTheReplicasAllocateNothing) {
+  clear_session();
+  random::set_global_seed(3);
+  TPUStrategy tpu(TPUClusterResolver::local());
+  auto scope = tpu.scope();
+  Sequential model({layers::Dense(64, {.activation = "relu"}), layers::Dropout(0.1), layers::Dense(4)});
+  model.compile({.optimizer = "adam",
+                 .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                 .metrics = {"accuracy"},
+                 .jit_compile = true});
+  const Tensor x = random::normal({320, 12}, random::Key(1));
+  const Tensor y = random::randint({320}, random::Key(2), 0, 4);
+  testing::StepAllocations steps;
+  model.fit(x, y, {.batch_size = 32, .epochs = 1, .verbose = 0, .callbacks = {steps.callback()}});
+  const std::vector<std::int64_t>& allocations = steps.per_step();
+  ASSERT_EQ(allocations.size(), 10u);
+  EXPECT_GT(allocations[0], 0) << "the first step compiles";
+  for (std::size_t step = 2; step < allocations.size(); ++step) EXPECT_EQ(allocations[step], 0) << "step " << step;
 }
 
 // A train_step that writes a shared variable from its own replica's values, outside any merge

@@ -25,10 +25,13 @@ class FakeDistribution : public Distribution {
   int num_replicas_in_sync() const override { return 1; }
   void for_each_replica(const std::function<void(int)>& fn) const override { fn(0); }
   void call_for_each_replica(const std::function<void(int)>& fn) const override { fn(0); }
-  std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) const override {
+  std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica,
+                                     std::vector<Tensor> /*reused*/) const override {
     return per_replica.at(0);
   }
-  Tensor all_gather(const std::vector<Tensor>& per_replica) const override { return per_replica.at(0); }
+  Tensor all_gather(const std::vector<Tensor>& per_replica, Tensor /*reused*/) const override {
+    return per_replica.at(0);
+  }
 
  private:
   std::string name_;

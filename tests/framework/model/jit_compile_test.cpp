@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "framework/callbacks/lambda_callback.h"
-#include "framework/core/buffer.h"
 #include "framework/core/error.h"
 #include "framework/core/random.h"
 #include "framework/layers/layers.h"
@@ -15,6 +14,7 @@
 #include "framework/optimizers/optimizers.h"
 #include "tests/support/error_message.h"
 #include "tests/support/log_capture.h"
+#include "tests/support/step_allocations.h"
 
 namespace kestrel {
 namespace {
@@ -237,14 +237,9 @@ TEST(JitCompile, SteadyStateTrainStepAllocatesNothing) {
   const Data data = data_of(320, 4);
   Sequential model({layers::Dense(64, {.activation = "relu"}), layers::Dropout(0.1), layers::Dense(4)});
   model.compile(classifier_options(true));
-  // Between a batch's begin and end hooks only the step runs (the batch is read before).
-  std::int64_t at_begin = 0;
-  std::vector<std::int64_t> allocations;
-  callbacks::LambdaCallback count(
-      {.on_train_batch_begin = [&](std::int64_t, const Logs&) { at_begin = allocator_stats().allocations; },
-       .on_train_batch_end = [&](std::int64_t,
-                                 const Logs&) { allocations.push_back(allocator_stats().allocations - at_begin); }});
-  model.fit(data.x, data.y, {.batch_size = 32, .epochs = 1, .verbose = 0, .callbacks = {count}});
+  testing::StepAllocations steps;
+  model.fit(data.x, data.y, {.batch_size = 32, .epochs = 1, .verbose = 0, .callbacks = {steps.callback()}});
+  const std::vector<std::int64_t>& allocations = steps.per_step();
   ASSERT_EQ(allocations.size(), 10u);
   EXPECT_GT(allocations[0], 0) << "the first step compiles";
   for (std::size_t step = 2; step < allocations.size(); ++step) EXPECT_EQ(allocations[step], 0) << "step " << step;

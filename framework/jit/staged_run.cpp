@@ -1,0 +1,124 @@
+#include "framework/jit/staged_run.h"
+
+#include <utility>
+
+namespace kestrel::jit {
+
+StagedRun::StagedRun(const ReplicaStages& stages, const distribute::Distribution& distribution, StepBuffers& buffers,
+                     std::size_t state_count)
+    : stages_(stages),
+      distribution_(distribution),
+      buffers_(buffers),
+      state_count_(state_count),
+      replicas_(static_cast<std::size_t>(distribution.num_replicas_in_sync())) {
+  const std::size_t slots = stages_.slot_per_replica.size();
+  producer_part_.assign(slots, -1);
+  producer_output_.assign(slots, 0);
+  for (std::size_t p = 0; p < stages_.parts.size(); ++p) {
+    const std::vector<std::size_t>& outputs = stages_.parts[p].output_slots;
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      producer_part_[outputs[k]] = static_cast<std::int64_t>(p);
+      producer_output_[outputs[k]] = k;
+    }
+  }
+  buffers_.part_outputs.resize(stages_.parts.size());
+  for (std::size_t p = 0; p < stages_.parts.size(); ++p) {
+    buffers_.part_outputs[p].resize(stages_.parts[p].per_replica ? replicas_ : 1);
+    for (std::vector<Tensor>& replica : buffers_.part_outputs[p]) replica.resize(stages_.parts[p].output_slots.size());
+  }
+  buffers_.collective_outputs.resize(slots);
+}
+
+void StagedRun::start(std::vector<Tensor> state, std::vector<bool> donatable,
+                      const std::vector<std::vector<Tensor>>& args) {
+  const std::size_t slots = stages_.slot_per_replica.size();
+  shared_.assign(slots, Tensor());
+  own_.assign(replicas_, std::vector<Tensor>(slots));
+  for (std::size_t j = 0; j < state.size(); ++j) shared_[j] = std::move(state[j]);
+  donatable_ = std::move(donatable);
+  for (std::size_t r = 0; r < args.size(); ++r) {
+    for (std::size_t i = 0; i < args[r].size(); ++i) own_[r][state_count_ + i] = args[r][i];
+  }
+}
+
+Tensor& StagedRun::slot(std::size_t slot, std::size_t replica) {
+  return stages_.slot_per_replica[slot] ? own_[replica][slot] : shared_[slot];
+}
+
+const Tensor& StagedRun::value(std::size_t slot, std::size_t replica) const {
+  return stages_.slot_per_replica[slot] ? own_[replica][slot] : shared_[slot];
+}
+
+void StagedRun::run_part(std::size_t part, const Executor& executor, std::size_t replica) {
+  const ReplicaStages::Part& p = stages_.parts[part];
+  std::vector<Tensor> inputs;
+  inputs.reserve(p.input_slots.size());
+  for (const std::size_t s : p.input_slots) inputs.push_back(slot(s, replica));
+  // A variable's old buffer takes its new value when the part aliases them and nothing else holds it.
+  std::vector<bool> donated(inputs.size(), false);
+  for (const std::optional<std::size_t>& alias : executor.graph().output_aliases()) {
+    if (alias && p.input_slots[*alias] < state_count_) donated[*alias] = donatable_[p.input_slots[*alias]];
+  }
+  std::vector<Tensor>& reused = buffers_.part_outputs[part][p.per_replica ? replica : 0];
+  std::vector<Tensor> outputs = executor.run(inputs, donated, &reused);
+  for (std::size_t k = 0; k < outputs.size(); ++k) slot(p.output_slots[k], replica) = std::move(outputs[k]);
+}
+
+void StagedRun::run_collectives(const ReplicaStages::Stage& stage) {
+  // The stage's sums in one all-reduce, as an eager merge point sums its values.
+  std::vector<std::vector<Tensor>> summed(replicas_);
+  std::vector<std::size_t> sum_outputs;
+  std::vector<Tensor> reused_sums;
+  for (const ReplicaStages::Collective& c : stage.collectives) {
+    std::vector<Tensor> values;
+    values.reserve(replicas_);
+    for (std::size_t r = 0; r < replicas_; ++r) values.push_back(slot(c.input_slot, r));
+    Tensor& reused = buffers_.collective_outputs[c.output_slot];
+    if (c.op == OpId::all_gather) {
+      shared_[c.output_slot] = distribution_.all_gather(values, std::move(reused));
+      continue;
+    }
+    for (std::size_t r = 0; r < replicas_; ++r) summed[r].push_back(std::move(values[r]));
+    sum_outputs.push_back(c.output_slot);
+    reused_sums.push_back(std::move(reused));
+  }
+  if (sum_outputs.empty()) return;
+  std::vector<Tensor> sums = distribution_.all_reduce_sum(summed, std::move(reused_sums));
+  for (std::size_t k = 0; k < sums.size(); ++k) shared_[sum_outputs[k]] = std::move(sums[k]);
+}
+
+void StagedRun::release(const ReplicaStages::Stage& stage) {
+  for (const std::size_t s : stage.released_slots) {
+    const std::int64_t part = producer_part_[s];
+    for (std::size_t r = 0; r < (stages_.slot_per_replica[s] ? replicas_ : 1); ++r) {
+      Tensor& value = slot(s, r);
+      if (part >= 0) {
+        buffers_
+            .part_outputs[static_cast<std::size_t>(part)][stages_.slot_per_replica[s] ? r : 0][producer_output_[s]] =
+            std::move(value);
+      } else if (s >= state_count_ && !stages_.slot_per_replica[s]) {
+        buffers_.collective_outputs[s] = std::move(value);  // a collective's result
+      }
+      value = Tensor();
+    }
+  }
+}
+
+void StagedRun::run_stages(const std::vector<const Executor*>& shared_parts,
+                           const WithFreeInstance& with_free_instance) {
+  for (const ReplicaStages::Stage& stage : stages_.stages) {
+    if (stage.shared_part) run_part(*stage.shared_part, *shared_parts[*stage.shared_part], 0);
+    if (stage.replica_part) {
+      const std::size_t part = *stage.replica_part;
+      distribution_.for_each_replica([&](int replica) {
+        with_free_instance([&](const std::vector<const Executor*>& executors) {
+          run_part(part, *executors[part], static_cast<std::size_t>(replica));
+        });
+      });
+    }
+    run_collectives(stage);
+    release(stage);
+  }
+}
+
+}  // namespace kestrel::jit
