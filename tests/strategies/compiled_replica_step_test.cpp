@@ -14,6 +14,7 @@
 #include "framework/losses/losses.h"
 #include "framework/model/sequential.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/reduce.h"
 #include "framework/optimizers/optimizers.h"
 #include "strategies/tpu_strategy.h"
 #include "tests/support/error_message.h"
