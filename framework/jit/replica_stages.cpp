@@ -27,6 +27,13 @@ bool is_collective(const Node& node) {
 // collectives ending stage s at 2s + 1 (after its replica part), the program's outputs never.
 constexpr int kReadByOutputs = std::numeric_limits<int>::max();
 
+// "%12": how a value crossing into a part is named there, as Graph::to_string names it.
+std::string value_name(ValueId v) {
+  std::string name = std::to_string(v);
+  name.insert(name.begin(), '%');
+  return name;
+}
+
 class Splitter {
  public:
   Splitter(const Graph& graph, std::size_t num_state, const std::string& function)
@@ -115,7 +122,7 @@ class Splitter {
     } else {
       KESTREL_DCHECK(producer_[at(v)] != p);  // a part's own ops are built in graph order
       const std::size_t slot = slot_for(v, -1);
-      local = b.part.graph.add_input(node.spec, node.kind == NodeKind::input ? node.name : "%" + std::to_string(v));
+      local = b.part.graph.add_input(node.spec, node.kind == NodeKind::input ? node.name : value_name(v));
       b.part.input_slots.push_back(slot);
       note_read(slot, p);
     }
