@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <optional>
 
 #include "framework/jit/dump.h"
@@ -49,8 +50,16 @@ std::vector<const Executor*> ProgramCache::get_parts(const std::string& signatur
   if (static_cast<int>(instances.size()) <= instance) instances.resize(static_cast<std::size_t>(instance) + 1);
   Parts& parts = instances[static_cast<std::size_t>(instance)];
   if (parts.empty()) {
-    for (const auto& compiled : instances[0])
+    std::int64_t largest = 0;
+    for (const auto& compiled : instances[0]) {
       parts.push_back(std::make_unique<Executor>(compiled->graph(), arena(instance)));
+      largest = std::max(largest, parts.back()->planned_bytes());
+    }
+    // The instance's block now rather than at some later run: when a run first needs this
+    // instance depends on the threads' timing, and a steady step must not be the one that allocates.
+    const std::shared_ptr<Arena>& block = arena(instance);
+    const std::lock_guard<std::mutex> lock(block->mutex());
+    block->reserve(largest);
   }
   std::vector<const Executor*> out;
   for (const auto& part : parts) out.push_back(part.get());

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/core/thread_pool.h"
 #include "framework/distribute/merge_call.h"
 #include "framework/distribute/replica_context.h"
 #include "framework/jit/dump.h"
@@ -204,7 +205,14 @@ std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vecto
   const auto trace_once = [&] { return trace(args[0], signature); };
   const std::int64_t compiles_before = programs_.compile_count();
   const std::vector<const Executor*> first = programs_.get_parts(signature, trace_once);
-  if (programs_.compile_count() != compiles_before) check_fits(first, signature);
+  if (programs_.compile_count() != compiles_before) {
+    check_fits(first, signature);
+    // An instance for every replica that can run at once (the intra-op pool's threads), made now:
+    // which step first runs that many replicas together is the threads' timing.
+    for (int instance = 1; instance < std::min(n, num_threads()); ++instance) {
+      programs_.get_parts(signature, trace_once, instance);
+    }
+  }
   Program& program = traced_.at(signature);
   planned_bytes_ = 0;
   for (const auto& part : first) planned_bytes_ = std::max(planned_bytes_, part->planned_bytes());

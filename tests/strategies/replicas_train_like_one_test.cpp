@@ -21,11 +21,21 @@ namespace {
 using testing::contains;
 using testing::error_message;
 
+// The MLP's 12 features, or the CNN's 6x6 single-channel images.
+enum class Net { mlp, cnn };
+
 struct Data {
   Tensor x, y;
 };
-Data data_of(std::int64_t n) {
-  return {random::normal({n, 12}, random::Key(40)), random::randint({n}, random::Key(41), 0, 3)};
+Data data_of(std::int64_t n, Net net = Net::mlp) {
+  const Shape features = net == Net::mlp ? Shape{n, 12} : Shape{n, 6, 6, 1};
+  return {random::normal(features, random::Key(40)), random::randint({n}, random::Key(41), 0, 3)};
+}
+
+Sequential make(Net net) {
+  if (net == Net::mlp) return Sequential({layers::Dense(16, {.activation = "relu"}), layers::Dense(3)});
+  return Sequential(
+      {layers::Conv2D(4, {3, 3}, {.activation = "relu"}), layers::MaxPooling2D(), layers::Flatten(), layers::Dense(3)});
 }
 
 struct Trained {
@@ -35,23 +45,23 @@ struct Trained {
   Tensor predicted;
 };
 
-// A fresh MLP (seed 5) trained for 20 steps of a global batch of 16 (2 epochs of 160 samples)
-// under `strategy` (null: no scope), then evaluated and run on 20 samples.
-Trained train(const Strategy* strategy, bool jit) {
+// A fresh MLP or CNN (seed 5) trained for 20 steps of a global batch of 16 (2 epochs of 160
+// samples) under `strategy` (null: no scope), then evaluated and run on 40 samples.
+Trained train(const Strategy* strategy, bool jit, Net net = Net::mlp) {
   clear_session();
   random::set_global_seed(5);
   std::optional<DistributionScope> scope;
   if (strategy != nullptr) scope.emplace(*strategy);
-  Sequential model({layers::Dense(16, {.activation = "relu"}), layers::Dense(3)});
+  Sequential model = make(net);
   model.compile({.optimizer = optimizers::Adam({.learning_rate = 1e-2}),
                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
                  .metrics = {"accuracy"},
                  .jit_compile = jit});
-  const Data data = data_of(160);
+  const Data data = data_of(160, net);
   Trained run;
   run.history = model.fit(data.x, data.y, {.batch_size = 16, .epochs = 2, .verbose = 0, .shuffle = false});
   run.weights = model.get_weights();
-  const Data test = data_of(40);
+  const Data test = data_of(40, net);
   run.evaluated = model.evaluate(test.x, test.y, {.batch_size = 16, .verbose = 0});  // 16, 16 and 8 (padded)
   run.predicted = model.predict(test.x, {.batch_size = 16});
   return run;
@@ -83,6 +93,15 @@ TEST(Replicas, EightTrainLikeOneCompiled) {
   TPUStrategy tpu(TPUClusterResolver::local());
   const Trained eight = train(&tpu, true);
   expect_close(eight, one, 1e-5);
+}
+
+TEST(Replicas, EightTrainLikeOneWithConvolutionsEagerlyAndCompiled) {
+  TPUStrategy tpu(TPUClusterResolver::local());
+  for (const bool jit : {false, true}) {
+    SCOPED_TRACE(jit ? "compiled" : "eager");
+    expect_close(train(&tpu, jit, Net::cnn), train(nullptr, jit, Net::cnn), 1e-5);
+  }
+  expect_close(train(&tpu, true, Net::cnn), train(nullptr, false, Net::cnn), 1e-5);  // compiled 8 == eager 1
 }
 
 TEST(Replicas, RunsAreBitwiseReproducible) {
