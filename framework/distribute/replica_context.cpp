@@ -12,11 +12,6 @@ ReplicaScope::ReplicaScope(int replica_id, int num_replicas)
   current_replica = &context_;
 }
 
-ReplicaScope::ReplicaScope(Tensor id, int num_replicas)
-    : previous_(current_replica), context_{.replica_id = 0, .num_replicas = num_replicas, .id = std::move(id)} {
-  current_replica = &context_;
-}
-
 ReplicaScope::ReplicaScope(ReplicaContext context) : previous_(current_replica), context_(std::move(context)) {
   current_replica = &context_;
 }

@@ -50,9 +50,6 @@ inline bool records_shared_state() {
 class ReplicaScope {
  public:
   ReplicaScope(int replica_id, int num_replicas);
-  /// While tracing the program every replica runs: the id is the program's argument. The tracing
-  /// thread counts as replica 0 for what replicas share.
-  ReplicaScope(Tensor id, int num_replicas);
   /// Makes this thread run as the context says: a replica of a step that meets the others.
   explicit ReplicaScope(ReplicaContext context);
   ~ReplicaScope();

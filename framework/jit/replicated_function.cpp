@@ -92,16 +92,6 @@ ReplicatedFunction::ReplicatedFunction(std::vector<Variable> state, StateFn fn, 
   if (!fn_) throw ValueError("jit::ReplicatedFunction '" + programs_.function_name() + "': the function is empty");
 }
 
-const Graph* ReplicatedFunction::traced_graph(const std::string& signature) const {
-  auto found = traced_.find(signature);
-  return found == traced_.end() ? nullptr : &found->second.traced;
-}
-
-const ReplicaStages* ReplicatedFunction::stages(const std::string& signature) const {
-  auto found = traced_.find(signature);
-  return found == traced_.end() ? nullptr : &found->second.stages;
-}
-
 // A replica's device holds every state variable (weights, optimizer slots, metric state) and,
 // while a part runs, that part's other inputs, its intermediates and its outputs.
 void ReplicatedFunction::check_fits(const std::vector<const Executor*>& parts, const std::string& signature) const {
@@ -125,13 +115,13 @@ void ReplicatedFunction::check_fits(const std::vector<const Executor*>& parts, c
       outputs = plan.output_bytes;
     }
   }
-  const std::int64_t needed = state_bytes + inputs + intermediates + outputs + memory_.resident_bytes;
+  const std::int64_t needed = state_bytes + inputs + intermediates + outputs;
   if (needed <= memory_.limit) return;
   throw ResourceExhaustedError(
       "ResourceExhausted: '" + name() + "' for " + signature + " needs " + format_bytes(needed) +
-      " per replica (state " + format_bytes(state_bytes + memory_.resident_bytes) + ", then at its peak inputs " +
-      format_bytes(inputs) + ", intermediates " + format_bytes(intermediates) + ", outputs " + format_bytes(outputs) +
-      ") but " + memory_.device + " has " + format_bytes(memory_.limit) +
+      " per replica (state " + format_bytes(state_bytes) + ", then at its peak inputs " + format_bytes(inputs) +
+      ", intermediates " + format_bytes(intermediates) + ", outputs " + format_bytes(outputs) + ") but " +
+      memory_.device + " has " + format_bytes(memory_.limit) +
       "; use a smaller global batch (it is split over the replicas), shorter sequences or a smaller model");
 }
 
@@ -158,14 +148,13 @@ std::vector<Graph> ReplicatedFunction::trace(const Args& args, const std::string
                    e.what());
   }
   state_ = std::move(traced.state);
-  Program program{.traced = traced.graph,
-                  .stages = split_at_collectives(traced.graph, state_.size(), n, name()),
+  Program program{.stages = split_at_collectives(traced.graph, state_.size(), n, name()),
                   .state_count = state_.size(),
                   .updated = std::move(traced.updated)};
   if (program.stages.parts.size() > 1) {
     logging::get("kestrel.jit")->info("'{}' runs on {} replicas in stages: {}", name(), n, program.stages.to_string());
     if (const std::optional<std::string> dir = dump_directory()) {
-      dump_graph(program.traced, *dir, name(), compile_count() + 1, "traced");
+      dump_graph(traced.graph, *dir, name(), compile_count() + 1, "traced");  // collectives included
     }
   }
   std::vector<Graph> graphs;

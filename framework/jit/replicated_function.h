@@ -59,9 +59,8 @@ namespace kestrel::jit {
 
 /// What each replica's device holds besides the program, and how much memory it has.
 struct ReplicaDeviceMemory {
-  std::int64_t limit = 0;           ///< bytes per replica (0: unlimited)
-  std::int64_t resident_bytes = 0;  ///< held by every replica between steps and not an input (none, or extra state)
-  std::string device = "device";    ///< named in the error ("a TPUStrategy replica")
+  std::int64_t limit = 0;         ///< bytes per replica (0: unlimited)
+  std::string device = "device";  ///< named in the error ("a TPUStrategy replica")
 };
 
 class ReplicatedFunction {
@@ -90,14 +89,9 @@ class ReplicatedFunction {
   /// The planned peak bytes of one replica's intermediates in the latest program run (its largest part).
   std::int64_t planned_bytes_per_replica() const { return planned_bytes_; }
   const std::string& name() const { return programs_.function_name(); }
-  /// The step as traced for a signature (collectives included, before any pass), or null.
-  const Graph* traced_graph(const std::string& signature) const;
-  /// How the program for a signature runs (its parts' graphs are the executors'), or null.
-  const ReplicaStages* stages(const std::string& signature) const;
 
  private:
   struct Program {
-    Graph traced;
     ReplicaStages stages;              // the parts' graphs moved to the program cache
     std::size_t state_count = 0;       // its state inputs: state_'s first (variables lifted since come after)
     std::vector<std::size_t> updated;  // the state the step assigns, in the order of its first outputs

@@ -1,10 +1,10 @@
 // StagedRun: one call of a replicated program (replica_stages.h) — its parts run stage by stage,
 // its collectives performed by the strategy between them, its values kept in slots.
 //
-//   StagedRun run(stages, distribution, reuse, state_count);
+//   StagedRun run(stages, distribution, buffers, state_count);   // buffers: kept from call to call
 //   run.start(state_values, donatable, per_replica_args);
-//   run.run_stages(first_instance_parts, instances);
-//   run.value(stages.output_slots[k], replica);   // the program's outputs
+//   run.run_stages(executors, with_free_instance);   // the shared parts' executors, a free instance's
+//   run.value(stages.output_slots[k], replica);      // the program's outputs
 //
 // Buffers come back from call to call (StepBuffers): a slot is freed after its last reader into
 // the buffers of the part output or collective that wrote it, and the next call's part or

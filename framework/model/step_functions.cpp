@@ -51,6 +51,21 @@ std::vector<double> shares_of(const Batch& padded, int replicas, const losses::L
   return shares;
 }
 
+// The replica's share of the global batch's loss (compute_loss scales by it) while it lives; an
+// undefined share (one replica) changes nothing.
+class LossShareScope {
+ public:
+  explicit LossShareScope(const Tensor& share) {
+    if (!share.defined()) return;
+    distribute::ReplicaContext context = *distribute::replica_context();
+    context.loss_scale = share;
+    scope_.emplace(std::move(context));
+  }
+
+ private:
+  std::optional<distribute::ReplicaScope> scope_;
+};
+
 }  // namespace
 
 StepFunctions::StepFunctions(Model& model, const distribute::Distribution& distribution, bool jit)
@@ -87,13 +102,8 @@ StepOutputs StepFunctions::run(std::unique_ptr<jit::ReplicatedFunction>& functio
           // Each step in turn (steps_per_execution), reading the state the one before left.
           std::vector<Tensor> outputs;
           for (const jit::Args& one : split_steps(args)) {
-            // The replica's share of the global batch's loss, for compute_loss (as run_eagerly sets it).
-            std::optional<distribute::ReplicaScope> with_share;
-            if (auto share = one.find("loss_scale"); share != one.end()) {
-              distribute::ReplicaContext context = *distribute::replica_context();
-              context.loss_scale = share->second;
-              with_share.emplace(std::move(context));
-            }
+            const auto share = one.find("loss_scale");
+            const LossShareScope with_share(share != one.end() ? share->second : Tensor());
             const std::vector<Tensor> out = step(batch_of(one));
             outputs.insert(outputs.end(), out.begin(), out.end());
           }
@@ -140,12 +150,7 @@ std::vector<std::vector<Tensor>> StepFunctions::run_eagerly(const SplitBatch& pa
   std::vector<std::vector<Tensor>> outputs(parts.shards.size());
   distribution_.call_for_each_replica([&](int r) {
     const auto i = static_cast<std::size_t>(r);
-    std::optional<distribute::ReplicaScope> with_share;
-    if (!parts.shares.empty()) {
-      distribute::ReplicaContext context = *distribute::replica_context();
-      context.loss_scale = Tensor::scalar(parts.shares[i]);
-      with_share.emplace(std::move(context));
-    }
+    const LossShareScope with_share(parts.shares.empty() ? Tensor() : Tensor::scalar(parts.shares[i]));
     outputs[i] = step(parts.shards[i]);
   });
   return outputs;
@@ -184,7 +189,8 @@ SplitBatch StepFunctions::split_global(const Batch& batch, std::size_t step, con
   if (rows_ == 0) rows_ = rows;
   // A larger batch is a new global size (and, compiled, a new shape); a smaller one is padded.
   const std::int64_t global = std::max(rows, rows_);
-  distribute::rows_per_replica(global, replicas, std::string(method) + " (" + distribution_.name() + ")",
+  const std::string where = std::string(method) + " (" + distribution_.name() + ")";
+  distribute::rows_per_replica(global, replicas, where,
                                "use a global batch size that is a multiple of " + std::to_string(replicas) + " (e.g. " +
                                    std::to_string(replicas * std::max<std::int64_t>(1, global / replicas)) + ")");
   // Eagerly on one replica a short last batch runs as it is, as in Keras: padding is what static
@@ -207,7 +213,6 @@ SplitBatch StepFunctions::split_global(const Batch& batch, std::size_t step, con
   } else {
     // Each tensor's rows cut into the shard buffers this step of an execution used last time.
     if (shard_buffers_.size() <= step) shard_buffers_.resize(step + 1);
-    const std::string where = std::string(method) + " (" + distribution_.name() + ")";
     std::vector<jit::Args> shards(static_cast<std::size_t>(replicas));
     for (const auto& [name, tensor] : args_of(padded)) {
       std::vector<Tensor>& buffers = shard_buffers_[step][name];

@@ -79,7 +79,8 @@ class StepFunctions {
  private:
   using Step = std::function<std::vector<Tensor>(const Batch& shard)>;
   /// The batch padded to the global batch size (set by the run's first batch, checked to divide
-  /// by the replicas; `method` names the caller in errors) and split; the model is placed first.
+  /// by the replicas; `method` names the caller in errors) and split; then, on the first call,
+  /// the model is placed.
   /// `step`: the batch's place in its execution (steps_per_execution), whose shard buffers it reuses.
   SplitBatch split_global(const Batch& batch, std::size_t step, const char* method, const losses::Loss* loss);
   std::vector<SplitBatch> split_each(const std::vector<Batch>& batches, const char* method, const losses::Loss* loss);

@@ -25,13 +25,8 @@ namespace kestrel::distribute {
 namespace {
 
 using testing::contains;
+using testing::count_of;
 using testing::LogCapture;
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 std::string read(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -80,12 +75,12 @@ TEST(CompiledReplicaStep, TheAllReduceTheUpdateAndTheMetricsAreInTheProgram) {
   EXPECT_TRUE(contains(text, "'train_step' runs on 8 replicas in stages: stage 0: replica part (") &&
               contains(text, "-> cross_replica_sum x6, all_gather x3; stage 1: shared part ("))
       << text;
-  EXPECT_EQ(count(text, "compiled 'train_step' #"), 1u) << text;
+  EXPECT_EQ(count_of(text, "compiled 'train_step' #"), 1u) << text;
 
   // The traced program: the collectives, then Adam's update of every weight and slot.
   const std::string traced = dumps.file("train_step.1.traced.txt");
-  EXPECT_EQ(count(traced, "= cross_replica_sum("), 6u) << traced;
-  EXPECT_EQ(count(traced, "= all_gather("), 3u) << traced;
+  EXPECT_EQ(count_of(traced, "= cross_replica_sum("), 6u) << traced;
+  EXPECT_EQ(count_of(traced, "= all_gather("), 3u) << traced;
   const std::string update = dumps.file("train_step.1.part1.optimized.txt");
   for (const char* state : {"dense/kernel", "dense_1/bias", "momentum", "velocity", "iteration", "count"}) {
     EXPECT_TRUE(contains(update, state)) << state << " is not updated in the shared part:\n" << update;
@@ -93,7 +88,7 @@ TEST(CompiledReplicaStep, TheAllReduceTheUpdateAndTheMetricsAreInTheProgram) {
   // The replica part computes gradients and reads no optimizer slot.
   const std::string replica = dumps.file("train_step.1.part0.optimized.txt");
   EXPECT_FALSE(contains(replica, "momentum")) << replica;
-  EXPECT_EQ(count(replica, "updates input"), 0u) << replica;
+  EXPECT_EQ(count_of(replica, "updates input"), 0u) << replica;
 }
 
 // The replicas' steady steps allocate nothing: the state's buffers are donated to its update,

@@ -9,18 +9,14 @@
 #include "framework/model/sequential.h"
 #include "framework/optimizers/optimizers.h"
 #include "strategies/tpu_strategy.h"
+#include "tests/support/error_message.h"
 #include "tests/support/log_capture.h"
 
 namespace kestrel::distribute {
 namespace {
 
+using testing::count_of;
 using testing::LogCapture;
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 TEST(EvaluationBatchWarning, EvaluatingAtAnotherGlobalBatchWarnsOnceWithBothPrograms) {
   clear_session();
@@ -35,13 +31,13 @@ TEST(EvaluationBatchWarning, EvaluatingAtAnotherGlobalBatchWarnsOnceWithBothProg
   LogCapture log("kestrel.distribute");
   // Validation at the training batch: no warning.
   model.fit(x, y, {.batch_size = 16, .epochs = 1, .verbose = 0, .validation_data = ValidationData{x, y}});
-  EXPECT_EQ(count(log.text(), "evaluation runs at a global batch"), 0u) << log.text();
+  EXPECT_EQ(count_of(log.text(), "evaluation runs at a global batch"), 0u) << log.text();
   model.evaluate(x, y, {.batch_size = 32, .verbose = 0});
   model.evaluate(x, y, {.batch_size = 32, .verbose = 0});
   const std::string text = log.text();
-  EXPECT_EQ(count(text,
-                  "evaluation runs at a global batch of 32 rows but training ran at 16 on the 8 replicas of "
-                  "TPUStrategy"),
+  EXPECT_EQ(count_of(text,
+                     "evaluation runs at a global batch of 32 rows but training ran at 16 on the 8 replicas of "
+                     "TPUStrategy"),
             1u)
       << text;
   EXPECT_NE(text.find("train_step "), std::string::npos) << text;
