@@ -35,5 +35,7 @@
 #include "framework/ops/ops.h"
 #include "framework/optimizers/optimizers.h"
 #include "strategies/mirrored_strategy.h"
+#include "strategies/multi_worker_mirrored_strategy.h"
 #include "strategies/strategy.h"
 #include "strategies/tpu_strategy.h"
+#include "strategies/workers.h"

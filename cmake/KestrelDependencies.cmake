@@ -25,3 +25,5 @@ if(KESTREL_BUILD_TESTS)
 endif()
 # The benchmarks, tutorials and tools parse flags with CLI11.
 find_package(CLI11 REQUIRED)
+# kestrel::strategies: workers of a multi-worker job talk over OpenMPI (libopenmpi-dev), through its C API.
+find_package(MPI REQUIRED COMPONENTS C)

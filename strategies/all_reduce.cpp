@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <span>
 #include <string>
 #include <type_traits>
 
 #include "framework/core/error.h"
 #include "framework/core/thread_pool.h"
+#include "strategies/workers.h"
 
 namespace kestrel::distribute {
 namespace {
@@ -155,6 +158,78 @@ std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_r
     sum_span(per_replica, sums, begin, end);
   });
   return sums;
+}
+
+namespace {
+
+// Packs the tensors of `sums` that `takes` accepts into one buffer of T, sums it over the workers
+// and unpacks it: one message for all of them.
+template <class T, class Takes, class Pack, class Unpack>
+void sum_packed(const Workers& workers, std::vector<Tensor>& sums, Takes takes, Pack pack, Unpack unpack) {
+  // Kept from call to call (per thread): a steady step's sums allocate nothing here.
+  thread_local std::vector<T> packed;
+  std::size_t total = 0;
+  for (const Tensor& t : sums) total += t.defined() && takes(t.dtype()) ? static_cast<std::size_t>(t.numel()) : 0;
+  if (total == 0) return;
+  packed.resize(total);
+  std::size_t at = 0;
+  for (const Tensor& t : sums) {
+    if (!t.defined() || !takes(t.dtype())) continue;
+    pack(t, packed.data() + at);
+    at += static_cast<std::size_t>(t.numel());
+  }
+  workers.sum(std::span<T>(packed.data(), total));
+  at = 0;
+  for (Tensor& t : sums) {
+    if (!t.defined() || !takes(t.dtype())) continue;
+    unpack(packed.data() + at, t);
+    at += static_cast<std::size_t>(t.numel());
+  }
+}
+
+template <class From, class To>
+void convert(const From* from, To* to, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) to[i] = static_cast<To>(from[i]);
+}
+
+}  // namespace
+
+void sum_over_workers(const Workers& workers, std::vector<Tensor>& sums) {
+  if (workers.count() == 1) return;
+  sum_packed<float>(
+      workers, sums, [](DType d) { return d == DType::float32 || d == DType::bfloat16; },
+      [](const Tensor& t, float* to) {
+        if (t.dtype() == DType::float32) {
+          std::memcpy(to, t.raw_data(), t.nbytes());
+        } else {
+          convert(static_cast<const bfloat16*>(t.raw_data()), to, t.numel());
+        }
+      },
+      [](const float* from, Tensor& t) {
+        if (t.dtype() == DType::float32) {
+          std::memcpy(t.buffer()->data(), from, t.nbytes());
+        } else {
+          convert(from, static_cast<bfloat16*>(t.buffer()->data()), t.numel());
+        }
+      });
+  sum_packed<std::int64_t>(
+      workers, sums, [](DType d) { return d == DType::int32 || d == DType::int64; },
+      [](const Tensor& t, std::int64_t* to) {
+        if (t.dtype() == DType::int64) {
+          std::memcpy(to, t.raw_data(), t.nbytes());
+        } else {
+          convert(static_cast<const std::int32_t*>(t.raw_data()), to, t.numel());
+        }
+      },
+      [](const std::int64_t* from, Tensor& t) {
+        if (t.dtype() == DType::int64) {
+          std::memcpy(t.buffer()->data(), from, t.nbytes());
+        } else {
+          // The low 32 bits of the 64-bit sum: the int32 sum wrapped modulo 2^32.
+          auto* to = static_cast<std::uint32_t*>(t.buffer()->data());
+          for (std::int64_t i = 0; i < t.numel(); ++i) to[i] = static_cast<std::uint32_t>(from[i]);
+        }
+      });
 }
 
 }  // namespace kestrel::distribute

@@ -5,7 +5,8 @@
 //   std::vector<Tensor> summed = distribute::all_reduce_sum(grads);   // summed[k] = sum over r
 //
 // Every element is summed in replica order, (((t0 + t1) + t2) + ...), whatever the number of
-// threads or their timing, so a multi-replica step is bitwise reproducible.
+// threads or their timing, so a multi-replica step is bitwise reproducible. A job of several
+// workers then sums the workers' results (sum_over_workers), again in a fixed order.
 #pragma once
 
 #include <vector>
@@ -33,5 +34,14 @@ namespace kestrel::distribute {
 /// last step's sums given back, so a steady step allocates nothing).
 std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica,
                                    std::vector<Tensor> reused = {});
+
+class Workers;
+
+/// Each defined tensor of `sums` (this worker's sums over its replicas, which nothing else holds)
+/// becomes its sum over the workers, in worker order (Workers::sum), in place: the second half of
+/// a multi-worker all-reduce. The tensors travel packed, one message per kind: float32 and
+/// bfloat16 as float32 (bfloat16 rounded once more at the end), int32 and int64 as int64 (int32
+/// wrapping modulo 2^32 as on one worker). Nothing happens for a worker alone.
+void sum_over_workers(const Workers& workers, std::vector<Tensor>& sums);
 
 }  // namespace kestrel::distribute

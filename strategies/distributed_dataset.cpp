@@ -1,5 +1,6 @@
 #include "strategies/distributed_dataset.h"
 
+#include <iterator>
 #include <string>
 #include <variant>
 
@@ -35,8 +36,8 @@ std::int64_t batch_rows(const data::Element& element) {
 
 class SplitIterator final : public DistributedDataset::Iterator {
  public:
-  SplitIterator(std::unique_ptr<data::Iterator> source, int replicas)
-      : source_(std::move(source)), replicas_(replicas) {}
+  SplitIterator(std::unique_ptr<data::Iterator> source, int replicas, int first, int local)
+      : source_(std::move(source)), replicas_(replicas), first_(first), local_(local) {}
 
   std::optional<PerReplica<data::Element>> next() override {
     std::optional<data::Element> batch = source_->next();
@@ -45,12 +46,19 @@ class SplitIterator final : public DistributedDataset::Iterator {
         batch_rows(*batch), replicas_, "experimental_distribute_dataset",
         "batch by a multiple of " + std::to_string(replicas_) +
             " and drop the remainder (batch(n, {.drop_remainder = true})), or let fit pad the last batch");
-    return split_element(*batch, replicas_, shard);
+    PerReplica<data::Element> all = split_element(*batch, replicas_, shard);
+    if (local_ == replicas_) return all;
+    PerReplica<data::Element> mine;
+    mine.values.assign(std::make_move_iterator(all.values.begin() + first_),
+                       std::make_move_iterator(all.values.begin() + first_ + local_));
+    return mine;
   }
 
  private:
   std::unique_ptr<data::Iterator> source_;
-  int replicas_;
+  int replicas_;  // in sync, over every worker
+  int first_;     // this worker's replicas among them: [first_, first_ + local_)
+  int local_;
 };
 
 class InterleaveIterator final : public DistributedDataset::Iterator {
@@ -98,21 +106,30 @@ PerReplica<data::Element> split_element(const data::Element& element, int replic
   return out;
 }
 
-DistributedDataset::DistributedDataset(data::Dataset source, int replicas, Mode mode)
-    : source_(std::move(source)), replicas_(replicas), mode_(mode) {
+DistributedDataset::DistributedDataset(data::Dataset source, int replicas, Mode mode, WorkerShare share)
+    : source_(std::move(source)), replicas_(replicas), mode_(mode), share_(share) {
   if (replicas < 1) throw ValueError("DistributedDataset: replicas must be >= 1, got " + std::to_string(replicas));
+  if (share_.replicas_in_sync == 0) share_ = {.first_replica = 0, .replicas_in_sync = replicas};
+  if (share_.first_replica < 0 || share_.first_replica + replicas > share_.replicas_in_sync) {
+    throw ValueError("DistributedDataset: replicas [" + std::to_string(share_.first_replica) + ", " +
+                     std::to_string(share_.first_replica + replicas) + ") are not among the " +
+                     std::to_string(share_.replicas_in_sync) + " in sync");
+  }
 }
 
-DistributedDataset DistributedDataset::split_batches(data::Dataset global_batches, int replicas) {
-  return DistributedDataset(std::move(global_batches), replicas, Mode::split);
+DistributedDataset DistributedDataset::split_batches(data::Dataset global_batches, int replicas, WorkerShare share) {
+  return DistributedDataset(std::move(global_batches), replicas, Mode::split, share);
 }
 
 DistributedDataset DistributedDataset::interleave_replicas(data::Dataset replica_batches, int replicas) {
-  return DistributedDataset(std::move(replica_batches), replicas, Mode::interleave);
+  return DistributedDataset(std::move(replica_batches), replicas, Mode::interleave, {});
 }
 
 std::unique_ptr<DistributedDataset::Iterator> DistributedDataset::make_iterator() const {
-  if (mode_ == Mode::split) return std::make_unique<SplitIterator>(source_.make_iterator(), replicas_);
+  if (mode_ == Mode::split) {
+    return std::make_unique<SplitIterator>(source_.make_iterator(), share_.replicas_in_sync, share_.first_replica,
+                                           replicas_);
+  }
   return std::make_unique<InterleaveIterator>(source_.make_iterator(), replicas_);
 }
 

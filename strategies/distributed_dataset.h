@@ -16,6 +16,12 @@
 
 namespace kestrel::distribute {
 
+/// Which replicas in sync a process's are, when a job has several workers.
+struct WorkerShare {
+  int first_replica = 0;
+  int replicas_in_sync = 0;  ///< 0: this process's replicas are all of them
+};
+
 class DistributedDataset {
  public:
   /// One pass: each next() is one step, one element per replica, or nullopt at the end.
@@ -25,25 +31,28 @@ class DistributedDataset {
     virtual std::optional<PerReplica<data::Element>> next() = 0;
   };
 
-  /// Each element of `global_batches` is a global batch, split along its first axis into
-  /// `replicas` equal shards. A batch whose rows do not divide is a ValueError naming the fix.
-  static DistributedDataset split_batches(data::Dataset global_batches, int replicas);
+  /// Each element of `global_batches` is a global batch, split along its first axis into one
+  /// equal shard per replica in sync, of which this process keeps its `replicas` (`share`). A
+  /// batch whose rows do not divide is a ValueError naming the fix.
+  static DistributedDataset split_batches(data::Dataset global_batches, int replicas, WorkerShare share = {});
   /// Each element of `replica_batches` is already one replica's batch: a step takes `replicas`
   /// consecutive elements. A pass whose element count does not divide ends at the last whole step.
   static DistributedDataset interleave_replicas(data::Dataset replica_batches, int replicas);
 
   std::unique_ptr<Iterator> make_iterator() const;
+  /// This process's replicas (one element each per step).
   int num_replicas() const { return replicas_; }
   /// The dataset it reads from.
   const data::Dataset& source() const { return source_; }
 
  private:
   enum class Mode { split, interleave };
-  DistributedDataset(data::Dataset source, int replicas, Mode mode);
+  DistributedDataset(data::Dataset source, int replicas, Mode mode, WorkerShare share);
 
   data::Dataset source_;
   int replicas_;
   Mode mode_;
+  WorkerShare share_;
 };
 
 /// Every value of a global batch (tensors and string arrays alike) cut into `replicas` shards of

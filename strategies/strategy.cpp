@@ -1,5 +1,6 @@
 #include "strategies/strategy.h"
 
+#include <cstring>
 #include <exception>
 #include <optional>
 #include <string>
@@ -8,10 +9,12 @@
 #include "framework/distribute/replica_context.h"
 #include "framework/distribute/replica_rendezvous.h"
 #include "framework/distribute/replica_shards.h"
+#include "framework/logging/logging.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 #include "framework/ops/shape_ops.h"
 #include "strategies/all_reduce.h"
+#include "strategies/workers.h"
 
 namespace kestrel::distribute {
 namespace {
@@ -34,9 +37,21 @@ void rethrow_first_failure(const std::vector<std::exception_ptr>& errors) {
 
 }  // namespace
 
-Strategy::Strategy(std::string name, int replicas, std::optional<std::int64_t> memory_per_replica)
-    : name_(std::move(name)), replicas_(replicas), memory_per_replica_(memory_per_replica) {
-  if (replicas < 1) throw ValueError(name_ + ": the number of replicas must be >= 1, got " + std::to_string(replicas));
+Strategy::Strategy(std::string name, int local_replicas, std::optional<std::int64_t> memory_per_replica)
+    : Strategy(std::move(name), local_replicas, memory_per_replica, Workers::local()) {}
+
+Strategy::Strategy(std::string name, int local_replicas, std::optional<std::int64_t> memory_per_replica,
+                   std::shared_ptr<const Workers> workers)
+    : name_(std::move(name)),
+      local_replicas_(local_replicas),
+      workers_(std::move(workers)),
+      memory_per_replica_(memory_per_replica) {
+  if (local_replicas < 1) {
+    throw ValueError(name_ + ": the number of replicas must be >= 1, got " + std::to_string(local_replicas));
+  }
+  // The chief speaks for a job of several workers; the others only warn, and their callbacks
+  // that print or write files do not run (Callback::chief_worker_only).
+  if (!workers_->is_chief() && logging::level() < spdlog::level::warn) logging::set_level(spdlog::level::warn);
   if (memory_per_replica && *memory_per_replica <= 0) {
     throw ValueError(name_ + ": the memory per replica must be > 0 bytes, got " + std::to_string(*memory_per_replica));
   }
@@ -44,16 +59,20 @@ Strategy::Strategy(std::string name, int replicas, std::optional<std::int64_t> m
 
 Strategy::~Strategy() = default;
 
+int Strategy::num_workers() const { return workers_->count(); }
+int Strategy::worker_index() const { return workers_->index(); }
+
 void Strategy::check_replicas(const char* method, int count) const {
-  if (count != replicas_) {
+  if (count != local_replicas_) {
     throw ValueError(name_ + "." + method + ": got values from " + std::to_string(count) + " replicas, but " +
-                     std::to_string(replicas_) + " run in sync; pass what run() returned");
+                     std::to_string(local_replicas_) + (num_workers() > 1 ? " run in this worker" : " run in sync") +
+                     "; pass what run() returned");
   }
 }
 
 void Strategy::for_each_replica(const std::function<void(int replica)>& fn) const {
   if (!fn) throw ValueError(name_ + ".for_each_replica: fn is empty; pass the function each replica runs");
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(replicas_));
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(local_replicas_));
   auto run = [&](int replica) {
     try {
       fn(replica);
@@ -61,13 +80,13 @@ void Strategy::for_each_replica(const std::function<void(int replica)>& fn) cons
       errors[static_cast<std::size_t>(replica)] = std::current_exception();
     }
   };
-  if (replicas_ < num_threads()) {
+  if (local_replicas_ < num_threads()) {
     // Fewer replicas than cores: one after another, each with the whole intra-op pool for its kernels.
-    for (int replica = 0; replica < replicas_; ++replica) run(replica);
+    for (int replica = 0; replica < local_replicas_; ++replica) run(replica);
   } else {
     // The replicas fill the cores: they run as the intra-op pool's work, a contiguous share of
     // them per thread, each with its kernels serial (the replicas, not the kernels, use the cores).
-    parallel_for(replicas_, 1, [&](std::int64_t begin, std::int64_t end) {
+    parallel_for(local_replicas_, 1, [&](std::int64_t begin, std::int64_t end) {
       const SerialKernelsScope serial;
       for (std::int64_t replica = begin; replica < end; ++replica) run(static_cast<int>(replica));
     });
@@ -82,14 +101,14 @@ void Strategy::call_for_each_replica(const std::function<void(int replica)>& fn)
   }
   // A pool of as many threads as replicas, each replica one chunk of it: a replica waiting at a
   // merge point holds its thread, and the others still have theirs.
-  std::call_once(replica_threads_made_, [&] { replica_threads_ = std::make_unique<ThreadPool>(replicas_); });
-  ReplicaRendezvous rendezvous(replicas_);
+  std::call_once(replica_threads_made_, [&] { replica_threads_ = std::make_unique<ThreadPool>(local_replicas_); });
+  ReplicaRendezvous rendezvous(local_replicas_);
   // When the replicas fill the cores, their kernels run serially inside each.
-  const bool serial = replicas_ >= num_threads();
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(replicas_));
+  const bool serial = local_replicas_ >= num_threads();
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(local_replicas_));
   // Run inline, the replicas would wait for each other forever: not even a caller's serial kernels may.
   const ParallelKernelsScope threads_of_their_own;
-  replica_threads_->parallel_for(replicas_, 1, [&](std::int64_t begin, std::int64_t end) {
+  replica_threads_->parallel_for(local_replicas_, 1, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       const int replica = static_cast<int>(r);
       std::optional<SerialKernelsScope> serial_kernels;
@@ -97,7 +116,7 @@ void Strategy::call_for_each_replica(const std::function<void(int replica)>& fn)
       try {
         const DistributionScope in_scope(*this);
         const ReplicaScope as_replica(
-            {.replica_id = replica, .num_replicas = replicas_, .distribution = this, .rendezvous = &rendezvous});
+            {.replica_id = replica, .num_replicas = local_replicas_, .distribution = this, .rendezvous = &rendezvous});
         fn(replica);
         rendezvous.finished(replica);
       } catch (...) {
@@ -112,7 +131,9 @@ void Strategy::call_for_each_replica(const std::function<void(int replica)>& fn)
 std::vector<Tensor> Strategy::all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica,
                                              std::vector<Tensor> reused) const {
   check_replicas("all_reduce_sum", static_cast<int>(per_replica.size()));
-  return distribute::all_reduce_sum(per_replica, std::move(reused));
+  std::vector<Tensor> sums = distribute::all_reduce_sum(per_replica, std::move(reused));
+  sum_over_workers(*workers_, sums);
+  return sums;
 }
 
 Tensor Strategy::all_gather(const std::vector<Tensor>& per_replica, Tensor reused) const {
@@ -124,12 +145,30 @@ Tensor Strategy::all_gather(const std::vector<Tensor>& per_replica, Tensor reuse
     throw ValueError(name_ + ".all_gather: " + std::to_string(defined) + " of " + std::to_string(per_replica.size()) +
                      " replicas brought a value; every replica's step must bring the same parts to a merge point");
   }
-  return per_replica.size() == 1 ? per_replica[0] : join_rows(per_replica, std::move(reused));
+  if (num_workers() == 1) return per_replica.size() == 1 ? per_replica[0] : join_rows(per_replica, std::move(reused));
+  // This worker's replicas' rows in its block, then every worker's blocks (MPI_Allgather in place).
+  // Shards are equal over the workers, as the global batch splits evenly.
+  const Tensor local = per_replica.size() == 1 ? per_replica[0] : join_rows(per_replica);
+  Shape shape = local.shape();
+  if (shape.rank() == 0) {
+    throw ShapeError(name_ + ".all_gather: a replica's value is a scalar; it joins the replicas' values along axis 0");
+  }
+  shape[0] *= num_workers();
+  Tensor out = Tensor::empty_or_reused(std::move(reused), shape, local.dtype());
+  auto* blocks = static_cast<std::byte*>(out.view().data);
+  const std::size_t block = local.nbytes();
+  if (block > 0) std::memcpy(blocks + block * static_cast<std::size_t>(worker_index()), local.raw_data(), block);
+  workers_->gather_in_place({blocks, block * static_cast<std::size_t>(num_workers())});
+  return out;
+}
+
+void Strategy::check_workers_agree(std::string_view what, const std::string& description) const {
+  workers_->check_same(what, description);
 }
 
 PerReplica<Tensor> Strategy::run(const std::function<Tensor(int replica)>& fn) const {
   PerReplica<Tensor> out;
-  out.values.resize(static_cast<std::size_t>(replicas_));
+  out.values.resize(static_cast<std::size_t>(local_replicas_));
   call_for_each_replica([&](int replica) { out.values[static_cast<std::size_t>(replica)] = fn(replica); });
   return out;
 }
@@ -137,7 +176,7 @@ PerReplica<Tensor> Strategy::run(const std::function<Tensor(int replica)>& fn) c
 Tensor Strategy::reduce(ReduceOp op, const PerReplica<Tensor>& value, std::optional<int> axis) const {
   check_replicas("reduce", value.size());
   std::vector<std::vector<Tensor>> parts;
-  std::int64_t counted = 0;  // elements along axis, over every replica (MEAN's divisor with an axis)
+  std::int64_t counted = 0;  // elements along axis, over this worker's replicas
   for (const Tensor& t : value.values) {
     if (!axis) {
       parts.push_back({t});
@@ -153,24 +192,48 @@ Tensor Strategy::reduce(ReduceOp op, const PerReplica<Tensor>& value, std::optio
   }
   Tensor total = all_reduce_sum(parts).at(0);
   if (op == ReduceOp::SUM) return total;
-  const double divisor = axis ? static_cast<double>(counted) : static_cast<double>(replicas_);
+  // MEAN with an axis divides by the elements along it over every replica in sync.
+  std::int64_t counted_in_sync[] = {counted};
+  if (axis) workers_->sum(counted_in_sync);
+  const double divisor = axis ? static_cast<double>(counted_in_sync[0]) : static_cast<double>(num_replicas_in_sync());
   return total / divisor;
 }
 
 Tensor Strategy::gather(const PerReplica<Tensor>& value, int axis) const {
   check_replicas("gather", value.size());
-  return ops::concat(value.values, axis);
+  if (num_workers() == 1) return ops::concat(value.values, axis);
+  // Over workers, the rows of all_gather: the axis is moved to the front and back.
+  const int rank = value.values.at(0).rank();
+  if (axis < -rank || axis >= rank) {
+    throw ShapeError(name_ + ".gather: axis " + std::to_string(axis) + " is out of range for a replica's value " +
+                     value.values[0].spec().to_string());
+  }
+  if (axis < 0) axis += rank;
+  std::vector<int> to_front = {axis};
+  for (int d = 0; d < rank; ++d) {
+    if (d != axis) to_front.push_back(d);
+  }
+  std::vector<int> back(static_cast<std::size_t>(rank));
+  for (int d = 0; d < rank; ++d) back[static_cast<std::size_t>(to_front[static_cast<std::size_t>(d)])] = d;
+  std::vector<Tensor> fronted;
+  for (const Tensor& t : value.values) fronted.push_back(axis == 0 ? t : ops::transpose(t, to_front));
+  const Tensor gathered = all_gather(fronted);
+  return axis == 0 ? gathered : ops::transpose(gathered, back);
 }
 
 DistributedDataset Strategy::experimental_distribute_dataset(const data::Dataset& dataset) const {
-  return DistributedDataset::split_batches(dataset, replicas_);
+  // Every worker reads the global batches and keeps its replicas' rows (tf.data's DATA sharding).
+  return DistributedDataset::split_batches(
+      dataset, local_replicas_, {.first_replica = first_local_replica(), .replicas_in_sync = num_replicas_in_sync()});
 }
 
 DistributedDataset Strategy::distribute_datasets_from_function(
     const std::function<data::Dataset(const InputContext&)>& fn) const {
-  // One machine, one input pipeline feeding every replica.
-  const InputContext context{.num_input_pipelines = 1, .input_pipeline_id = 0, .num_replicas_in_sync = replicas_};
-  return DistributedDataset::interleave_replicas(fn(context), replicas_);
+  // One input pipeline per worker, feeding its replicas.
+  const InputContext context{.num_input_pipelines = num_workers(),
+                             .input_pipeline_id = worker_index(),
+                             .num_replicas_in_sync = num_replicas_in_sync()};
+  return DistributedDataset::interleave_replicas(fn(context), local_replicas_);
 }
 
 }  // namespace kestrel::distribute

@@ -15,7 +15,9 @@
 // Replicas are simulated: one process, one copy of each parameter in host memory, replicas run
 // on the intra-op pool's threads (for_each_replica) or each on a thread of its own when they meet
 // at merge points (call_for_each_replica), and reductions that add the replicas in a fixed
-// order, so every run gives the same bits.
+// order, so every run gives the same bits. A job of several processes (workers, started by
+// mpirun: MultiWorkerMirroredStrategy, a TPU pod slice) runs each worker's local replicas so, and
+// combines the workers' results over MPI, again in a fixed order (workers.h).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "framework/core/thread_pool.h"
@@ -34,6 +37,8 @@
 #include "strategies/per_replica.h"
 
 namespace kestrel::distribute {
+
+class Workers;
 
 class Strategy : public Distribution {
  public:
@@ -46,18 +51,24 @@ class Strategy : public Distribution {
   [[nodiscard]] DistributionScope scope() const { return DistributionScope(*this); }
 
   std::string name() const override { return name_; }
-  int num_replicas_in_sync() const override { return replicas_; }
+  int num_replicas_in_sync() const override { return local_replicas_ * num_workers(); }
+  int num_local_replicas() const override { return local_replicas_; }
+  int num_workers() const override;
+  int worker_index() const override;
+  /// The processes the replicas are spread over (this one alone unless started by mpirun).
+  const Workers& workers() const { return *workers_; }
   std::optional<std::int64_t> memory_per_replica() const override { return memory_per_replica_; }
 
-  /// Runs fn on every replica (its id as the argument), each on its own thread, and returns the
-  /// results in replica order: a custom training loop's step (tf.distribute.Strategy.run). fn
-  /// runs as a replica of one step, so optimizer.apply inside it sums the replicas' gradients
-  /// and updates once.
+  /// Runs fn on every local replica (its local id as the argument), each on its own thread, and
+  /// returns the results in replica order: a custom training loop's step
+  /// (tf.distribute.Strategy.run). fn runs as a replica of one step, so optimizer.apply inside it
+  /// sums every replica's gradients in sync and updates once.
   PerReplica<Tensor> run(const std::function<Tensor(int replica)>& fn) const;
-  /// Combines the replicas' values: SUM or MEAN across replicas; with an axis, that axis is reduced
-  /// too (MEAN then averages over every replica's elements along it, as a global batch would).
+  /// Combines the values of every replica in sync (each worker passes its local replicas'): SUM or
+  /// MEAN across replicas; with an axis, that axis is reduced too (MEAN then averages over every
+  /// replica's elements along it, as a global batch would). Every worker gets the same result.
   Tensor reduce(ReduceOp op, const PerReplica<Tensor>& value, std::optional<int> axis = std::nullopt) const;
-  /// The replicas' values concatenated along axis, in replica order.
+  /// Every replica in sync's values concatenated along axis, in replica order, on every worker.
   Tensor gather(const PerReplica<Tensor>& value, int axis) const;
 
   /// A dataset of global batches, each split into one shard per replica.
@@ -69,23 +80,26 @@ class Strategy : public Distribution {
 
   void for_each_replica(const std::function<void(int replica)>& fn) const override;
   void call_for_each_replica(const std::function<void(int replica)>& fn) const override;
-  /// Sums one tensor list per replica, element by element, in replica order 0, 1, ..., so the
-  /// result is the same bits on every run (what reduce(SUM) and the optimizer's merge do).
   using Distribution::all_gather;
   using Distribution::all_reduce_sum;
   std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica,
                                      std::vector<Tensor> reused) const override;
   Tensor all_gather(const std::vector<Tensor>& per_replica, Tensor reused) const override;
+  void check_workers_agree(std::string_view what, const std::string& description) const override;
 
  protected:
-  /// `replicas` >= 1; memory_per_replica: the simulated device memory, or nullopt for none.
-  Strategy(std::string name, int replicas, std::optional<std::int64_t> memory_per_replica);
+  /// `local_replicas` >= 1 on each of `workers`; memory_per_replica: the simulated device memory,
+  /// or nullopt for none.
+  Strategy(std::string name, int local_replicas, std::optional<std::int64_t> memory_per_replica,
+           std::shared_ptr<const Workers> workers);
+  Strategy(std::string name, int local_replicas, std::optional<std::int64_t> memory_per_replica);
 
  private:
   void check_replicas(const char* method, int count) const;
 
   std::string name_;
-  int replicas_;
+  int local_replicas_;
+  std::shared_ptr<const Workers> workers_;
   std::optional<std::int64_t> memory_per_replica_;
   // One thread per replica for call_for_each_replica, made on its first use.
   mutable std::once_flag replica_threads_made_;

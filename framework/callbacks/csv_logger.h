@@ -28,6 +28,8 @@ struct CSVLoggerOptions {
 
 class CSVLogger : public Callback {
  public:
+  /// The chief of a multi-worker job alone runs it (Callback::chief_worker_only).
+  bool chief_worker_only() const override { return true; }
   explicit CSVLogger(std::string filename, CSVLoggerOptions options = {});
 
   /// Opens the file; throws IOError naming it when that fails.

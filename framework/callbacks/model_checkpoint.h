@@ -41,6 +41,8 @@ struct ModelCheckpointOptions {
 
 class ModelCheckpoint : public Callback {
  public:
+  /// The chief of a multi-worker job alone runs it (Callback::chief_worker_only).
+  bool chief_worker_only() const override { return true; }
   /// Throws ValueError for a path not ending in ".h5", an unknown mode, or a bad save_freq.
   explicit ModelCheckpoint(std::string filepath, ModelCheckpointOptions options = {});
 

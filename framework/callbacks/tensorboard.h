@@ -56,6 +56,8 @@ struct TensorBoardOptions {
 
 class TensorBoard : public Callback {
  public:
+  /// The chief of a multi-worker job alone runs it (Callback::chief_worker_only).
+  bool chief_worker_only() const override { return true; }
   /// Throws ValueError for a bad update_freq.
   explicit TensorBoard(TensorBoardOptions options = {});
 

@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "framework/core/tensor.h"
@@ -27,7 +28,19 @@ class Distribution {
 
   /// The strategy's class name, as errors and logs show it ("TPUStrategy").
   virtual std::string name() const = 0;
+  /// Replicas in sync over every worker: the global batch is split over them all.
   virtual int num_replicas_in_sync() const = 0;
+  /// The replicas this process runs (for_each_replica's, and the per-replica lists the
+  /// collectives take): num_replicas_in_sync() / num_workers().
+  virtual int num_local_replicas() const { return num_replicas_in_sync(); }
+  /// The processes of the job (one per machine or TPU host; MPI ranks), and this one's index among
+  /// them: 0 is the chief, which writes checkpoints and logs.
+  virtual int num_workers() const { return 1; }
+  virtual int worker_index() const { return 0; }
+  /// This worker's local replica 0 among the replicas in sync (TF's replica_id_in_sync_group):
+  /// worker w runs replicas [w * local, (w + 1) * local), so its rows of a global batch follow
+  /// the workers before it.
+  int first_local_replica() const { return worker_index() * num_local_replicas(); }
   /// Runs fn(replica) for every replica on the strategy's workers and returns when all are done;
   /// the first exception (by replica order) is rethrown. Replicas are handed to the workers as
   /// they come free (fewer workers than replicas), so fn must not wait for another replica.
@@ -40,20 +53,27 @@ class Distribution {
   /// Kernels inside a replica run serially when the replicas fill the cores. Throws ValueError
   /// when called from inside a replica.
   virtual void call_for_each_replica(const std::function<void(int replica)>& fn) const = 0;
-  /// Sums one tensor list per replica, element by element, in replica order (the same bits on
-  /// every run): the all-reduce of the gradients at Optimizer::apply's merge point. A position
-  /// undefined on every replica stays undefined. A sum is written into reused[k] when that tensor
+  /// Sums one tensor list per local replica, element by element, over every replica in sync:
+  /// this worker's replicas in replica order, then the workers' sums in worker order (the same
+  /// bits on every run and every worker): the all-reduce of the gradients at Optimizer::apply's
+  /// merge point. A position undefined on every replica stays undefined. A sum is written into reused[k] when that tensor
   /// has its spec and nothing else holds it (last step's sums, given back), else into a new one.
   virtual std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica,
                                              std::vector<Tensor> reused) const = 0;
   std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) const {
     return all_reduce_sum(per_replica, {});
   }
-  /// One tensor per replica joined along axis 0 in replica order (undefined when all are): the
-  /// all-gather of a merge point (the metrics see the global batch's rows). Written into `reused`
+  /// One tensor per local replica, every replica's in sync joined along axis 0 in replica order
+  /// (undefined when all are): the all-gather of a merge point (the metrics see the global
+  /// batch's rows, on every worker). Written into `reused`
   /// when it has the spec and nothing else holds it.
   virtual Tensor all_gather(const std::vector<Tensor>& per_replica, Tensor reused) const = 0;
   Tensor all_gather(const std::vector<Tensor>& per_replica) const { return all_gather(per_replica, Tensor()); }
+  /// Throws ValueError unless every worker passed the same `description` of `what` (the model,
+  /// the global batch), naming the workers that differ and what each has: a worker started with
+  /// another model or batch size fails at its first step, not with mismatched sums. Nothing to
+  /// check for a worker alone.
+  virtual void check_workers_agree(std::string_view /*what*/, const std::string& /*description*/) const {}
   /// The simulated device memory of one replica in bytes; nullopt when unlimited.
   virtual std::optional<std::int64_t> memory_per_replica() const { return std::nullopt; }
 };

@@ -19,10 +19,11 @@ class MergeTracer;
 class ReplicaRendezvous;
 
 struct ReplicaContext {
+  /// This replica among the replicas this process runs, and how many those are.
   int replica_id = 0;
   int num_replicas = 1;
-  /// The replica id as an int64 scalar tensor when it is a traced value (one compiled program runs
-  /// as every replica); undefined when replica_id says it.
+  /// The replica's id in sync (replica_id_in_sync_group) as an int64 scalar tensor when it is a
+  /// traced value (one compiled program runs as every replica); undefined when replica_id says it.
   Tensor id;
   /// The strategy the replicas run under (its all-reduce sums at merge points); null when none.
   const Distribution* distribution = nullptr;
@@ -34,6 +35,11 @@ struct ReplicaContext {
   /// The replica's share of the global batch's loss (Model::compute_loss multiplies by it, so the
   /// replicas' gradients add up to the global batch's); undefined when the loss is not scaled.
   Tensor loss_scale;
+
+  /// This replica among the replicas in sync over every worker (TF's replica_id_in_sync_group),
+  /// and how many those are: replica_id and num_replicas when the job is one process.
+  int replica_id_in_sync_group() const;
+  int num_replicas_in_sync() const;
 };
 
 /// The replica this thread runs as, or null outside a replica (the cross-replica context).

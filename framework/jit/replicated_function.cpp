@@ -126,7 +126,8 @@ void ReplicatedFunction::check_fits(const std::vector<const Executor*>& parts, c
 }
 
 std::vector<Graph> ReplicatedFunction::trace(const Args& args, const std::string& signature) {
-  const int n = replicas();
+  // The collectives combine every replica in sync, over all workers: their shapes say so.
+  const int n = distribution_.num_replicas_in_sync();
   const CollectiveMerges merges(n);
   StateTrace traced;
   try {
@@ -135,7 +136,7 @@ std::vector<Graph> ReplicatedFunction::trace(const Args& args, const std::string
       std::optional<distribute::ReplicaScope> as_replica;
       if (n > 1) {
         as_replica.emplace(distribute::ReplicaContext{.replica_id = 0,
-                                                      .num_replicas = n,
+                                                      .num_replicas = replicas(),
                                                       .id = symbolic.at("replica_id"),
                                                       .distribution = &distribution_,
                                                       .merge_tracer = &merges});
@@ -175,9 +176,12 @@ std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vecto
                      " replicas' arguments for the " + std::to_string(n) + " replicas of " + distribution_.name());
   }
   std::vector<Args> args = per_replica;
-  for (std::size_t r = 0; n > 1 && r < args.size(); ++r) {
-    // Made once: a steady step allocates nothing for them.
-    if (replica_ids_.size() <= r) replica_ids_.push_back(Tensor::scalar(static_cast<double>(r), DType::int64));
+  const int first_id = distribution_.first_local_replica();
+  for (std::size_t r = 0; distribution_.num_replicas_in_sync() > 1 && r < args.size(); ++r) {
+    // Each replica's id in sync, made once: a steady step allocates nothing for them.
+    if (replica_ids_.size() <= r) {
+      replica_ids_.push_back(Tensor::scalar(static_cast<double>(first_id + static_cast<int>(r)), DType::int64));
+    }
     if (!args[r].emplace("replica_id", replica_ids_[r]).second) {
       throw ValueError("jit::ReplicatedFunction '" + name() + "': 'replica_id' is its own argument; rename yours");
     }

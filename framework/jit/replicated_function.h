@@ -99,7 +99,8 @@ class ReplicatedFunction {
   };
   std::vector<Graph> trace(const Args& args, const std::string& signature);
   void check_fits(const std::vector<const Executor*>& parts, const std::string& signature) const;
-  int replicas() const { return distribution_.num_replicas_in_sync(); }
+  /// The replicas this process runs the function on (one argument set each).
+  int replicas() const { return distribution_.num_local_replicas(); }
 
   std::vector<Variable> state_;
   StateFn fn_;

@@ -10,7 +10,7 @@ StagedRun::StagedRun(const ReplicaStages& stages, const distribute::Distribution
       distribution_(distribution),
       buffers_(buffers),
       state_count_(state_count),
-      replicas_(static_cast<std::size_t>(distribution.num_replicas_in_sync())) {
+      replicas_(static_cast<std::size_t>(distribution.num_local_replicas())) {
   const std::size_t slots = stages_.slot_per_replica.size();
   producer_part_.assign(slots, -1);
   producer_output_.assign(slots, 0);

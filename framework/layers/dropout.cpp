@@ -28,9 +28,11 @@ Tensor Dropout::call(const Tensor& x, bool training) {
   const Tensor call_index = Tensor::scalar(static_cast<double>(next_call_index(this)), DType::int64);
   Tensor key = random::fold_in(random::fold_in(random::key_tensor(base_key_), training_step()), call_index);
   // Replicas see different samples and draw their own masks, as on separate devices.
-  if (const distribute::ReplicaContext* replica = distribute::replica_context(); replica && replica->num_replicas > 1) {
-    const Tensor id =
-        replica->id.defined() ? replica->id : Tensor::scalar(static_cast<double>(replica->replica_id), DType::int64);
+  if (const distribute::ReplicaContext* replica = distribute::replica_context();
+      replica && replica->num_replicas_in_sync() > 1) {
+    const Tensor id = replica->id.defined()
+                          ? replica->id
+                          : Tensor::scalar(static_cast<double>(replica->replica_id_in_sync_group()), DType::int64);
     key = random::fold_in(key, id);
   }
   return ops::dropout(x, rate_, key);

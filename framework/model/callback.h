@@ -27,6 +27,11 @@ class Callback {
   void set_model(Model* model) { model_ = model; }
   /// The model being trained; throws ValueError outside fit/evaluate/predict.
   Model& model() const;
+  /// True for a callback that only the chief of a multi-worker job runs (Keras's
+  /// _chief_worker_only): those that write files or print progress, so that the other workers
+  /// stay quiet and no two write one file. Every worker runs the others, and they decide alike,
+  /// since they see the same logs.
+  virtual bool chief_worker_only() const { return false; }
 
   virtual void on_train_begin(const Logs& logs) {}
   virtual void on_train_end(const Logs& logs) {}

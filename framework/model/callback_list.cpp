@@ -1,10 +1,15 @@
 #include "framework/model/callback_list.h"
 
+#include "framework/distribute/distribution.h"
+#include "framework/model/model.h"
+
 namespace kestrel::detail {
 
 CallbackList::CallbackList(const std::vector<Handle<Callback>>& callbacks, Model* model) {
+  const distribute::Distribution* distribution = model != nullptr ? model->distribution() : nullptr;
+  const bool chief = distribution == nullptr || distribution->worker_index() == 0;
   for (const Handle<Callback>& c : callbacks) {
-    if (!c) continue;
+    if (!c || (!chief && c->chief_worker_only())) continue;
     c->set_model(model);
     callbacks_.push_back(c);
   }

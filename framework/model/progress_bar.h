@@ -48,6 +48,8 @@ struct ProgressBarOptions {
 
 class ProgressBar : public Callback {
  public:
+  /// The chief of a multi-worker job alone runs it (Callback::chief_worker_only).
+  bool chief_worker_only() const override { return true; }
   explicit ProgressBar(ProgressBarOptions options = {});
 
   /// Sets the steps per epoch or run (0: unknown), for runs that learn it late.

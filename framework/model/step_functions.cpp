@@ -10,6 +10,7 @@
 #include "framework/distribute/replica_context.h"
 #include "framework/distribute/replica_shards.h"
 #include "framework/jit/memory_plan.h"
+#include "framework/jit/state_trace.h"
 #include "framework/logging/logging.h"
 #include "framework/losses/loss.h"
 #include "framework/model/batch_args.h"
@@ -167,6 +168,10 @@ void StepFunctions::place_model(const Batch& shard) {
   placed_ = true;
   const int replicas = distribution_.num_replicas_in_sync();
   if (replicas == 1) return;
+  // Workers that sum each other's gradients must train one model.
+  distribution_.check_workers_agree("the models", "model '" + model_.name() + "' with " +
+                                                      std::to_string(model_.count_params()) + " parameters in " +
+                                                      std::to_string(model_.weights().size()) + " weights");
   // From here on every replica reads these variables. A tie the model had when compiled, or
   // makes once built, must hold now: untied, the two slots would train apart on every replica.
   model_.tie_weights();
@@ -184,9 +189,16 @@ void StepFunctions::place_model(const Batch& shard) {
 
 SplitBatch StepFunctions::split_global(const Batch& batch, std::size_t step, const char* method,
                                        const losses::Loss* loss) {
-  const int replicas = distribution_.num_replicas_in_sync();
+  const int replicas = distribution_.num_replicas_in_sync();  // over every worker
+  const int local = distribution_.num_local_replicas();
+  const int first = distribution_.first_local_replica();
   const std::int64_t rows = rows_of(batch);
-  if (rows_ == 0) rows_ = rows;
+  if (rows_ == 0) {
+    rows_ = rows;
+    // Every worker splits the same global batch: one with another batch size would not.
+    distribution_.check_workers_agree(std::string(method) + "'s global batches",
+                                      jit::signature_of_args(method, args_of(batch), ""));
+  }
   // A larger batch is a new global size (and, compiled, a new shape); a smaller one is padded.
   const std::int64_t global = std::max(rows, rows_);
   const std::string where = std::string(method) + " (" + distribution_.name() + ")";
@@ -212,15 +224,20 @@ SplitBatch StepFunctions::split_global(const Batch& batch, std::size_t step, con
     parts.shards.push_back(padded);
   } else {
     // Each tensor's rows cut into the shard buffers this step of an execution used last time.
+    // Every worker has the global batch and keeps its replicas' shards: worker w's replicas are
+    // [first, first + local) of all the replicas in sync.
     if (shard_buffers_.size() <= step) shard_buffers_.resize(step + 1);
-    std::vector<jit::Args> shards(static_cast<std::size_t>(replicas));
+    std::vector<jit::Args> shards(static_cast<std::size_t>(local));
     for (const auto& [name, tensor] : args_of(padded)) {
       std::vector<Tensor>& buffers = shard_buffers_[step][name];
       distribute::shard_rows(tensor, replicas, buffers, where);
-      for (std::size_t r = 0; r < shards.size(); ++r) shards[r].emplace(name, buffers[r]);
+      for (std::size_t r = 0; r < shards.size(); ++r) shards[r].emplace(name, buffers[first + r]);
     }
     for (const jit::Args& shard : shards) parts.shards.push_back(batch_of(shard));
-    if (loss != nullptr) parts.shares = shares_of(padded, replicas, loss);
+    if (loss != nullptr) {
+      const std::vector<double> shares = shares_of(padded, replicas, loss);
+      parts.shares.assign(shares.begin() + first, shares.begin() + first + local);
+    }
   }
   place_model(parts.shards[0]);
   return parts;
@@ -297,7 +314,8 @@ std::vector<Tensor> StepFunctions::predict(const std::vector<Batch>& batches) {
   for (std::size_t k = 0; k < results.size(); ++k) {
     std::vector<Tensor> replicas;
     for (const std::vector<Tensor>& replica : results[k]) replicas.push_back(replica.at(0));
-    out.push_back(first_rows(replicas.size() == 1 ? replicas[0] : ops::concat(replicas, 0), rows_of(batches[k])));
+    // Every replica's rows in sync, on every worker: predict returns the whole batch's outputs.
+    out.push_back(first_rows(distribution_.all_gather(replicas), rows_of(batches[k])));
   }
   return out;
 }
