@@ -8,6 +8,7 @@
 //                                  callbacks::CSVLogger("training.log")}});
 #pragma once
 
+#include "framework/callbacks/backup_and_restore.h"
 #include "framework/callbacks/csv_logger.h"
 #include "framework/callbacks/early_stopping.h"
 #include "framework/callbacks/history.h"

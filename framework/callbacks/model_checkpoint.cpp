@@ -17,20 +17,6 @@ bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::int64_t parse_save_freq(const std::variant<std::string, std::int64_t>& freq) {
-  if (const auto* n = std::get_if<std::int64_t>(&freq)) {
-    if (*n <= 0)
-      throw ValueError("ModelCheckpoint: save_freq must be \"epoch\" or a number of batches > 0, got " +
-                       std::to_string(*n));
-    return *n;
-  }
-  const std::string& s = std::get<std::string>(freq);
-  if (s != "epoch") {
-    throw ValueError("ModelCheckpoint: save_freq must be \"epoch\" or a number of batches, got '" + s + "'");
-  }
-  return 0;
-}
-
 std::string format_best(double best) { return fmt::format("{:.5f}", best); }
 
 }  // namespace
@@ -39,7 +25,7 @@ ModelCheckpoint::ModelCheckpoint(std::string filepath, ModelCheckpointOptions op
     : filepath_(std::move(filepath)),
       options_(std::move(options)),
       direction_(detail::resolve_direction(options_.mode, options_.monitor, "ModelCheckpoint")),
-      save_every_batches_(parse_save_freq(options_.save_freq)) {
+      schedule_(options_.save_freq, "ModelCheckpoint") {
   if (!ends_with(filepath_, ".h5")) {
     throw ValueError(
         "ModelCheckpoint: the filepath must end in \".weights.h5\" (Keras 3 layout) or \".h5\" "
@@ -60,21 +46,11 @@ std::string ModelCheckpoint::file_path(int epoch, std::optional<std::int64_t> ba
 void ModelCheckpoint::on_epoch_begin(int epoch, const Logs& logs) { current_epoch_ = epoch; }
 
 void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {
-  if (save_every_batches_ == 0) save(epoch, std::nullopt, logs);
+  if (schedule_.every_epoch()) save(epoch, std::nullopt, logs);
 }
 
 void ModelCheckpoint::on_train_batch_end(std::int64_t batch, const Logs& logs) {
-  if (should_save_on_batch(batch)) save(current_epoch_, batch, logs);
-}
-
-bool ModelCheckpoint::should_save_on_batch(std::int64_t batch) {
-  if (save_every_batches_ == 0) return false;
-  // A batch index that does not grow means a new epoch began (indices restart at 0).
-  batches_since_save_ += batch <= last_batch_seen_ ? batch + 1 : batch - last_batch_seen_;
-  last_batch_seen_ = batch;
-  if (batches_since_save_ < save_every_batches_) return false;
-  batches_since_save_ = 0;
-  return true;
+  if (schedule_.due_after_batch(batch)) save(current_epoch_, batch, logs);
 }
 
 bool ModelCheckpoint::should_save(int epoch, const Logs& logs, const std::string& path) {

@@ -18,6 +18,7 @@
 #include <variant>
 
 #include "framework/callbacks/monitor.h"
+#include "framework/callbacks/save_schedule.h"
 #include "framework/model/callback.h"
 
 namespace kestrel::callbacks {
@@ -34,7 +35,7 @@ struct ModelCheckpointOptions {
   /// "min", "max", or "auto" (max for accuracy-like names, min otherwise).
   std::string mode = "auto";
   /// "epoch", or a number of training batches between saves.
-  std::variant<std::string, std::int64_t> save_freq = "epoch";
+  detail::SaveFreq save_freq = "epoch";
   /// With save_best_only, the value the first save must beat.
   std::optional<double> initial_value_threshold = std::nullopt;
 };
@@ -57,18 +58,15 @@ class ModelCheckpoint : public Callback {
   double best() const { return best_; }
 
  private:
-  bool should_save_on_batch(std::int64_t batch);
   bool should_save(int epoch, const Logs& logs, const std::string& path);
   void save(int epoch, std::optional<std::int64_t> batch, const Logs& logs);
 
   std::string filepath_;
   ModelCheckpointOptions options_;
   detail::Direction direction_;
-  std::int64_t save_every_batches_ = 0;  // 0: save at epoch ends
+  detail::SaveSchedule schedule_;
   double best_ = 0.0;
   int current_epoch_ = 0;
-  std::int64_t batches_since_save_ = 0;
-  std::int64_t last_batch_seen_ = 0;
 };
 
 }  // namespace kestrel::callbacks

@@ -245,4 +245,17 @@ Key next_global_key() {
   return s.base.fold_in(s.drawn++);
 }
 
+GlobalStreamState global_stream_state() {
+  GlobalStream& s = global_stream();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return {.base = s.base.as_uint64(), .drawn = s.drawn};
+}
+
+void restore_global_stream(const GlobalStreamState& state) {
+  GlobalStream& s = global_stream();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.base = Key(state.base);
+  s.drawn = state.drawn;
+}
+
 }  // namespace kestrel::random

@@ -54,4 +54,13 @@ void set_global_seed(std::uint64_t seed);
 /// The next key of the global stream (thread-safe).
 Key next_global_key();
 
+/// Where the global stream is: its seed's key and how many keys have been drawn from it. A backup
+/// of a run keeps it (callbacks::BackupAndRestore), so a resumed run draws the keys it would have.
+struct GlobalStreamState {
+  std::uint64_t base = 0;  ///< Key::as_uint64 of the seed's key
+  std::uint64_t drawn = 0;
+};
+GlobalStreamState global_stream_state();
+void restore_global_stream(const GlobalStreamState& state);
+
 }  // namespace kestrel::random

@@ -126,6 +126,11 @@ class Model : public Layer {
   std::vector<Variable> metrics_variables() const;
   /// Set by callbacks (EarlyStopping, TerminateOnNaN) to end fit after the current batch.
   bool stop_training = false;
+  /// Called by a callback that restores a run (BackupAndRestore) from on_train_begin: fit then
+  /// continues at `epoch` (0-based), after the first `step` training steps of it. The input
+  /// pipeline is replayed to there (its epochs begun, its batches read, the model not run), so
+  /// the data that follows is the data an uninterrupted run would have had.
+  void resume_training_at(int epoch, std::int64_t step);
 
   /// One training step on a batch (Keras's train_step): forward, loss, gradients, optimizer
   /// update, loss tracker and metrics. It reads nothing on the host, so under jit_compile it is
@@ -185,6 +190,11 @@ class Model : public Layer {
   // It is a metric, so its state is variables that a compiled step updates like any other.
   std::shared_ptr<metrics::Mean> loss_tracker_;
   std::unique_ptr<detail::StepFunctions> steps_;  // what fit, evaluate and predict run (see steps())
+  struct TrainingPosition {
+    int epoch = 0;
+    std::int64_t step = 0;
+  };
+  std::optional<TrainingPosition> resume_at_;  // set during on_train_begin by resume_training_at
   const distribute::Distribution* distribution_ = nullptr;
 };
 

@@ -58,13 +58,13 @@ std::vector<Handle<Callback>> with_progress_bar(const std::vector<Handle<Callbac
 
 // Runs steps over a source's batches in executions of up to `per_execution` steps (Keras's
 // steps_per_execution): `on_begin(first step)` before each execution, then one call of `steps` on
-// its batches, then `on_end(last step)`. Ends after `limit` steps (< 0: none) or when on_end
-// returns false. Returns the steps run.
+// its batches, then `on_end(last step)`. Ends when the epoch has `limit` steps (< 0: none) or
+// when on_end returns false. `done` steps of the epoch ran before (a resumed run), so the hooks'
+// step indices count from there. Returns the epoch's steps.
 std::int64_t run_executions(detail::BatchSource& source, std::int64_t limit, int per_execution,
                             const std::function<void(std::int64_t)>& on_begin,
                             const std::function<void(const std::vector<Batch>&)>& steps,
-                            const std::function<bool(std::int64_t)>& on_end) {
-  std::int64_t done = 0;
+                            const std::function<bool(std::int64_t)>& on_end, std::int64_t done = 0) {
   while (limit < 0 || done < limit) {
     std::optional<Batch> batch = source.next();
     if (!batch) break;
@@ -87,7 +87,23 @@ std::int64_t run_executions(detail::BatchSource& source, std::int64_t limit, int
   return done;
 }
 
+// Reads `steps` batches of the epoch without running them (< 0: to its end): a resumed run's
+// replay of the input pipeline. Returns how many there were.
+std::int64_t skip_batches(detail::BatchSource& source, std::int64_t steps) {
+  std::int64_t skipped = 0;
+  while ((steps < 0 || skipped < steps) && source.next()) ++skipped;
+  return skipped;
+}
+
 }  // namespace
+
+void Model::resume_training_at(int epoch, std::int64_t step) {
+  if (epoch < 0 || step < 0) {
+    throw ValueError("model '" + name() + "': resume_training_at(" + std::to_string(epoch) + ", " +
+                     std::to_string(step) + "): the epoch and step must be >= 0");
+  }
+  resume_at_ = TrainingPosition{.epoch = epoch, .step = step};
+}
 
 void Model::reset_metrics() {
   loss_tracker_->reset_state();
@@ -241,12 +257,24 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
   stop_training = false;
   steps().start_run();
 
+  resume_at_.reset();
   callbacks.on_train_begin({});
+  // A restored run (BackupAndRestore) starts where its backup was taken: the epochs before are
+  // replayed in the input pipeline only, and so are the steps of its first epoch that ran.
+  const TrainingPosition start = resume_at_ && resume_at_->epoch >= options.initial_epoch
+                                     ? *resume_at_
+                                     : TrainingPosition{options.initial_epoch, 0};
+  resume_at_.reset();
+  for (int epoch = options.initial_epoch; epoch < start.epoch; ++epoch) {
+    train.start_epoch(epoch);
+    skip_batches(train, steps_per_epoch);
+  }
   Logs logs;
-  for (int epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
+  for (int epoch = start.epoch; epoch < options.epochs && !stop_training; ++epoch) {
     reset_metrics();
     callbacks.on_epoch_begin(epoch, {});
     train.start_epoch(epoch);
+    const std::int64_t resumed_steps = epoch == start.epoch ? skip_batches(train, start.step) : 0;
     const std::int64_t steps_done = run_executions(
         train, steps_per_epoch, compile_options_.steps_per_execution,
         [&](std::int64_t step) { callbacks.on_train_batch_begin(step, {}); },
@@ -255,7 +283,8 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
           logs = metric_logs();
           callbacks.on_train_batch_end(step, logs);
           return !stop_training;
-        });
+        },
+        resumed_steps);
     train.end_epoch("fit");
     if (train.ran_out()) {
       // As Keras: data read on across epochs that ends early ends training; an epoch that got no
