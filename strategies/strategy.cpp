@@ -166,6 +166,8 @@ void Strategy::check_workers_agree(std::string_view what, const std::string& des
   workers_->check_same(what, description);
 }
 
+void Strategy::wait_for_workers(std::string_view why) const { workers_->barrier(why); }
+
 PerReplica<Tensor> Strategy::run(const std::function<Tensor(int replica)>& fn) const {
   PerReplica<Tensor> out;
   out.values.resize(static_cast<std::size_t>(local_replicas_));

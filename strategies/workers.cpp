@@ -203,6 +203,12 @@ void Workers::gather_in_place(std::span<std::byte> all) const {
   mpi_->bytes_sent += static_cast<std::int64_t>(block) * (count_ - 1);
 }
 
+void Workers::barrier(std::string_view why) const {
+  if (!mpi_ || count_ == 1) return;
+  const std::lock_guard<std::mutex> hold(mpi_->lock);
+  Mpi::check(MPI_Barrier(mpi_->comm), ("MPI_Barrier (" + std::string(why) + ")").c_str());
+}
+
 std::int64_t Workers::max(std::int64_t value) const {
   if (!mpi_ || count_ == 1) return value;
   const std::lock_guard<std::mutex> hold(mpi_->lock);

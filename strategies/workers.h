@@ -56,6 +56,8 @@ class Workers {
   /// `all` holds count() blocks of equal size; each worker brings its own block (block index()) and
   /// ends with everyone's, in worker order (MPI_Allgather in place).
   void gather_in_place(std::span<std::byte> all) const;
+  /// Returns when every worker has called it (MPI_Barrier); `why` names the call in errors.
+  void barrier(std::string_view why) const;
   /// The largest of the workers' values, the same on each.
   std::int64_t max(std::int64_t value) const;
   /// Throws ValueError unless every worker passed the same `description` of `what` (the model's

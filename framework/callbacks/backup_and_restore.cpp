@@ -10,6 +10,7 @@
 #include "framework/distribute/distribution.h"
 #include "framework/logging/logging.h"
 #include "framework/model/model.h"
+#include "framework/saving/weights_file.h"
 
 namespace kestrel::callbacks {
 namespace {
@@ -202,7 +203,8 @@ void BackupAndRestore::back_up(int epoch, std::int64_t step) {
   fs::create_directory(staging, ec);
   if (ec) throw IOError("BackupAndRestore: cannot create '" + staging.string() + "': " + ec.message());
 
-  model().save_weights((staging / kWeights).string());
+  // The chief alone writes: no waiting for the other workers (Model::save_weights would).
+  saving::save_weights(model(), (staging / kWeights).string());
   const random::GlobalStreamState stream = random::global_stream_state();
   json state = {{"format", kFormat},
                 {"version", kVersion},

@@ -9,6 +9,7 @@
 #include "framework/core/error.h"
 #include "framework/logging/logging.h"
 #include "framework/model/model.h"
+#include "framework/saving/weights_file.h"
 
 namespace kestrel::callbacks {
 namespace {
@@ -92,7 +93,8 @@ void ModelCheckpoint::save(int epoch, std::optional<std::int64_t> batch, const L
     fs::create_directories(parent, ec);
     if (ec) throw IOError("ModelCheckpoint: cannot create directory '" + parent.string() + "': " + ec.message());
   }
-  model().save_weights(path);
+  // The chief alone runs this callback: it writes without waiting for the other workers.
+  saving::save_weights(model(), path);
   if (options_.verbose > 0) {
     logging::get("kestrel.callbacks")->info("Epoch {}: finished saving model to {}", epoch + 1, path);
   }

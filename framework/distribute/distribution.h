@@ -74,6 +74,9 @@ class Distribution {
   /// another model or batch size fails at its first step, not with mismatched sums. Nothing to
   /// check for a worker alone.
   virtual void check_workers_agree(std::string_view /*what*/, const std::string& /*description*/) const {}
+  /// Returns when every worker has called it (an MPI barrier); `why` names the call in errors.
+  /// Nothing to wait for alone.
+  virtual void wait_for_workers(std::string_view /*why*/) const {}
   /// The simulated device memory of one replica in bytes; nullopt when unlimited.
   virtual std::optional<std::int64_t> memory_per_replica() const { return std::nullopt; }
 };

@@ -105,6 +105,7 @@ class Model : public Layer {
 
   /// Saves weights and optimizer state: Keras 3 layout for ".weights.h5", Keras 2 for ".h5".
   /// The file is written to a temporary name and renamed, so a crash never leaves half a file.
+  /// Under several workers every one calls it: the chief writes, and each returns once it has.
   void save_weights(const std::string& path) const;
   /// Loads a file written by save_weights (or by Keras / h5py in either layout). Both are defined
   /// with the formats, in framework/saving/model_weights.cpp.

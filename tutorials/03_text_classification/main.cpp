@@ -32,6 +32,7 @@
 #include "tutorials/common/schedules.h"
 #include "tutorials/common/seconds_since.h"
 #include "tutorials/common/test_metrics.h"
+#include "tutorials/common/text_flags.h"
 #include "tutorials/common/training_flags.h"
 #include "tutorials/common/vocab_flags.h"
 
@@ -88,36 +89,19 @@ void compile_model(models::BertClassifier& model, double learning_rate, std::int
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::int64_t batch_size = 32;
-  std::int64_t max_length = 64;
-  std::int64_t pad_to_multiple_of = 32;
-  std::int64_t max_per_language = 2000;
-  double learning_rate = 1e-3;
+  tutorials::TextFlags text_flags{.batch_size = 32};
   tutorials::VocabFlags vocab_flags;
   tutorials::TrainingFlags flags{.epochs = 3, .output_dir = "runs/03_text_classification"};
   CLI::App cli(
       "Kestrel tutorial 03: language identification on the fortunes corpus with a WordPiece tokenizer, "
       "a padding collator and a BERT-style classifier",
       "text_classification");
-  cli.add_option("--batch-size", batch_size, "texts per training step")
-      ->check(CLI::Range(1, 4096))
-      ->capture_default_str();
-  cli.add_option("--max-length", max_length, "tokens kept per text (longer texts are truncated)")
-      ->check(CLI::Range(8, 512))
-      ->capture_default_str();
-  cli.add_option("--pad-to-multiple-of", pad_to_multiple_of, "round each batch's length up to a multiple of this")
-      ->check(CLI::Range(1, 512))
-      ->capture_default_str();
-  cli.add_option("--max-per-language", max_per_language, "texts per language, before the split (0: all)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cli.add_option("--learning-rate", learning_rate, "AdamW's peak learning rate")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  tutorials::add_text_flags(cli, text_flags, "texts per training step");
   tutorials::add_vocab_flags(cli, vocab_flags);
   tutorials::add_training_flags(cli, flags);
   CLI11_PARSE(cli, argc, argv);
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
+  const auto& [batch_size, max_length, pad_to_multiple_of, max_per_language, learning_rate] = text_flags;
 
   try {
     const auto start = std::chrono::steady_clock::now();

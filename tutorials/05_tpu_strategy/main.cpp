@@ -8,7 +8,8 @@
 //   KESTREL_LOG_LEVEL=warn ./build/tutorials/05_tpu_strategy/tpu_strategy                # without the logs
 //
 // The data, the tokenizer and the model are tutorial 03's. What this program adds is the TPU
-// recipe, four rules, each explained where the code follows it:
+// recipe, four rules, each explained where the code follows it (the pipelines' and the compile's,
+// shared with tutorial 07, in tutorials/common/language_id_pipeline.h):
 //
 //   rule 1  Make a TPUStrategy for the TPU system, then make the model (and with it its optimizer
 //           and metrics) and the input pipelines inside strategy.scope().
@@ -36,117 +37,34 @@
 #include "kestrel.h"
 #include "models/bert_classifier.h"
 #include "tutorials/05_tpu_strategy/tpu_report.h"
-#include "tutorials/common/schedules.h"
+#include "tutorials/common/language_id_pipeline.h"
 #include "tutorials/common/seconds_since.h"
+#include "tutorials/common/text_flags.h"
 #include "tutorials/common/training_flags.h"
 #include "tutorials/common/vocab_flags.h"
 
 namespace {
 
 using namespace kestrel;  // NOLINT(google-build-using-namespace): a tutorial reads best as Keras reads
+using namespace kestrel::tutorials::language_id;  // NOLINT(google-build-using-namespace): the pipeline's steps
 namespace fortunes = datasets::fortunes;
-
-// The texts, shuffled when a seed is given, tokenized into what the model reads: input_ids and
-// attention_mask, as in tutorial 03.
-data::Dataset tokenized(const fortunes::Split& split, const text::WordPieceTokenizer& tokenizer,
-                        std::int64_t max_length, std::optional<std::uint64_t> shuffle_seed) {
-  data::Dataset ds = split.to_dataset();
-  if (shuffle_seed) ds = ds.shuffle(split.size(), *shuffle_seed);
-  return ds.map(tokenizer.map_fn(
-      {.truncation = text::Truncation::longest_first, .max_length = max_length, .return_token_type_ids = false}));
-}
-
-// The collator rounds each batch's length up to a multiple (rule 3): every new length is a new
-// program to compile, and with texts of every length a batch padded only to its longest text would
-// be a new length almost every step. With a multiple of 32 and at most 64 tokens there are at most
-// two lengths, so at most two programs per step function, for some padding.
-text::DataCollatorWithPadding collator(const text::WordPieceTokenizer& tokenizer, std::int64_t pad_to_multiple_of) {
-  return text::DataCollatorWithPadding(tokenizer, {.pad_to_multiple_of = pad_to_multiple_of});
-}
-
-// Training batches all have the global batch size (rule 3): drop_remainder leaves out the last
-// few texts of an epoch rather than make a short batch. The batch size is then part of the
-// pipeline's static shape, every step gives each core the same number of real texts, and as the
-// shuffle draws a new order every epoch, the texts left out are different ones each time.
-data::Dataset training_pipeline(const fortunes::Split& split, const text::WordPieceTokenizer& tokenizer,
-                                std::int64_t global_batch, std::int64_t max_length, std::int64_t pad_to_multiple_of,
-                                std::uint64_t seed) {
-  return tokenized(split, tokenizer, max_length, seed)
-      .collate(global_batch, collator(tokenizer, pad_to_multiple_of), {.drop_remainder = true})
-      .prefetch(2);
-}
-
-// Validation and test batches keep every text: a score must count each one. Their last batch is
-// short; fit and evaluate pad it to the global batch with rows masked out of the loss and the
-// metrics, so it runs the full batches' program — no new compile, each text counted once.
-// They use the training's global batch size (rule 4). A core's memory is planned per program as it
-// compiles, and at the training's batch the evaluation step (no backward pass, no gradients) needs
-// less than the training step that already fits: the two memory plans in the kestrel.jit log show
-// it. A larger evaluation batch is a new, larger plan on every core, first tried when training
-// reaches its first evaluation — where a run that has trained for hours can still stop with
-// ResourceExhausted.
-data::Dataset evaluation_pipeline(const fortunes::Split& split, const text::WordPieceTokenizer& tokenizer,
-                                  std::int64_t global_batch, std::int64_t max_length, std::int64_t pad_to_multiple_of) {
-  return tokenized(split, tokenizer, max_length, std::nullopt)
-      .collate(global_batch, collator(tokenizer, pad_to_multiple_of))
-      .prefetch(2);
-}
-
-// Tutorial 03's BERT-tiny. The collator rounds lengths up to the multiple, so the position table
-// must reach max_length rounded up the same way.
-models::BertOptions classifier_options(std::int64_t vocab_size, std::int64_t num_classes, std::int64_t max_length,
-                                       std::int64_t pad_to_multiple_of) {
-  return {.vocab_size = vocab_size,
-          .max_length = (max_length + pad_to_multiple_of - 1) / pad_to_multiple_of * pad_to_multiple_of,
-          .num_classes = num_classes};
-}
-
-// AdamW with a warm-up over the first tenth of the steps, then a cosine decay to zero, as in
-// tutorial 03. jit_compile (rule 2): a TPU core runs nothing but compiled programs. Here it makes
-// every replica run one compiled program, whose memory plan is checked against a core's memory as
-// it compiles; without it the replicas run op by op, which is the way to debug a model, not to
-// train it on a TPU.
-void compile_model(models::BertClassifier& model, double learning_rate, std::int64_t total_steps) {
-  model.compile({.optimizer = optimizers::AdamW(
-                     {.learning_rate = tutorials::warmup_cosine(learning_rate, total_steps), .weight_decay = 0.01}),
-                 .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
-                 .metrics = {"accuracy"},
-                 .jit_compile = true});
-}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::int64_t global_batch = 64;
-  std::int64_t max_length = 64;
-  std::int64_t pad_to_multiple_of = 32;
-  std::int64_t max_per_language = 2000;
-  double learning_rate = 1e-3;
+  tutorials::TextFlags text_flags{.batch_size = 64};
   tutorials::VocabFlags vocab_flags;
   tutorials::TrainingFlags flags{.epochs = 3, .output_dir = "runs/05_tpu_strategy"};
   CLI::App cli(
       "Kestrel tutorial 05: tutorial 03's language identification on a TPUStrategy of 8 simulated cores — "
       "model and pipeline in strategy.scope(), jit_compile, static padded batches",
       "tpu_strategy");
-  cli.add_option("--batch-size", global_batch, "texts per step over all cores (the global batch); a multiple of 8")
-      ->check(CLI::Range(1, 4096))
-      ->capture_default_str();
-  cli.add_option("--max-length", max_length, "tokens kept per text (longer texts are truncated)")
-      ->check(CLI::Range(8, 512))
-      ->capture_default_str();
-  cli.add_option("--pad-to-multiple-of", pad_to_multiple_of, "round each batch's length up to a multiple of this")
-      ->check(CLI::Range(1, 512))
-      ->capture_default_str();
-  cli.add_option("--max-per-language", max_per_language, "texts per language, before the split (0: all)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cli.add_option("--learning-rate", learning_rate, "AdamW's peak learning rate")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  tutorials::add_text_flags(cli, text_flags, "texts per step over all cores (the global batch); a multiple of 8");
   tutorials::add_vocab_flags(cli, vocab_flags);
   tutorials::add_training_flags(cli, flags);
   CLI11_PARSE(cli, argc, argv);
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
+  const auto& [global_batch, max_length, pad_to_multiple_of, max_per_language, learning_rate] = text_flags;
 
   try {
     const auto start = std::chrono::steady_clock::now();
@@ -194,21 +112,16 @@ int main(int argc, char** argv) {
     //    variables, so for them it changes nothing; a pipeline that did (a map looking ids up in a
     //    table of weights) would need it, and making every pipeline in the scope never misses that one.
     auto scope = strategy.scope();
-    data::Dataset train = training_pipeline(data.train, tokenizer, global_batch, max_length, pad_to_multiple_of, seed);
-    data::Dataset validation =
-        evaluation_pipeline(data.validation, tokenizer, global_batch, max_length, pad_to_multiple_of);
-    data::Dataset test = evaluation_pipeline(data.test, tokenizer, global_batch, max_length, pad_to_multiple_of);
+    auto [train, validation, test] =
+        make_pipelines(data, tokenizer, global_batch, max_length, pad_to_multiple_of, seed);
 
     const models::BertOptions model_options =
         classifier_options(tokenizer.vocab_size(), num_classes, max_length, pad_to_multiple_of);
     models::BertClassifier model(model_options);
     model.build({1, model_options.max_length});
-    const std::int64_t steps_per_epoch = data.train.size() / global_batch;  // drop_remainder: full batches only
-    if (steps_per_epoch == 0) {
-      throw ValueError("the " + std::to_string(data.train.size()) + " training texts do not fill one global batch of " +
-                       std::to_string(global_batch) + "; use a smaller --batch-size or a larger --max-per-language");
-    }
-    const std::int64_t total_steps = epochs * steps_per_epoch;
+    // drop_remainder: full batches only
+    const std::int64_t epoch_steps = steps_per_epoch(data.train.size(), global_batch);
+    const std::int64_t total_steps = epochs * epoch_steps;
     compile_model(model, learning_rate, total_steps);
     std::printf("\nmodel    ");
     model.summary();
@@ -221,7 +134,7 @@ int main(int argc, char** argv) {
     std::printf(
         "\ntrain    %d epoch(s) of %lld steps of %lld texts (%lld per replica), padded to a multiple of %lld, "
         "AdamW peaking at %g\n",
-        epochs, static_cast<long long>(steps_per_epoch), static_cast<long long>(global_batch),
+        epochs, static_cast<long long>(epoch_steps), static_cast<long long>(global_batch),
         static_cast<long long>(global_batch / replicas), static_cast<long long>(pad_to_multiple_of), learning_rate);
     const auto fit_start = std::chrono::steady_clock::now();
     const History history = model.fit(train, {.epochs = epochs,
