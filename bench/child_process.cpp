@@ -30,9 +30,11 @@ double status_mb(const std::string& field) {
   return 0.0;
 }
 
-std::vector<Record> records_from_child(Harness& harness, const std::string& what,
-                                       const std::vector<std::string>& args) {
-  std::string command = shell_quote(std::filesystem::read_symlink("/proc/self/exe").string());
+std::vector<Record> records_from_child(Harness& harness, const std::string& what, const std::vector<std::string>& args,
+                                       const std::vector<std::string>& launcher) {
+  std::string command;
+  for (const std::string& part : launcher) command += shell_quote(part) + " ";
+  command += shell_quote(std::filesystem::read_symlink("/proc/self/exe").string());
   for (const std::string& arg : args) command += " " + shell_quote(arg);
   command += " --repeats " + std::to_string(harness.options().repeats) + " --warmup " +
              std::to_string(harness.options().warmup);

@@ -26,8 +26,10 @@ double status_mb(const std::string& field);
 
 /// Runs this program again with `args` followed by the harness's --repeats and --warmup, and reads
 /// the records the child prints, one JSON object a line. On failure (a nonzero exit, a line that is
-/// no record, no record at all) notes why under `what` and returns none.
-std::vector<Record> records_from_child(Harness& harness, const std::string& what, const std::vector<std::string>& args);
+/// no record, no record at all) notes why under `what` and returns none. A `launcher` runs the child
+/// through another program ({"mpirun", "-np", "2"}: the child is then every process it starts).
+std::vector<Record> records_from_child(Harness& harness, const std::string& what, const std::vector<std::string>& args,
+                                       const std::vector<std::string>& launcher = {});
 
 /// As records_from_child, for a child that prints exactly one record.
 std::optional<Record> measure_in_child(Harness& harness, const std::string& label,

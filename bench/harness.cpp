@@ -158,6 +158,12 @@ Timing time_calls(const std::function<void()>& fn, int warmup, int repeats) {
   return summarize(std::move(times_ms));
 }
 
+std::string fixed(double value, int decimals) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
 double gflops(double flops, double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.0; }
 double gb_per_s(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }
 

@@ -68,6 +68,8 @@ Timing time_calls(const std::function<void()>& fn, int warmup, int repeats);
 /// Median, min and nearest-rank p90 of per-call times in milliseconds.
 Timing summarize(std::vector<double> times_ms);
 
+/// value with `decimals` digits after the point ("12.35" for 12.3456, 2): the tables' numbers.
+std::string fixed(double value, int decimals);
 /// flops / time, in GFLOP/s.
 double gflops(double flops, double ms);
 /// bytes / time, in GB/s (1e9 bytes).

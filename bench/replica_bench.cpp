@@ -52,6 +52,7 @@
 
 namespace {
 
+using kestrel::bench::fixed;
 using kestrel::bench::Harness;
 using kestrel::bench::Json;
 using kestrel::bench::Record;
@@ -94,12 +95,6 @@ double process_cpu_ms() {
   timespec now{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
   return 1e3 * static_cast<double>(now.tv_sec) + 1e-6 * static_cast<double>(now.tv_nsec);
-}
-
-std::string fixed(double value, int decimals) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
 }
 
 // One configuration: the workload's compiled model on `replicas` replicas. With more than one, the

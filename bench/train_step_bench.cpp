@@ -31,6 +31,7 @@
 
 namespace {
 
+using kestrel::bench::fixed;
 using kestrel::bench::Harness;
 using kestrel::bench::Mode;
 using kestrel::bench::Record;
@@ -95,12 +96,6 @@ std::optional<Record> measure_in_child(Harness& harness, const Workload& w, Mode
   return kestrel::bench::measure_in_child(
       harness, kestrel::bench::train_step_label(w, kestrel::bench::mode_name(mode)),
       {"--workload-child", w.name, "--workload-mode", kestrel::bench::mode_name(mode)});
-}
-
-std::string fixed(double value, int decimals) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
 }
 
 // One line per finished case, so a run of several minutes shows its progress.

@@ -21,12 +21,6 @@ const Record* find_record(const Harness& harness, const std::string& label, cons
   return nullptr;
 }
 
-std::string fixed(double value, int decimals) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
 // Rows of right-aligned cells after a left-aligned first column, every column its own width.
 class Table {
  public:

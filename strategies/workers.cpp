@@ -7,7 +7,7 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -78,7 +78,7 @@ struct Workers::Mpi {
   std::mutex lock;
   std::vector<std::byte> staging;
   std::vector<int> counts, begins, mine_counts, mine_begins;
-  std::atomic<std::int64_t> bytes_sent{0};
+  Traffic traffic;  // under the lock
 
   Mpi() = default;
   Mpi(const Mpi&) = delete;
@@ -99,14 +99,37 @@ struct Workers::Mpi {
                 "; a worker of the job may have stopped (mpirun names it)");
   }
 
+  // Holds the lock for one collective and adds its time and bytes to the traffic.
+  class Call {
+   public:
+    Call(Mpi& mpi, std::int64_t bytes_sent) : mpi_(mpi), hold_(mpi.lock), start_(std::chrono::steady_clock::now()) {
+      mpi_.traffic.bytes_sent += bytes_sent;
+      mpi_.traffic.calls += 1;
+    }
+    ~Call() {
+      mpi_.traffic.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    }
+    Call(const Call&) = delete;
+    Call& operator=(const Call&) = delete;
+
+   private:
+    Mpi& mpi_;
+    std::lock_guard<std::mutex> hold_;
+    std::chrono::steady_clock::time_point start_;
+  };
+
   template <class T>
   void sum(std::span<T> values) {
     if (values.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
       throw ValueError("workers: a sum of " + std::to_string(values.size()) +
                        " elements is more than one MPI call counts (2^31 - 1); sum it in parts");
     }
-    const std::lock_guard<std::mutex> hold(lock);
     const auto w = static_cast<std::size_t>(count);
+    const Share mine = share_of(values.size(), count, index);
+    // Out: the others' shares to their owners, then this worker's sums to each of the others.
+    const std::size_t sent =
+        (values.size() - static_cast<std::size_t>(mine.count)) + static_cast<std::size_t>(mine.count) * (w - 1);
+    const Call call(*this, static_cast<std::int64_t>(sent * sizeof(T)));
     counts.resize(w);
     begins.resize(w);
     for (std::size_t i = 0; i < w; ++i) {
@@ -114,7 +137,6 @@ struct Workers::Mpi {
       counts[i] = s.count;
       begins[i] = s.begin;
     }
-    const Share mine = share_of(values.size(), count, index);
     // Every worker's values for this worker's share, in worker order.
     staging.resize(w * static_cast<std::size_t>(mine.count) * sizeof(T));
     T* received = reinterpret_cast<T*>(staging.data());
@@ -133,10 +155,6 @@ struct Workers::Mpi {
     check(MPI_Allgatherv(MPI_IN_PLACE, 0, mpi_type<T>(), values.data(), counts.data(), begins.data(), mpi_type<T>(),
                          comm),
           "MPI_Allgatherv (the sum's all-gather)");
-    // Out: the others' shares to their owners, then this worker's sums to each of the others.
-    const auto sent =
-        (values.size() - static_cast<std::size_t>(mine.count)) + static_cast<std::size_t>(mine.count) * (w - 1);
-    bytes_sent += static_cast<std::int64_t>(sent * sizeof(T));
   }
 };
 
@@ -197,21 +215,20 @@ void Workers::gather_in_place(std::span<std::byte> all) const {
     throw ValueError("workers: a gathered block of " + std::to_string(block) +
                      " bytes is more than one MPI call counts (2^31 - 1)");
   }
-  const std::lock_guard<std::mutex> hold(mpi_->lock);
+  const Mpi::Call call(*mpi_, static_cast<std::int64_t>(block) * (count_ - 1));
   Mpi::check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_BYTE, all.data(), static_cast<int>(block), MPI_BYTE, mpi_->comm),
              "MPI_Allgather");
-  mpi_->bytes_sent += static_cast<std::int64_t>(block) * (count_ - 1);
 }
 
 void Workers::barrier(std::string_view why) const {
   if (!mpi_ || count_ == 1) return;
-  const std::lock_guard<std::mutex> hold(mpi_->lock);
+  const Mpi::Call call(*mpi_, 0);
   Mpi::check(MPI_Barrier(mpi_->comm), ("MPI_Barrier (" + std::string(why) + ")").c_str());
 }
 
 std::int64_t Workers::max(std::int64_t value) const {
   if (!mpi_ || count_ == 1) return value;
-  const std::lock_guard<std::mutex> hold(mpi_->lock);
+  const Mpi::Call call(*mpi_, static_cast<std::int64_t>(sizeof value) * (count_ - 1));
   std::int64_t out = value;
   // A maximum is the same whatever order MPI takes the values in.
   Mpi::check(MPI_Allreduce(&value, &out, 1, MPI_INT64_T, MPI_MAX, mpi_->comm), "MPI_Allreduce (max)");
@@ -242,6 +259,10 @@ void Workers::check_same(std::string_view what, const std::string& description) 
   }
 }
 
-std::int64_t Workers::bytes_sent() const { return mpi_ ? mpi_->bytes_sent.load() : 0; }
+Workers::Traffic Workers::traffic() const {
+  if (!mpi_) return {};
+  const std::lock_guard<std::mutex> hold(mpi_->lock);
+  return mpi_->traffic;
+}
 
 }  // namespace kestrel::distribute

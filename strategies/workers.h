@@ -65,8 +65,13 @@ class Workers {
   /// started with another model fails at once rather than summing mismatched gradients.
   void check_same(std::string_view what, const std::string& description) const;
 
-  /// Bytes this worker has sent to the others in collectives so far (the benches' traffic figure).
-  std::int64_t bytes_sent() const;
+  /// What this worker's collectives have cost so far (multi_worker_bench's figures).
+  struct Traffic {
+    std::int64_t bytes_sent = 0;  ///< to the other workers
+    double seconds = 0;           ///< inside MPI calls, waiting for the others included
+    std::int64_t calls = 0;
+  };
+  Traffic traffic() const;
 
  private:
   struct Mpi;

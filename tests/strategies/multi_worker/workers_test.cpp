@@ -66,6 +66,18 @@ TEST(Workers, GatherPutsEachWorkersBlockInWorkerOrder) {
   EXPECT_EQ(workers().max(workers().index()), workers().count() - 1);
 }
 
+TEST(Workers, TrafficCountsEachCallAndTheRingsBytes) {
+  const Workers::Traffic before = workers().traffic();
+  std::vector<float> values(4000, 1.0f);
+  workers().sum(values);
+  const Workers::Traffic after = workers().traffic();
+  EXPECT_EQ(after.calls - before.calls, 1);
+  EXPECT_GT(after.seconds, before.seconds);
+  // 2 (W - 1) / W of the bytes summed, as a ring all-reduce sends.
+  const std::int64_t w = workers().count();
+  EXPECT_EQ(after.bytes_sent - before.bytes_sent, 2 * (w - 1) * 4000 * 4 / w);
+}
+
 TEST(Workers, CheckSameNamesTheWorkersThatDiffer) {
   workers().check_same("the global batch", "64 rows");  // all alike: passes on every worker
   const std::string mine = workers().index() == 1 ? "a Dense(32) model" : "a Dense(16) model";
