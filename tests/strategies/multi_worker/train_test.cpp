@@ -22,6 +22,7 @@
 #include "strategies/mirrored_strategy.h"
 #include "strategies/multi_worker_mirrored_strategy.h"
 #include "strategies/workers.h"
+#include "tests/strategies/multi_worker/same_on_every_worker.h"
 #include "tests/support/error_message.h"
 
 namespace kestrel::distribute {
@@ -29,6 +30,7 @@ namespace {
 
 using testing::contains;
 using testing::error_message;
+using testing::same_on_every_worker;
 
 constexpr int kReplicasInSync = 8;
 
@@ -90,23 +92,6 @@ void expect_close(const std::vector<Tensor>& got, const std::vector<Tensor>& wan
       ASSERT_NEAR(g[k], w[k], tolerance * (1.0 + std::abs(w[k]))) << "tensor " << i << " element " << k;
     }
   }
-}
-
-// True on every worker when every worker's bytes equal the chief's.
-bool same_on_every_worker(const std::vector<Tensor>& tensors) {
-  std::size_t bytes = 0;
-  for (const Tensor& t : tensors) bytes += t.nbytes();
-  std::vector<std::byte> all(bytes * static_cast<std::size_t>(workers().count()));
-  std::byte* mine = all.data() + bytes * static_cast<std::size_t>(workers().index());
-  for (const Tensor& t : tensors) {
-    std::memcpy(mine, t.raw_data(), t.nbytes());
-    mine += t.nbytes();
-  }
-  workers().gather_in_place(all);
-  for (int w = 1; w < workers().count(); ++w) {
-    if (std::memcmp(all.data(), all.data() + bytes * static_cast<std::size_t>(w), bytes) != 0) return false;
-  }
-  return true;
 }
 
 void expect_alike(const Trained& eight, const Trained& one) {
