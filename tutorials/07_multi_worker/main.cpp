@@ -140,7 +140,8 @@ int main(int argc, char** argv) {
     // file would meet in it.
     const std::string worker_dir = output_dir + "/worker" + std::to_string(strategy.worker_index());
     std::filesystem::create_directories(worker_dir);
-    const text::WordPieceTokenizer tokenizer = tutorials::make_tokenizer(vocab_flags, data.train.texts, worker_dir);
+    const text::WordPieceTokenizer tokenizer =
+        tutorials::make_tokenizer(vocab_flags, data.train.texts, worker_dir, /*quiet=*/!chief);
 
     auto scope = strategy.scope();
     auto [train, validation, test] =

@@ -18,17 +18,19 @@ void add_vocab_flags(CLI::App& cli, VocabFlags& flags) {
 }
 
 text::WordPieceTokenizer make_tokenizer(const VocabFlags& flags, const std::vector<std::string>& texts,
-                                        const std::string& output_dir) {
+                                        const std::string& output_dir, bool quiet) {
   std::string path = flags.vocab_file;
   if (path.empty()) {
     const auto start = std::chrono::steady_clock::now();
     path = output_dir + "/vocab.txt";
     text::WordPieceTokenizer(text::train_wordpiece_vocab(texts, {.vocab_size = flags.vocab_size, .min_frequency = 2}))
         .save_vocabulary(path);
-    std::printf("vocab    trained on %zu training texts in %.1f s\n", texts.size(), seconds_since(start));
+    if (!quiet) std::printf("vocab    trained on %zu training texts in %.1f s\n", texts.size(), seconds_since(start));
   }
   text::WordPieceTokenizer tokenizer = text::WordPieceTokenizer::from_vocab_file(path);
-  std::printf("         %lld WordPiece tokens in %s\n", static_cast<long long>(tokenizer.vocab_size()), path.c_str());
+  if (!quiet) {
+    std::printf("         %lld WordPiece tokens in %s\n", static_cast<long long>(tokenizer.vocab_size()), path.c_str());
+  }
   return tokenizer;
 }
 

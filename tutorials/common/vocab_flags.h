@@ -28,8 +28,9 @@ struct VocabFlags {
 void add_vocab_flags(CLI::App& cli, VocabFlags& flags);
 
 /// The tokenizer of flags.vocab_file, or of a vocabulary trained on `texts` (never test texts) and
-/// saved as output_dir/vocab.txt; prints which, with the vocabulary's size.
+/// saved as output_dir/vocab.txt; prints which, with the vocabulary's size, unless `quiet` (a
+/// worker other than the chief, which would print the same).
 text::WordPieceTokenizer make_tokenizer(const VocabFlags& flags, const std::vector<std::string>& texts,
-                                        const std::string& output_dir);
+                                        const std::string& output_dir, bool quiet = false);
 
 }  // namespace kestrel::tutorials

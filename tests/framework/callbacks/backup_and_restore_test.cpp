@@ -47,6 +47,7 @@ class KillAt : public Callback {
 struct Program {
   bool jit = false;
   bool dataset = false;  // a shuffled data::Dataset, else arrays shuffled by fit
+  int steps_per_execution = 1;
   BackupAndRestoreOptions backup;
 };
 
@@ -65,7 +66,8 @@ Trained train(const Program& program, const std::string& backup_dir,
   model.compile({.optimizer = optimizers::Adam({.learning_rate = 1e-2}),
                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
                  .metrics = {"accuracy"},
-                 .jit_compile = program.jit});
+                 .jit_compile = program.jit,
+                 .steps_per_execution = program.steps_per_execution});
   const Tensor x = random::normal({120, 12}, random::Key(1));
   const Tensor y = random::randint({120}, random::Key(2), 0, 3);
   std::vector<Handle<Callback>> callbacks = {BackupAndRestore(backup_dir, program.backup)};
@@ -119,6 +121,13 @@ TEST(BackupAndRestore, AShuffledDatasetIsReplayedToItsPosition) {
 
 TEST(BackupAndRestore, CompiledStepsResumeAlike) {
   expect_resume_matches({.jit = true, .backup = {.save_freq = std::int64_t{3}}}, {1, 7});
+}
+
+TEST(BackupAndRestore, ExecutionsOfSeveralStepsResumeAlike) {
+  // Compiled executions of 2 steps, a backup every 4 steps: killed as the execution of steps 8
+  // and 9 of epoch 2 (0-based 1) begins, the last backup (after its step 5) is restored, and the
+  // executions go on from there.
+  expect_resume_matches({.jit = true, .steps_per_execution = 2, .backup = {.save_freq = std::int64_t{4}}}, {1, 8});
 }
 
 TEST(BackupAndRestore, ABackupCutShortLeavesThePreviousInForce) {

@@ -7,11 +7,14 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <optional>
 
 #include "framework/callbacks/csv_logger.h"
 #include "framework/callbacks/early_stopping.h"
+#include "framework/callbacks/lambda_callback.h"
 #include "framework/callbacks/model_checkpoint.h"
+#include "framework/callbacks/terminate_on_nan.h"
 #include "framework/core/error.h"
 #include "framework/core/random.h"
 #include "framework/layers/layers.h"
@@ -152,6 +155,29 @@ TEST(MultiWorker, EarlyStoppingStopsEveryWorkerAtTheSameEpoch) {
   const auto epochs = static_cast<std::int64_t>(run.history.history.at("loss").size());
   EXPECT_EQ(epochs, 2);
   EXPECT_EQ(workers().max(epochs), -workers().max(-epochs));
+}
+
+TEST(MultiWorker, ANaNInOneWorkersRowsStopsEveryWorkerAtTheSameStep) {
+  clear_session();
+  const MultiWorkerMirroredStrategy strategy(eight_in_sync());
+  auto scope = strategy.scope();
+  Sequential model({layers::Dense(3)});
+  model.compile({.optimizer = "sgd", .loss = "mse"});
+  // Row 63 is the last of step 3's global batch of 16 (0-based): the last worker's rows alone.
+  std::vector<float> features = random::normal({160, 12}, random::Key(9)).to_vector<float>();
+  features[63 * 12] = std::numeric_limits<float>::quiet_NaN();
+  std::int64_t steps = 0;
+  model.fit(
+      Tensor::from_vector(features, {160, 12}), Tensor::zeros({160, 3}),
+      {.batch_size = 16,
+       .epochs = 1,
+       .verbose = 0,
+       .callbacks = {callbacks::TerminateOnNaN(),
+                     callbacks::LambdaCallback({.on_train_batch_end = [&](std::int64_t, const Logs&) { ++steps; }})},
+       .shuffle = false});
+  // The loss every worker logs is the global batch's, NaN on all of them at step 3.
+  EXPECT_EQ(steps, 4);
+  EXPECT_EQ(workers().max(steps), -workers().max(-steps));
 }
 
 TEST(MultiWorker, TheChiefAloneWritesCheckpointsAndLogs) {
