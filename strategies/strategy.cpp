@@ -168,6 +168,8 @@ void Strategy::check_workers_agree(std::string_view what, const std::string& des
 
 void Strategy::wait_for_workers(std::string_view why) const { workers_->barrier(why); }
 
+bool Strategy::any_worker(bool value) const { return workers_->max(value ? 1 : 0) != 0; }
+
 PerReplica<Tensor> Strategy::run(const std::function<Tensor(int replica)>& fn) const {
   PerReplica<Tensor> out;
   out.values.resize(static_cast<std::size_t>(local_replicas_));

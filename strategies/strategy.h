@@ -87,6 +87,7 @@ class Strategy : public Distribution {
   Tensor all_gather(const std::vector<Tensor>& per_replica, Tensor reused) const override;
   void check_workers_agree(std::string_view what, const std::string& description) const override;
   void wait_for_workers(std::string_view why) const override;
+  bool any_worker(bool value) const override;
 
  protected:
   /// `local_replicas` >= 1 on each of `workers`; memory_per_replica: the simulated device memory,

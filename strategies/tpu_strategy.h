@@ -43,6 +43,8 @@ class TPUClusterResolver {
 
   /// "local" for the local system, else the slice's accelerator type ("v3-32").
   std::string master() const { return name_; }
+  /// The replicas, one per TPU device: a v2 or v3 core, a v4 chip (whose two cores are one device,
+  /// as TensorFlow counts them: a v4-32 has 16).
   int num_cores() const { return cores_per_worker_ * num_workers(); }
   int cores_per_worker() const { return cores_per_worker_; }
   int num_workers() const;

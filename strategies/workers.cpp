@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -84,10 +85,12 @@ struct Workers::Mpi {
   Mpi(const Mpi&) = delete;
   Mpi& operator=(const Mpi&) = delete;
   ~Mpi() {
-    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+    // A user who initialized MPI may have finalized it already, after which no call is allowed.
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (finalize && finalized == 0) MPI_Finalize();
+    if (finalized != 0) return;
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+    if (finalize) MPI_Finalize();
   }
 
   static void check(int code, const char* call) {
@@ -173,15 +176,19 @@ std::shared_ptr<const Workers> Workers::of_this_job() {
     auto mpi = std::make_unique<Mpi>();
     int initialized = 0;
     MPI_Initialized(&initialized);
+    int provided = 0;
     if (initialized == 0) {
-      int provided = 0;
       Mpi::check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
       mpi->finalize = true;
-      if (provided < MPI_THREAD_SERIALIZED) {
-        throw Error("workers: this MPI library gives thread level " + std::to_string(provided) +
-                    " but replicas call collectives from their own threads (MPI_THREAD_SERIALIZED); use an MPI "
-                    "built with thread support (Debian's Open MPI is)");
-      }
+    } else {
+      MPI_Query_thread(&provided);
+    }
+    if (provided < MPI_THREAD_SERIALIZED) {
+      throw Error("workers: MPI runs at thread level " + std::to_string(provided) +
+                  " but replicas call collectives from their own threads, one at a time (MPI_THREAD_SERIALIZED); " +
+                  (initialized == 0
+                       ? std::string("use an MPI built with thread support (Debian's Open MPI is)")
+                       : std::string("initialize MPI with MPI_Init_thread(..., MPI_THREAD_SERIALIZED, ...)")));
     }
     Mpi::check(MPI_Comm_dup(MPI_COMM_WORLD, &mpi->comm), "MPI_Comm_dup");
     // A failed collective throws with MPI's words instead of aborting the job without them.
@@ -224,6 +231,14 @@ void Workers::barrier(std::string_view why) const {
   if (!mpi_ || count_ == 1) return;
   const Mpi::Call call(*mpi_, 0);
   Mpi::check(MPI_Barrier(mpi_->comm), ("MPI_Barrier (" + std::string(why) + ")").c_str());
+}
+
+void Workers::abort(int exit_code, std::string_view why) const {
+  std::fprintf(stderr, "worker %d of %d: %.*s; ending the job\n", index_, count_, static_cast<int>(why.size()),
+               why.data());
+  std::fflush(stderr);
+  if (mpi_) MPI_Abort(mpi_->comm, exit_code);
+  std::_Exit(exit_code);
 }
 
 std::int64_t Workers::max(std::int64_t value) const {

@@ -58,6 +58,10 @@ class Workers {
   void gather_in_place(std::span<std::byte> all) const;
   /// Returns when every worker has called it (MPI_Barrier); `why` names the call in errors.
   void barrier(std::string_view why) const;
+  /// Ends the whole job now (MPI_Abort), with `exit_code`, after printing `why` to stderr: what a
+  /// worker does with an error the others cannot know of. Returning from main instead would wait
+  /// in MPI_Finalize for workers that wait in a collective for it. Alone, exits the process.
+  [[noreturn]] void abort(int exit_code, std::string_view why) const;
   /// The largest of the workers' values, the same on each.
   std::int64_t max(std::int64_t value) const;
   /// Throws ValueError unless every worker passed the same `description` of `what` (the model's

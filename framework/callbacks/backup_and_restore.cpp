@@ -1,5 +1,10 @@
 #include "framework/callbacks/backup_and_restore.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <string_view>
 
@@ -38,15 +43,28 @@ std::int64_t number_of(const fs::path& entry) {
   return n;
 }
 
-// Replaces `path` with `text` by writing a temporary file and renaming it over.
+// Puts a file's data, or a directory's entries, on the disk (fsync): a rename is in force after a
+// crash of the machine only once what it names and the directory it is in have reached the disk.
+void sync_to_disk(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const std::string why = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    throw IOError("BackupAndRestore: cannot sync '" + path.string() + "' to disk: " + why);
+  }
+  ::close(fd);
+}
+
+// Replaces `path` with `text` by writing a temporary file, syncing it and renaming it over.
 void write_atomically(const fs::path& path, const std::string& text) {
   const fs::path temporary = fs::path(path).concat(".tmp");
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     out << text;
-    out.flush();
+    out.close();
     if (!out) throw IOError("BackupAndRestore: cannot write '" + temporary.string() + "'");
   }
+  sync_to_disk(temporary);
   std::error_code ec;
   fs::rename(temporary, path, ec);
   if (ec)
@@ -54,34 +72,35 @@ void write_atomically(const fs::path& path, const std::string& text) {
                   "': " + ec.message());
 }
 
-json values_of(const Tensor& t) {
-  json values = json::array();
-  for (double v : t.to_vector<double>()) values.push_back(v);
-  return values;
+// A tensor's bytes as hex: exact for every dtype and value (JSON numbers have no NaN or Inf, and
+// no int64 beyond 2^53).
+std::string hex_of(const Tensor& t) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  const auto* bytes = static_cast<const unsigned char*>(t.raw_data());
+  for (std::size_t i = 0; i < t.nbytes(); ++i) {
+    out += kDigits[bytes[i] >> 4];
+    out += kDigits[bytes[i] & 15];
+  }
+  return out;
 }
 
-// A metric variable's saved values as a tensor of its spec.
-Tensor tensor_of(const json& values, const TensorSpec& spec, const std::string& where) {
-  if (!values.is_array() || static_cast<std::int64_t>(values.size()) != spec.shape.numel()) {
-    throw IOError("BackupAndRestore: " + where + " holds " + std::to_string(values.size()) + " values for " +
+// A metric variable's saved bytes as a tensor of its spec.
+Tensor tensor_of(const std::string& hex, const TensorSpec& spec, const std::string& where) {
+  Tensor t = Tensor::zeros(spec.shape, spec.dtype);
+  if (hex.size() != 2 * t.nbytes()) {
+    throw IOError("BackupAndRestore: " + where + " holds " + std::to_string(hex.size() / 2) + " bytes for " +
                   spec.to_string() + "; the backup was written for another model");
   }
-  const std::vector<double> v = values.get<std::vector<double>>();
-  switch (spec.dtype) {
-    case DType::float32: return Tensor::from_vector(std::vector<float>(v.begin(), v.end()), spec.shape);
-    case DType::bfloat16: {
-      std::vector<bfloat16> b;
-      for (double x : v) b.emplace_back(static_cast<float>(x));
-      return Tensor::from_vector(b, spec.shape);
-    }
-    case DType::int32: return Tensor::from_vector(std::vector<std::int32_t>(v.begin(), v.end()), spec.shape);
-    case DType::int64: return Tensor::from_vector(std::vector<std::int64_t>(v.begin(), v.end()), spec.shape);
-    case DType::bool_: {
-      std::vector<bool> flags(v.begin(), v.end());
-      return Tensor::from_vector(flags, spec.shape);
-    }
-  }
-  return Tensor();
+  const auto digit = [&](char c) -> unsigned {
+    if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0');
+    if (c >= 'a' && c <= 'f') return static_cast<unsigned>(c - 'a' + 10);
+    throw IOError("BackupAndRestore: " + where + " is not hex");
+  };
+  auto* bytes = static_cast<unsigned char*>(t.buffer()->data());
+  for (std::size_t i = 0; i < t.nbytes(); ++i)
+    bytes[i] = static_cast<unsigned char>(digit(hex[2 * i]) << 4 | digit(hex[2 * i + 1]));
+  return t;
 }
 
 }  // namespace
@@ -96,7 +115,7 @@ BackupAndRestore::BackupAndRestore(std::filesystem::path backup_dir, BackupAndRe
 
 bool BackupAndRestore::writes() const {
   const distribute::Distribution* distribution = model().distribution();
-  return distribution == nullptr || distribution->worker_index() == 0;
+  return distribution == nullptr || distribution->is_chief();
 }
 
 std::optional<fs::path> BackupAndRestore::latest_backup() const {
@@ -120,6 +139,12 @@ void BackupAndRestore::on_train_begin(const Logs&) {
   }
   restore_metrics_in_epoch_.reset();
   const std::optional<fs::path> backup = latest_backup();
+  // Every worker must restore the same backup (a backup_dir not shared, or not yet seen alike,
+  // would have them train apart): they compare what they found before any restores.
+  if (const distribute::Distribution* distribution = model().distribution()) {
+    distribution->check_workers_agree("the backups to restore in '" + dir_.string() + "'",
+                                      backup ? backup->filename().string() : std::string("none"));
+  }
   backups_ = backup ? number_of(*backup) : 0;
   if (backup) restore(*backup);
 }
@@ -139,25 +164,38 @@ void BackupAndRestore::restore(const fs::path& backup) {
     throw IOError("BackupAndRestore: '" + state_path.string() + "' is not a Kestrel backup (format " +
                   std::string(kFormat) + " version " + std::to_string(kVersion) + ")");
   }
+  // Everything read before anything changes, so a damaged state file changes nothing.
+  int epoch = 0;
+  std::int64_t step = 0;
+  random::GlobalStreamState stream;
+  std::vector<Tensor> metrics;
+  try {
+    epoch = state.at("epoch").get<int>();
+    step = state.at("step").get<std::int64_t>();
+    stream = {.base = state.at("random").at("base").get<std::uint64_t>(),
+              .drawn = state.at("random").at("drawn").get<std::uint64_t>()};
+    if (step > 0) {
+      // The epoch's metrics so far, for when fit begins that epoch again.
+      const std::vector<Variable> variables = model().metrics_variables();
+      const json& saved = state.at("metrics");
+      if (saved.size() != variables.size()) {
+        throw IOError("BackupAndRestore: '" + state_path.string() + "' holds " + std::to_string(saved.size()) +
+                      " metric variables but model '" + model().name() + "' has " + std::to_string(variables.size()) +
+                      "; the backup was written for another model or compile()");
+      }
+      for (std::size_t i = 0; i < variables.size(); ++i) {
+        metrics.push_back(tensor_of(saved[i].at("bytes").get<std::string>(), variables[i].value().spec(),
+                                    state_path.string() + "'s metric " + variables[i].name()));
+      }
+    }
+  } catch (const json::exception& e) {
+    throw IOError("BackupAndRestore: '" + state_path.string() + "' is damaged (" + e.what() +
+                  "); remove the backup directory to start afresh");
+  }
   model().load_weights((backup / kWeights).string());
-  const int epoch = state.at("epoch").get<int>();
-  const std::int64_t step = state.at("step").get<std::int64_t>();
-  random::restore_global_stream({.base = state.at("random").at("base").get<std::uint64_t>(),
-                                 .drawn = state.at("random").at("drawn").get<std::uint64_t>()});
+  random::restore_global_stream(stream);
   if (step > 0) {
-    // The epoch's metrics so far, for when fit begins that epoch again.
-    const std::vector<Variable> variables = model().metrics_variables();
-    const json& metrics = state.at("metrics");
-    if (metrics.size() != variables.size()) {
-      throw IOError("BackupAndRestore: '" + state_path.string() + "' holds " + std::to_string(metrics.size()) +
-                    " metric variables but model '" + model().name() + "' has " + std::to_string(variables.size()) +
-                    "; the backup was written for another model or compile()");
-    }
-    restored_metrics_.clear();
-    for (std::size_t i = 0; i < variables.size(); ++i) {
-      restored_metrics_.push_back(tensor_of(metrics[i].at("values"), variables[i].value().spec(),
-                                            state_path.string() + "'s metric " + variables[i].name()));
-    }
+    restored_metrics_ = std::move(metrics);
     restore_metrics_in_epoch_ = epoch;
     schedule_.resume_at(step);
   }
@@ -185,11 +223,19 @@ void BackupAndRestore::on_epoch_end(int epoch, const Logs&) {
 }
 
 void BackupAndRestore::on_train_end(const Logs&) {
-  if (!options_.delete_checkpoint || !writes()) return;
-  std::error_code ec;
-  fs::remove_all(dir_, ec);
-  if (ec)
-    logging::get("kestrel.callbacks")->warn("BackupAndRestore: could not remove '{}': {}", dir_.string(), ec.message());
+  if (!options_.delete_checkpoint) return;
+  if (writes()) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+    if (ec) {
+      logging::get("kestrel.callbacks")
+          ->warn("BackupAndRestore: could not remove '{}': {}", dir_.string(), ec.message());
+    }
+  }
+  // No worker goes on (to another fit, which would restore) before the backup is gone.
+  if (const distribute::Distribution* distribution = model().distribution()) {
+    distribution->wait_for_workers("BackupAndRestore: removing '" + dir_.string() + "'");
+  }
 }
 
 void BackupAndRestore::back_up(int epoch, std::int64_t step) {
@@ -205,6 +251,7 @@ void BackupAndRestore::back_up(int epoch, std::int64_t step) {
 
   // The chief alone writes: no waiting for the other workers (Model::save_weights would).
   saving::save_weights(model(), (staging / kWeights).string());
+  sync_to_disk(staging / kWeights);
   const random::GlobalStreamState stream = random::global_stream_state();
   json state = {{"format", kFormat},
                 {"version", kVersion},
@@ -214,16 +261,19 @@ void BackupAndRestore::back_up(int epoch, std::int64_t step) {
                 {"metrics", json::array()}};
   if (step > 0) {
     for (const Variable& v : model().metrics_variables()) {
-      state["metrics"].push_back({{"name", v.name()}, {"values", values_of(v.value())}});
+      state["metrics"].push_back({{"name", v.name()}, {"bytes", hex_of(v.value())}});
     }
   }
   write_atomically(staging / kState, state.dump(1));
   // In force only once whole: the directory is renamed into place, then named in the pointer.
   const fs::path backup = dir_ / name;
   fs::remove_all(backup, ec);
+  sync_to_disk(staging);
   fs::rename(staging, backup, ec);
   if (ec) throw IOError("BackupAndRestore: cannot rename '" + staging.string() + "': " + ec.message());
+  sync_to_disk(dir_);  // the rename, before the pointer names it
   write_atomically(dir_ / kPointer, name + "\n");
+  sync_to_disk(dir_);  // the pointer's rename, before the previous backup goes
   for (const fs::directory_entry& entry : fs::directory_iterator(dir_)) {
     const bool stale = entry.path() != backup && (number_of(entry.path()) >= 0 || entry.path().extension() == ".tmp");
     if (stale && entry.path().filename() != fs::path(kPointer).concat(".tmp")) fs::remove_all(entry.path(), ec);

@@ -16,7 +16,8 @@
 //
 // A backup is written atomically: into a new directory, renamed into place, then named in the
 // `checkpoint` file (itself replaced by a rename); the previous backup is removed only after.
-// A process killed while writing leaves the previous backup in force. Under several workers the
+// Each file and directory is synced to disk before the rename that puts it in force. A process
+// killed while writing, or a machine that goes down, leaves the previous backup in force. Under several workers the
 // chief writes and every worker restores, from a backup_dir they all can read.
 #pragma once
 

@@ -37,13 +37,14 @@ class Distribution {
   /// them: 0 is the chief, which writes checkpoints and logs.
   virtual int num_workers() const { return 1; }
   virtual int worker_index() const { return 0; }
+  bool is_chief() const { return worker_index() == 0; }
   /// This worker's local replica 0 among the replicas in sync (TF's replica_id_in_sync_group):
   /// worker w runs replicas [w * local, (w + 1) * local), so its rows of a global batch follow
   /// the workers before it.
   int first_local_replica() const { return worker_index() * num_local_replicas(); }
-  /// Runs fn(replica) for every replica on the strategy's workers and returns when all are done;
-  /// the first exception (by replica order) is rethrown. Replicas are handed to the workers as
-  /// they come free (fewer workers than replicas), so fn must not wait for another replica.
+  /// Runs fn(replica) for every local replica on the strategy's threads and returns when all are
+  /// done; the first exception (by replica order) is rethrown. Replicas are handed to the threads
+  /// as they come free (fewer threads than replicas), so fn must not wait for another replica.
   virtual void for_each_replica(const std::function<void(int replica)>& fn) const = 0;
   /// Runs fn(replica) for every replica at once, each on a thread of its own (TF's
   /// MirroredStrategy gives each replica a thread), as one step whose replicas meet at merge
@@ -77,6 +78,10 @@ class Distribution {
   /// Returns when every worker has called it (an MPI barrier); `why` names the call in errors.
   /// Nothing to wait for alone.
   virtual void wait_for_workers(std::string_view /*why*/) const {}
+  /// True on every worker when `value` is true on any: what one worker alone saw (a failed write
+  /// of the chief's) made known to all, so that all go the same way instead of some waiting in a
+  /// collective the others never reach.
+  virtual bool any_worker(bool value) const { return value; }
   /// The simulated device memory of one replica in bytes; nullopt when unlimited.
   virtual std::optional<std::int64_t> memory_per_replica() const { return std::nullopt; }
 };

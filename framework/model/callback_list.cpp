@@ -7,7 +7,7 @@ namespace kestrel::detail {
 
 CallbackList::CallbackList(const std::vector<Handle<Callback>>& callbacks, Model* model) {
   const distribute::Distribution* distribution = model != nullptr ? model->distribution() : nullptr;
-  const bool chief = distribution == nullptr || distribution->worker_index() == 0;
+  const bool chief = distribution == nullptr || distribution->is_chief();
   for (const Handle<Callback>& c : callbacks) {
     if (!c || (!chief && c->chief_worker_only())) continue;
     c->set_model(model);

@@ -105,7 +105,9 @@ class Model : public Layer {
 
   /// Saves weights and optimizer state: Keras 3 layout for ".weights.h5", Keras 2 for ".h5".
   /// The file is written to a temporary name and renamed, so a crash never leaves half a file.
-  /// Under several workers every one calls it: the chief writes, and each returns once it has.
+  /// Under several workers it is collective: every worker calls it, the chief writes, and each
+  /// returns once it has (or throws when the chief's write failed). A callback that only the
+  /// chief runs writes with saving::save_weights instead, which waits for nobody.
   void save_weights(const std::string& path) const;
   /// Loads a file written by save_weights (or by Keras / h5py in either layout). Both are defined
   /// with the formats, in framework/saving/model_weights.cpp.

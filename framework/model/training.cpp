@@ -268,6 +268,12 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
   for (int epoch = options.initial_epoch; epoch < start.epoch; ++epoch) {
     train.start_epoch(epoch);
     skip_batches(train, steps_per_epoch);
+    // Validation's pipeline too: one that reshuffles each pass or reads on across epochs is where
+    // the uninterrupted run's was.
+    if (validation != nullptr) {
+      validation->start_epoch(epoch);
+      skip_batches(*validation, -1);
+    }
   }
   Logs logs;
   for (int epoch = start.epoch; epoch < options.epochs && !stop_training; ++epoch) {
@@ -275,6 +281,9 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
     callbacks.on_epoch_begin(epoch, {});
     train.start_epoch(epoch);
     const std::int64_t resumed_steps = epoch == start.epoch ? skip_batches(train, start.step) : 0;
+    // The epoch's logs so far (its metrics were restored as it began): what it reports even when
+    // its last step was the one backed up.
+    if (resumed_steps > 0) logs = metric_logs();
     const std::int64_t steps_done = run_executions(
         train, steps_per_epoch, compile_options_.steps_per_execution,
         [&](std::int64_t step) { callbacks.on_train_batch_begin(step, {}); },

@@ -207,6 +207,10 @@ int main(int argc, char** argv) {
     say("\ndone in %.1f s\n", tutorials::seconds_since(start));
     return 0;
   } catch (const std::exception& e) {
+    // An error only this worker saw (the chief's failed write, say) would leave the others waiting
+    // for it in a collective: the job ends here instead, as when a worker dies.
+    const std::shared_ptr<const distribute::Workers> job = distribute::Workers::of_this_job();
+    if (job->count() > 1) job->abort(1, std::string("multi_worker: ") + e.what());
     std::fprintf(stderr, "multi_worker: %s\n", e.what());
     return 1;
   }

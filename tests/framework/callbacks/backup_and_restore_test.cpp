@@ -123,6 +123,20 @@ TEST(BackupAndRestore, CompiledStepsResumeAlike) {
   expect_resume_matches({.jit = true, .backup = {.save_freq = std::int64_t{3}}}, {1, 7});
 }
 
+TEST(BackupAndRestore, ABackupAtTheLastStepOfAnEpochResumesWithThatEpochsLogs) {
+  // Every 5 steps of 10: killed at step 2 of epoch 2 (0-based 1), the backup after epoch 1's
+  // last step is restored; epoch 1 has no step left, and still reports its loss and accuracy.
+  ScratchDir dir;
+  const Program program{.backup = {.save_freq = std::int64_t{5}}};
+  const Trained whole = train(program, dir / "whole");
+  EXPECT_THROW(train(program, dir / "backup", {{1, 2}}), Killed);
+  const Trained resumed = train(program, dir / "backup");
+  expect_same_bits(resumed, whole);
+  EXPECT_EQ(resumed.history.epoch, (std::vector<int>{0, 1, 2}));
+  for (const char* key : {"loss", "accuracy"})
+    EXPECT_EQ(resumed.history.history.at(key), whole.history.history.at(key));
+}
+
 TEST(BackupAndRestore, ExecutionsOfSeveralStepsResumeAlike) {
   // Compiled executions of 2 steps, a backup every 4 steps: killed as the execution of steps 8
   // and 9 of epoch 2 (0-based 1) begins, the last backup (after its step 5) is restored, and the

@@ -14,6 +14,7 @@
 #include "framework/callbacks/early_stopping.h"
 #include "framework/callbacks/lambda_callback.h"
 #include "framework/callbacks/model_checkpoint.h"
+#include "framework/callbacks/reduce_lr_on_plateau.h"
 #include "framework/callbacks/terminate_on_nan.h"
 #include "framework/core/error.h"
 #include "framework/core/random.h"
@@ -157,6 +158,27 @@ TEST(MultiWorker, EarlyStoppingStopsEveryWorkerAtTheSameEpoch) {
   EXPECT_EQ(workers().max(epochs), -workers().max(-epochs));
 }
 
+TEST(MultiWorker, ReduceLROnPlateauReducesAlikeOnEveryWorker) {
+  clear_session();
+  random::set_global_seed(5);
+  const MultiWorkerMirroredStrategy strategy(eight_in_sync());
+  auto scope = strategy.scope();
+  Sequential model({layers::Dense(3)});
+  model.compile({.optimizer = optimizers::SGD({.learning_rate = 0.01}), .loss = "mse"});
+  const Tensor x = random::normal({64, 4}, random::Key(3)), y = random::normal({64, 3}, random::Key(4));
+  // The validation loss never improves by 10: reduced after epochs 2 and 3, on every worker.
+  model.fit(x, y,
+            {.batch_size = 16,
+             .epochs = 3,
+             .verbose = 0,
+             .callbacks = {callbacks::ReduceLROnPlateau(
+                 {.monitor = "val_loss", .factor = 0.5, .patience = 0, .min_delta = 10.0})},
+             .validation_data = ValidationData{x, y}});
+  const double learning_rate = model.optimizer()->learning_rate();
+  EXPECT_NEAR(learning_rate, 0.0025, 1e-9);
+  EXPECT_TRUE(same_on_every_worker({Tensor::scalar(learning_rate)}));
+}
+
 TEST(MultiWorker, ANaNInOneWorkersRowsStopsEveryWorkerAtTheSameStep) {
   clear_session();
   const MultiWorkerMirroredStrategy strategy(eight_in_sync());
@@ -194,6 +216,32 @@ TEST(MultiWorker, TheChiefAloneWritesCheckpointsAndLogs) {
   EXPECT_EQ(std::filesystem::exists(csv), workers().is_chief());
   std::filesystem::remove(checkpoint);
   std::filesystem::remove(csv);
+}
+
+TEST(MultiWorker, SaveWeightsIsWrittenByTheChiefAndAFailedWriteFailsEveryWorker) {
+  clear_session();
+  const MultiWorkerMirroredStrategy strategy(eight_in_sync());
+  auto scope = strategy.scope();
+  Sequential model({layers::Dense(3)});
+  model.build({1, 4});
+  // Only the chief writes, so only it could see the error: every worker must throw, or the others
+  // would go on into a collective the chief never reaches.
+  const std::string m = error_message<IOError>([&] { model.save_weights("/proc/kestrel/model.weights.h5"); });
+  if (workers().is_chief()) {
+    EXPECT_TRUE(contains(m, "/proc/kestrel/model.weights.h5")) << m;
+  } else {
+    EXPECT_TRUE(contains(m,
+                         "save_weights('/proc/kestrel/model.weights.h5'): the chief (worker 0) could not write the "
+                         "file; its error says why"))
+        << m;
+  }
+  // A write that works returns on every worker once the file is whole.
+  const std::filesystem::path path = std::filesystem::temp_directory_path() / "kestrel_multi_worker_save.weights.h5";
+  model.save_weights(path.string());
+  EXPECT_TRUE(std::filesystem::exists(path));
+  model.load_weights(path.string());
+  strategy.wait_for_workers("the test's load");
+  if (workers().is_chief()) std::filesystem::remove(path);
 }
 
 TEST(MultiWorker, ACustomLoopReducesAndGathersOverEveryReplica) {
