@@ -21,7 +21,7 @@ namespace kestrel::callbacks {
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
+using Json = nlohmann::json;
 
 constexpr std::string_view kFormat = "kestrel.backup_and_restore";
 constexpr int kVersion = 1;
@@ -151,11 +151,11 @@ void BackupAndRestore::on_train_begin(const Logs&) {
 
 void BackupAndRestore::restore(const fs::path& backup) {
   const fs::path state_path = backup / kState;
-  json state;
+  Json state;
   try {
     std::ifstream in(state_path);
     if (!in) throw IOError("cannot open it");
-    state = json::parse(in);
+    state = Json::parse(in);
   } catch (const std::exception& e) {
     throw IOError("BackupAndRestore: cannot read '" + state_path.string() + "': " + e.what() +
                   "; remove the backup directory to start afresh");
@@ -177,7 +177,7 @@ void BackupAndRestore::restore(const fs::path& backup) {
     if (step > 0) {
       // The epoch's metrics so far, for when fit begins that epoch again.
       const std::vector<Variable> variables = model().metrics_variables();
-      const json& saved = state.at("metrics");
+      const Json& saved = state.at("metrics");
       if (saved.size() != variables.size()) {
         throw IOError("BackupAndRestore: '" + state_path.string() + "' holds " + std::to_string(saved.size()) +
                       " metric variables but model '" + model().name() + "' has " + std::to_string(variables.size()) +
@@ -188,7 +188,7 @@ void BackupAndRestore::restore(const fs::path& backup) {
                                     state_path.string() + "'s metric " + variables[i].name()));
       }
     }
-  } catch (const json::exception& e) {
+  } catch (const Json::exception& e) {
     throw IOError("BackupAndRestore: '" + state_path.string() + "' is damaged (" + e.what() +
                   "); remove the backup directory to start afresh");
   }
@@ -253,12 +253,12 @@ void BackupAndRestore::back_up(int epoch, std::int64_t step) {
   saving::save_weights(model(), (staging / kWeights).string());
   sync_to_disk(staging / kWeights);
   const random::GlobalStreamState stream = random::global_stream_state();
-  json state = {{"format", kFormat},
+  Json state = {{"format", kFormat},
                 {"version", kVersion},
                 {"epoch", epoch},
                 {"step", step},
                 {"random", {{"base", stream.base}, {"drawn", stream.drawn}}},
-                {"metrics", json::array()}};
+                {"metrics", Json::array()}};
   if (step > 0) {
     for (const Variable& v : model().metrics_variables()) {
       state["metrics"].push_back({{"name", v.name()}, {"bytes", hex_of(v.value())}});
