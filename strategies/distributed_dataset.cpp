@@ -81,6 +81,63 @@ class InterleaveIterator final : public DistributedDataset::Iterator {
   int replicas_;
 };
 
+// Zero rows of each value: what a replica whose worker's data has ended gets.
+data::Element empty_like(const data::Element& element) {
+  data::Element out;
+  for (const auto& [key, value] : element.values()) {
+    if (const auto* t = std::get_if<Tensor>(&value)) {
+      std::vector<std::int64_t> dims(t->shape().dims().begin(), t->shape().dims().end());
+      if (!dims.empty()) dims[0] = 0;
+      out.set(key, Tensor::empty(Shape(dims), t->dtype()));
+      continue;
+    }
+    const Shape& shape = std::get<data::Strings>(value).shape();
+    std::vector<std::int64_t> dims(shape.dims().begin(), shape.dims().end());
+    if (!dims.empty()) dims[0] = 0;
+    out.set(key, data::Strings(std::vector<std::string>{}, Shape(dims)));
+  }
+  return out;
+}
+
+// A worker's own pipeline read in step with the other workers' (see DistributedDataset).
+class AgreedEndIterator final : public DistributedDataset::Iterator {
+ public:
+  AgreedEndIterator(std::unique_ptr<DistributedDataset::Iterator> own, const Distribution& workers)
+      : own_(std::move(own)), workers_(workers) {}
+
+  std::optional<PerReplica<data::Element>> next() override {
+    // Once this worker's pass has ended it is not asked again (a pipeline need not answer twice).
+    std::optional<PerReplica<data::Element>> mine = own_ended_ ? std::nullopt : own_->next();
+    own_ended_ = !mine;
+    if (mine) last_ = mine;
+    const double note[] = {mine ? 1.0 : 0.0, last_ ? 1.0 : 0.0};
+    const std::vector<double> all = workers_.gather_from_workers(note);
+    bool any = false;
+    std::string never;
+    for (std::size_t w = 0; w < all.size(); w += 2) {
+      any = any || all[w] != 0;
+      if (all[w + 1] == 0) never += (never.empty() ? "" : ", ") + std::to_string(w / 2);
+    }
+    if (!any) return std::nullopt;
+    if (!never.empty()) {
+      throw ValueError("distributed dataset (" + workers_.name() + "): worker(s) " + never +
+                       " had no batch at all while the others have data, so there is no shape to give their "
+                       "replicas; give every worker data (more or smaller files), or set the dataset's "
+                       "auto_shard_policy to DATA");
+    }
+    if (mine) return mine;
+    PerReplica<data::Element> empty;
+    for (const data::Element& element : last_->values) empty.values.push_back(empty_like(element));
+    return empty;
+  }
+
+ private:
+  std::unique_ptr<DistributedDataset::Iterator> own_;
+  const Distribution& workers_;
+  bool own_ended_ = false;
+  std::optional<PerReplica<data::Element>> last_;
+};
+
 }  // namespace
 
 PerReplica<data::Element> split_element(const data::Element& element, int replicas, std::int64_t shard) {
@@ -106,8 +163,13 @@ PerReplica<data::Element> split_element(const data::Element& element, int replic
   return out;
 }
 
-DistributedDataset::DistributedDataset(data::Dataset source, int replicas, Mode mode, WorkerShare share)
-    : source_(std::move(source)), replicas_(replicas), mode_(mode), share_(share) {
+DistributedDataset::DistributedDataset(data::Dataset source, int replicas, Mode mode, WorkerShare share,
+                                       const Distribution* workers)
+    : source_(std::move(source)),
+      replicas_(replicas),
+      mode_(mode),
+      share_(share),
+      workers_(workers != nullptr && workers->num_workers() > 1 ? workers : nullptr) {
   if (replicas < 1) throw ValueError("DistributedDataset: replicas must be >= 1, got " + std::to_string(replicas));
   if (share_.replicas_in_sync == 0) share_ = {.first_replica = 0, .replicas_in_sync = replicas};
   if (share_.first_replica < 0 || share_.first_replica + replicas > share_.replicas_in_sync) {
@@ -118,19 +180,29 @@ DistributedDataset::DistributedDataset(data::Dataset source, int replicas, Mode 
 }
 
 DistributedDataset DistributedDataset::split_batches(data::Dataset global_batches, int replicas, WorkerShare share) {
-  return DistributedDataset(std::move(global_batches), replicas, Mode::split, share);
+  return DistributedDataset(std::move(global_batches), replicas, Mode::split, share, nullptr);
 }
 
-DistributedDataset DistributedDataset::interleave_replicas(data::Dataset replica_batches, int replicas) {
-  return DistributedDataset(std::move(replica_batches), replicas, Mode::interleave, {});
+DistributedDataset DistributedDataset::split_worker_batches(data::Dataset worker_batches, int replicas,
+                                                            const Distribution& workers) {
+  return DistributedDataset(std::move(worker_batches), replicas, Mode::split_own, {}, &workers);
+}
+
+DistributedDataset DistributedDataset::interleave_replicas(data::Dataset replica_batches, int replicas,
+                                                           const Distribution* workers) {
+  return DistributedDataset(std::move(replica_batches), replicas, Mode::interleave, {}, workers);
 }
 
 std::unique_ptr<DistributedDataset::Iterator> DistributedDataset::make_iterator() const {
-  if (mode_ == Mode::split) {
-    return std::make_unique<SplitIterator>(source_.make_iterator(), share_.replicas_in_sync, share_.first_replica,
-                                           replicas_);
+  std::unique_ptr<Iterator> own;
+  if (mode_ == Mode::interleave) {
+    own = std::make_unique<InterleaveIterator>(source_.make_iterator(), replicas_);
+  } else {
+    own = std::make_unique<SplitIterator>(source_.make_iterator(), share_.replicas_in_sync, share_.first_replica,
+                                          replicas_);
   }
-  return std::make_unique<InterleaveIterator>(source_.make_iterator(), replicas_);
+  if (workers_ == nullptr || mode_ == Mode::split) return own;  // every worker reads the same global batches
+  return std::make_unique<AgreedEndIterator>(std::move(own), *workers_);
 }
 
 }  // namespace kestrel::distribute

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "framework/data/dataset.h"
+#include "framework/distribute/distribution.h"
 #include "strategies/per_replica.h"
 
 namespace kestrel::distribute {
@@ -33,11 +34,23 @@ class DistributedDataset {
 
   /// Each element of `global_batches` is a global batch, split along its first axis into one
   /// equal shard per replica in sync, of which this process keeps its `replicas` (`share`). A
-  /// batch whose rows do not divide is a ValueError naming the fix.
+  /// batch whose rows do not divide is a ValueError naming the fix. (DATA auto-sharding.)
   static DistributedDataset split_batches(data::Dataset global_batches, int replicas, WorkerShare share = {});
+  /// Each element of `worker_batches` is this worker's own part of a global batch (FILE or OFF
+  /// auto-sharding), split over its `replicas`. Passes end together on every worker of
+  /// `workers` (see below).
+  static DistributedDataset split_worker_batches(data::Dataset worker_batches, int replicas,
+                                                 const Distribution& workers);
   /// Each element of `replica_batches` is already one replica's batch: a step takes `replicas`
-  /// consecutive elements. A pass whose element count does not divide ends at the last whole step.
-  static DistributedDataset interleave_replicas(data::Dataset replica_batches, int replicas);
+  /// consecutive elements. A pass whose element count does not divide ends at the last whole
+  /// step. Given `workers` (several), passes end together on every worker.
+  static DistributedDataset interleave_replicas(data::Dataset replica_batches, int replicas,
+                                                const Distribution* workers = nullptr);
+
+  // Workers that read pipelines of their own can run out at different steps, but every step is
+  // a collective. So they agree at each step: the pass goes on while any worker has data, and a
+  // worker whose data has ended gives its replicas batches of zero rows, shaped as its last (as
+  // tf.distribute does). A worker that had no data at all is a ValueError on every worker.
 
   std::unique_ptr<Iterator> make_iterator() const;
   /// This process's replicas (one element each per step).
@@ -46,13 +59,14 @@ class DistributedDataset {
   const data::Dataset& source() const { return source_; }
 
  private:
-  enum class Mode { split, interleave };
-  DistributedDataset(data::Dataset source, int replicas, Mode mode, WorkerShare share);
+  enum class Mode { split, split_own, interleave };
+  DistributedDataset(data::Dataset source, int replicas, Mode mode, WorkerShare share, const Distribution* workers);
 
   data::Dataset source_;
   int replicas_;
   Mode mode_;
   WorkerShare share_;
+  const Distribution* workers_;  // to agree with when each worker reads its own pipeline; else null
 };
 
 /// Every value of a global batch (tensors and string arrays alike) cut into `replicas` shards of

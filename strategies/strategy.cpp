@@ -1,11 +1,13 @@
 #include "strategies/strategy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <optional>
 #include <string>
 
 #include "framework/core/error.h"
+#include "framework/data/auto_shard.h"
 #include "framework/distribute/replica_context.h"
 #include "framework/distribute/replica_rendezvous.h"
 #include "framework/distribute/replica_shards.h"
@@ -170,6 +172,13 @@ void Strategy::wait_for_workers(std::string_view why) const { workers_->barrier(
 
 bool Strategy::any_worker(bool value) const { return workers_->max(value ? 1 : 0) != 0; }
 
+std::vector<double> Strategy::gather_from_workers(std::span<const double> mine) const {
+  std::vector<double> all(mine.size() * static_cast<std::size_t>(num_workers()));
+  std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(mine.size()) * worker_index());
+  workers_->gather_in_place(std::as_writable_bytes(std::span<double>(all)));
+  return all;
+}
+
 PerReplica<Tensor> Strategy::run(const std::function<Tensor(int replica)>& fn) const {
   PerReplica<Tensor> out;
   out.values.resize(static_cast<std::size_t>(local_replicas_));
@@ -226,7 +235,12 @@ Tensor Strategy::gather(const PerReplica<Tensor>& value, int axis) const {
 }
 
 DistributedDataset Strategy::experimental_distribute_dataset(const data::Dataset& dataset) const {
-  // Every worker reads the global batches and keeps its replicas' rows (tf.data's DATA sharding).
+  const data::ShardedDataset sharded = data::auto_shard(dataset, num_workers(), worker_index());
+  if (sharded.per_worker()) {
+    // FILE or OFF: each worker reads its own part of each global batch, for its replicas.
+    return DistributedDataset::split_worker_batches(sharded.dataset, local_replicas_, *this);
+  }
+  // DATA: every worker reads the global batches and keeps its replicas' rows.
   return DistributedDataset::split_batches(
       dataset, local_replicas_, {.first_replica = first_local_replica(), .replicas_in_sync = num_replicas_in_sync()});
 }
@@ -237,7 +251,7 @@ DistributedDataset Strategy::distribute_datasets_from_function(
   const InputContext context{.num_input_pipelines = num_workers(),
                              .input_pipeline_id = worker_index(),
                              .num_replicas_in_sync = num_replicas_in_sync()};
-  return DistributedDataset::interleave_replicas(fn(context), local_replicas_);
+  return DistributedDataset::interleave_replicas(fn(context), local_replicas_, this);
 }
 
 }  // namespace kestrel::distribute

@@ -88,6 +88,7 @@ class Strategy : public Distribution {
   void check_workers_agree(std::string_view what, const std::string& description) const override;
   void wait_for_workers(std::string_view why) const override;
   bool any_worker(bool value) const override;
+  std::vector<double> gather_from_workers(std::span<const double> mine) const override;
 
  protected:
   /// `local_replicas` >= 1 on each of `workers`; memory_per_replica: the simulated device memory,

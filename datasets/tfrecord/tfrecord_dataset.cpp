@@ -14,15 +14,15 @@ namespace {
 // leaves the state where reading can go on (the reader past the bad record, or the next file).
 class RecordGenerator {
  public:
-  RecordGenerator(std::shared_ptr<const std::vector<std::string>> files, io::RecordReaderOptions options)
+  RecordGenerator(std::vector<std::string> files, io::RecordReaderOptions options)
       : files_(std::move(files)), options_(options) {}
 
   std::optional<Element> operator()() {
     while (true) {
       if (!reader_) {
-        if (next_file_ >= files_->size()) return std::nullopt;
+        if (next_file_ >= files_.size()) return std::nullopt;
         // Advance first: a file that cannot be opened is skipped by the next call.
-        const std::string& path = (*files_)[next_file_++];
+        const std::string& path = files_[next_file_++];
         reader_ = std::make_shared<io::RecordReader>(path, options_);
       }
       std::string record;
@@ -32,7 +32,7 @@ class RecordGenerator {
   }
 
  private:
-  std::shared_ptr<const std::vector<std::string>> files_;
+  std::vector<std::string> files_;
   io::RecordReaderOptions options_;
   std::size_t next_file_ = 0;
   std::shared_ptr<io::RecordReader> reader_;  // shared: a Generator (std::function) must be copyable
@@ -48,11 +48,15 @@ Dataset TFRecordDataset(std::vector<std::string> filenames, TFRecordOptions opti
   } catch (const ValueError& e) {
     throw ValueError(std::string("TFRecordDataset: ") + e.what());
   }
-  auto files = std::make_shared<const std::vector<std::string>>(std::move(filenames));
   const io::RecordReaderOptions reader_options{.compression = compression, .buffer_size = options.buffer_size};
   ElementSpec spec{{"record", ValueSpec{.shape = {}, .dtype = DType::float32, .is_string = true}}};
-  return Dataset::from_generator([files, reader_options] { return Generator(RecordGenerator(files, reader_options)); },
-                                 std::move(spec), kUnknownCardinality, "TFRecordDataset");
+  // A file source, so FILE auto-sharding can give each worker its own files.
+  return Dataset::from_files(
+      std::move(filenames),
+      [reader_options](const std::vector<std::string>& files) {
+        return Generator(RecordGenerator(files, reader_options));
+      },
+      std::move(spec), "TFRecordDataset");
 }
 
 }  // namespace kestrel::data

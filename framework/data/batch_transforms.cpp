@@ -54,6 +54,17 @@ ElementSpec batch_spec(const ElementSpec& element, std::int64_t batch_size, bool
   return out;
 }
 
+// The per-worker batch size when FILE or OFF sharding divides a global batch among `parts` workers.
+std::int64_t divided_batch_size(std::int64_t batch_size, int parts, const std::string& transform) {
+  if (batch_size % parts == 0) return batch_size / parts;
+  const std::int64_t lower = batch_size / parts * parts;
+  const std::string multiples = (lower > 0 ? std::to_string(lower) + " or " : "") + std::to_string(lower + parts);
+  throw ValueError(transform + ": the global batch size " + std::to_string(batch_size) + " does not divide among " +
+                   std::to_string(parts) + " workers (FILE and OFF sharding give each worker 1/" +
+                   std::to_string(parts) + " of it); use a global batch size that is a multiple of the number of " +
+                   "workers, e.g. " + multiples);
+}
+
 class BatchNode final : public detail::UnaryNode {
  public:
   BatchNode(std::shared_ptr<const detail::DatasetNode> input, std::int64_t batch_size, BatchOptions options)
@@ -69,6 +80,13 @@ class BatchNode final : public detail::UnaryNode {
     return std::make_unique<GroupingIterator>(
         input_->make_iterator(), batch_size_, options_.drop_remainder,
         [](const std::vector<Element>& group) { return detail::stack_elements(group, "batch"); });
+  }
+  std::shared_ptr<const DatasetNode> with_input(std::shared_ptr<const DatasetNode> input) const override {
+    return std::make_shared<BatchNode>(std::move(input), batch_size_, options_);
+  }
+  std::shared_ptr<const DatasetNode> with_batches_divided(std::shared_ptr<const DatasetNode> input,
+                                                          int parts) const override {
+    return std::make_shared<BatchNode>(std::move(input), divided_batch_size(batch_size_, parts, name()), options_);
   }
 
  private:
@@ -104,6 +122,14 @@ class PaddedBatchNode final : public detail::UnaryNode {
                                               [this](const std::vector<Element>& group) {
                                                 return detail::pad_and_stack(group, pad_, "padded_batch", stats_);
                                               });
+  }
+  std::shared_ptr<const DatasetNode> with_input(std::shared_ptr<const DatasetNode> input) const override {
+    return std::make_shared<PaddedBatchNode>(std::move(input), batch_size_, options_);
+  }
+  std::shared_ptr<const DatasetNode> with_batches_divided(std::shared_ptr<const DatasetNode> input,
+                                                          int parts) const override {
+    return std::make_shared<PaddedBatchNode>(std::move(input), divided_batch_size(batch_size_, parts, name()),
+                                             options_);
   }
 
  private:
@@ -142,6 +168,14 @@ class CollateNode final : public detail::UnaryNode {
                                                 record(batch);
                                                 return batch;
                                               });
+  }
+  std::shared_ptr<const DatasetNode> with_input(std::shared_ptr<const DatasetNode> input) const override {
+    return std::make_shared<CollateNode>(std::move(input), batch_size_, collate_fn_, options_);
+  }
+  std::shared_ptr<const DatasetNode> with_batches_divided(std::shared_ptr<const DatasetNode> input,
+                                                          int parts) const override {
+    return std::make_shared<CollateNode>(std::move(input), divided_batch_size(batch_size_, parts, name()), collate_fn_,
+                                         options_);
   }
 
  private:

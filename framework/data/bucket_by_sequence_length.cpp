@@ -42,6 +42,19 @@ class BucketNode final : public detail::UnaryNode {
   std::unique_ptr<Iterator> make_iterator() const override {
     return std::make_unique<It>(*this, input_->make_iterator());
   }
+  std::shared_ptr<const DatasetNode> with_input(std::shared_ptr<const DatasetNode> input) const override {
+    return std::make_shared<BucketNode>(std::move(input), length_, buckets_);
+  }
+  // Every bucket's batch is a global batch, so every bucket's size is divided.
+  std::shared_ptr<const DatasetNode> with_batches_divided(std::shared_ptr<const DatasetNode> input,
+                                                          int parts) const override {
+    Buckets divided = buckets_;
+    for (std::int64_t& size : divided.batch_sizes) {
+      if (size % parts != 0) throw not_dividing(parts);
+      size /= parts;
+    }
+    return std::make_shared<BucketNode>(std::move(input), length_, std::move(divided));
+  }
 
  private:
   class It final : public Iterator {
@@ -108,6 +121,15 @@ class BucketNode final : public detail::UnaryNode {
       shape[0] = buckets_.boundaries[bucket] - 1;
     }
     return spec;
+  }
+
+  ValueError not_dividing(int parts) const {
+    std::string sizes;
+    for (std::int64_t size : buckets_.batch_sizes) sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
+    return ValueError("bucket_by_sequence_length: the bucket batch sizes [" + sizes + "] do not all divide among " +
+                      std::to_string(parts) + " workers (FILE and OFF sharding give each worker 1/" +
+                      std::to_string(parts) + " of every bucket's batch); use global bucket batch sizes that are " +
+                      "multiples of the number of workers");
   }
 
   std::function<std::int64_t(const Element&)> length_;

@@ -75,6 +75,24 @@ struct ShuffleOptions {
   bool reshuffle_each_iteration = true;
 };
 
+/// How a dataset is split over the workers of a job (tf.data.experimental.AutoShardPolicy; see
+/// auto_shard.h for what each does).
+enum class AutoShardPolicy {
+  auto_,  ///< FILE when the pipeline reads enough files, else DATA (tf.data's default)
+  file,   ///< each worker reads its own files
+  data,   ///< each worker reads everything and keeps its share of each global batch
+  off,    ///< each worker reads everything: every sample W times an epoch
+};
+
+struct DistributeOptions {
+  AutoShardPolicy auto_shard_policy = AutoShardPolicy::auto_;
+};
+
+/// A dataset's options (tf.data.Options), set with Dataset::with_options.
+struct Options {
+  DistributeOptions experimental_distribute;
+};
+
 struct MapOptions {
   /// The output spec; when absent, it is taken from fn applied to the first element.
   std::optional<ElementSpec> output_spec;
@@ -93,6 +111,12 @@ class Dataset {
   /// what describe() and errors call the source.
   static Dataset from_generator(std::function<Generator()> make, ElementSpec spec,
                                 std::int64_t cardinality = kUnknownCardinality, std::string name = "from_generator");
+  /// A source over files read in order: `read(files)` is called at the start of every pass and
+  /// returns that pass's generator over those files. FILE auto-sharding (auto_shard.h) gives
+  /// each worker a source over every num_workers-th file. Throws ValueError when files is empty.
+  static Dataset from_files(std::vector<std::string> files,
+                            std::function<Generator(const std::vector<std::string>& files)> read, ElementSpec spec,
+                            std::string name);
   /// {"value": int64 scalar} for start, start + step, ... below stop (Python's range).
   static Dataset range(std::int64_t stop);
   static Dataset range(std::int64_t start, std::int64_t stop, std::int64_t step = 1);
@@ -128,9 +152,14 @@ class Dataset {
   /// Skips elements whose production threw a kestrel::Error (a corrupt record, a failed map), and
   /// counts them (ignored_errors()).
   Dataset ignore_errors() const;
+  /// The same elements, with these options (tf.data's with_options); a later call's options
+  /// replace an earlier one's.
+  Dataset with_options(Options options) const;
 
   // ---- inspection
   ElementSpec element_spec() const;
+  /// The options of the outermost with_options, or the defaults.
+  Options options() const;
   /// Number of elements, kInfiniteCardinality or kUnknownCardinality.
   std::int64_t cardinality() const;
   /// Merged statistics of every padding transform in the pipeline, since creation or reset.
@@ -167,12 +196,15 @@ class Dataset {
 
   /// Wraps a pipeline node (how sources and transforms build datasets).
   explicit Dataset(std::shared_ptr<const detail::DatasetNode> node);
+  /// The outermost node (what auto_shard rewrites).
+  const std::shared_ptr<const detail::DatasetNode>& node() const { return node_; }
 
  private:
   std::shared_ptr<const detail::DatasetNode> node_;
 };
 
-/// One element {"text": string[]} per line of each file, in order, without the line ending.
+/// One element {"text": string[]} per line of each file, in order, without the line ending
+/// (ValueError when no file is given).
 /// A missing file raises IOError naming it when iteration reaches it.
 // NOLINTNEXTLINE(readability-identifier-naming): tf.data's name
 Dataset TextLineDataset(std::vector<std::string> filenames);

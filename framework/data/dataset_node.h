@@ -25,6 +25,24 @@ class DatasetNode {
   /// The node this one reads from, if any.
   virtual const DatasetNode* input() const { return nullptr; }
   virtual const PaddingStats* padding_stats() const { return nullptr; }
+  /// The same transform over another input, with fresh state (pass counts, padding statistics):
+  /// how auto_shard rebuilds a pipeline above its sharded source. Sources return null.
+  virtual std::shared_ptr<const DatasetNode> with_input(std::shared_ptr<const DatasetNode> /*input*/) const {
+    return nullptr;
+  }
+  /// For a batching transform (batch, padded_batch, collate, bucket_by_sequence_length): the
+  /// same transform over `input` with every batch size divided by `parts` (ValueError naming
+  /// the transform when one does not divide). Null for a transform that does not batch.
+  virtual std::shared_ptr<const DatasetNode> with_batches_divided(std::shared_ptr<const DatasetNode> /*input*/,
+                                                                  int /*parts*/) const {
+    return nullptr;
+  }
+  /// For a source over files (Dataset::from_files): its files, else empty.
+  virtual std::vector<std::string> files() const { return {}; }
+  /// For a source over files: the same source over `files`. Null otherwise.
+  virtual std::shared_ptr<const DatasetNode> with_files(std::vector<std::string> /*files*/) const { return nullptr; }
+  /// For with_options: its options. Null otherwise.
+  virtual const Options* options() const { return nullptr; }
   virtual std::int64_t ignored_errors() const { return 0; }
 };
 
@@ -33,9 +51,21 @@ class UnaryNode : public DatasetNode {
  public:
   explicit UnaryNode(std::shared_ptr<const DatasetNode> input) : input_(std::move(input)) {}
   const DatasetNode* input() const override { return input_.get(); }
+  /// Every transform says how it is rebuilt over another input.
+  std::shared_ptr<const DatasetNode> with_input(std::shared_ptr<const DatasetNode> input) const override = 0;
 
  protected:
   std::shared_ptr<const DatasetNode> input_;
+};
+
+/// An iterator over a generator's elements (the sources built from generators).
+class GeneratorIterator final : public Iterator {
+ public:
+  explicit GeneratorIterator(Generator generator) : generator_(std::move(generator)) {}
+  std::optional<Element> next() override { return generator_(); }
+
+ private:
+  Generator generator_;
 };
 
 /// True on a thread that is running a pipeline only to learn its element_spec: such a probe must

@@ -34,6 +34,9 @@ class MapNode final : public detail::UnaryNode {
     };
     return std::make_unique<It>(input_->make_iterator(), fn_);
   }
+  std::shared_ptr<const DatasetNode> with_input(std::shared_ptr<const DatasetNode> input) const override {
+    return std::make_shared<MapNode>(std::move(input), fn_, options_);
+  }
 
  private:
   std::function<Element(Element)> fn_;
@@ -66,6 +69,9 @@ class FilterNode final : public detail::UnaryNode {
       const std::function<bool(const Element&)>& predicate_;
     };
     return std::make_unique<It>(input_->make_iterator(), predicate_);
+  }
+  std::shared_ptr<const DatasetNode> with_input(std::shared_ptr<const DatasetNode> input) const override {
+    return std::make_shared<FilterNode>(std::move(input), predicate_);
   }
 
  private:
@@ -102,6 +108,9 @@ class IgnoreErrorsNode final : public detail::UnaryNode {
       std::atomic<std::int64_t>& ignored_;
     };
     return std::make_unique<It>(input_->make_iterator(), ignored_);
+  }
+  std::shared_ptr<const DatasetNode> with_input(std::shared_ptr<const DatasetNode> input) const override {
+    return std::make_shared<IgnoreErrorsNode>(std::move(input));
   }
 
  private:

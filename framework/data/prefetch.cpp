@@ -96,6 +96,9 @@ class PrefetchNode final : public detail::UnaryNode {
   std::unique_ptr<Iterator> make_iterator() const override {
     return std::make_unique<PrefetchIterator>(input_->make_iterator(), static_cast<std::size_t>(buffer_size_));
   }
+  std::shared_ptr<const DatasetNode> with_input(std::shared_ptr<const DatasetNode> input) const override {
+    return std::make_shared<PrefetchNode>(std::move(input), buffer_size_);
+  }
 
  private:
   std::int64_t buffer_size_;

@@ -22,6 +22,10 @@ class ShuffleNode final : public detail::UnaryNode {
     const random::Key key = key_.fold_in(options_.reshuffle_each_iteration ? pass : 0);
     return std::make_unique<It>(input_->make_iterator(), buffer_size_, key);
   }
+  // The same key with a new pass counter: the copy's first pass has the original's first order.
+  std::shared_ptr<const DatasetNode> with_input(std::shared_ptr<const DatasetNode> input) const override {
+    return std::make_shared<ShuffleNode>(std::move(input), buffer_size_, key_, options_);
+  }
 
  private:
   // Keeps a buffer full from the input and emits a uniformly chosen buffered element each step.

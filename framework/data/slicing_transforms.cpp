@@ -47,6 +47,9 @@ class RepeatNode final : public detail::UnaryNode {
     };
     return std::make_unique<It>(*input_, count_);
   }
+  std::shared_ptr<const DatasetNode> with_input(std::shared_ptr<const DatasetNode> input) const override {
+    return std::make_shared<RepeatNode>(std::move(input), count_);
+  }
 
  private:
   std::int64_t count_;
@@ -89,6 +92,9 @@ class StrideNode final : public detail::UnaryNode {
       std::int64_t emitted_ = 0;
     };
     return std::make_unique<It>(input_->make_iterator(), *this);
+  }
+  std::shared_ptr<const DatasetNode> with_input(std::shared_ptr<const DatasetNode> input) const override {
+    return std::make_shared<StrideNode>(std::move(input), name_, first_, step_, limit_);
   }
 
  private:

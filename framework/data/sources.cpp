@@ -1,7 +1,5 @@
-// Dataset sources: in-memory slices, generators, ranges and text files.
+// Dataset sources: in-memory slices, generators and ranges (files: file_sources.cpp).
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 
 #include "framework/core/error.h"
 #include "framework/data/dataset_node.h"
@@ -87,15 +85,7 @@ class GeneratorNode final : public detail::DatasetNode {
   std::int64_t cardinality() const override { return cardinality_; }
   ElementSpec element_spec() const override { return spec_; }
   std::unique_ptr<Iterator> make_iterator() const override {
-    class It final : public Iterator {
-     public:
-      explicit It(Generator generator) : generator_(std::move(generator)) {}
-      std::optional<Element> next() override { return generator_(); }
-
-     private:
-      Generator generator_;
-    };
-    return std::make_unique<It>(make_());
+    return std::make_unique<detail::GeneratorIterator>(make_());
   }
 
  private:
@@ -103,53 +93,6 @@ class GeneratorNode final : public detail::DatasetNode {
   ElementSpec spec_;
   std::int64_t cardinality_;
   std::string name_;
-};
-
-class TextLineNode final : public detail::DatasetNode {
- public:
-  explicit TextLineNode(std::vector<std::string> files) : files_(std::move(files)) {}
-  std::string name() const override { return "TextLineDataset"; }
-  std::int64_t cardinality() const override { return kUnknownCardinality; }
-  ElementSpec element_spec() const override { return {{"text", ValueSpec{{}, DType::float32, true}}}; }
-  std::unique_ptr<Iterator> make_iterator() const override {
-    class It final : public Iterator {
-     public:
-      explicit It(const std::vector<std::string>& files) : files_(files) {}
-      std::optional<Element> next() override {
-        std::string line;
-        while (true) {
-          if (!stream_.is_open()) {
-            if (file_ >= files_.size()) return std::nullopt;
-            const std::string& path = files_[file_++];  // moves on first, so ignore_errors() can go on
-            std::error_code error;
-            if (!std::filesystem::is_regular_file(path, error)) {
-              throw IOError("TextLineDataset: '" + path + "' is " +
-                            (std::filesystem::exists(path, error) ? "not a regular file" : "missing"));
-            }
-            stream_.open(path);
-            if (!stream_.is_open()) throw IOError("TextLineDataset: cannot open '" + path + "'");
-            current_ = path;
-          }
-          if (std::getline(stream_, line)) break;
-          const bool failed = stream_.bad();
-          stream_.close();
-          if (failed) throw IOError("TextLineDataset: reading '" + current_ + "' failed before its end");
-        }
-        if (!line.empty() && line.back() == '\r') line.pop_back();  // files written on Windows
-        return Element{{"text", Strings(std::move(line))}};
-      }
-
-     private:
-      const std::vector<std::string>& files_;
-      std::size_t file_ = 0;
-      std::string current_;
-      std::ifstream stream_;
-    };
-    return std::make_unique<It>(files_);
-  }
-
- private:
-  std::vector<std::string> files_;
 };
 
 }  // namespace
@@ -178,10 +121,6 @@ Dataset Dataset::range(std::int64_t start, std::int64_t stop, std::int64_t step)
         };
       },
       {{"value", ValueSpec{{}, DType::int64, false}}}, count, "range");
-}
-
-Dataset TextLineDataset(std::vector<std::string> filenames) {
-  return Dataset(std::make_shared<TextLineNode>(std::move(filenames)));
 }
 
 }  // namespace kestrel::data

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -82,6 +83,12 @@ class Distribution {
   /// of the chief's) made known to all, so that all go the same way instead of some waiting in a
   /// collective the others never reach.
   virtual bool any_worker(bool value) const { return value; }
+  /// Every worker's `mine` (each the same length), joined in worker order, on every worker: what
+  /// workers reading their own input pipelines tell each other at each step (whether they have
+  /// a batch, and its shape). Alone, `mine`.
+  virtual std::vector<double> gather_from_workers(std::span<const double> mine) const {
+    return {mine.begin(), mine.end()};
+  }
   /// The simulated device memory of one replica in bytes; nullopt when unlimited.
   virtual std::optional<std::int64_t> memory_per_replica() const { return std::nullopt; }
 };

@@ -4,7 +4,9 @@
 #include <array>
 
 #include "framework/core/error.h"
+#include "framework/data/auto_shard.h"
 #include "framework/logging/logging.h"
+#include "framework/model/worker_batches.h"
 
 namespace kestrel::detail {
 namespace {
@@ -98,8 +100,15 @@ std::unique_ptr<BatchSource> array_source(ArrayBatches batches, std::optional<ra
 }
 
 std::unique_ptr<BatchSource> dataset_source(const data::Dataset& dataset, std::int64_t steps, const char* method,
-                                            const char* steps_option) {
-  return std::make_unique<DatasetSource>(dataset, steps, method, steps_option);
+                                            const char* steps_option, const distribute::Distribution* distribution) {
+  if (distribution == nullptr || distribution->num_workers() == 1) {
+    return std::make_unique<DatasetSource>(dataset, steps, method, steps_option);
+  }
+  const data::ShardedDataset sharded =
+      data::auto_shard(dataset, distribution->num_workers(), distribution->worker_index());
+  auto own = std::make_unique<DatasetSource>(sharded.dataset, steps, method, steps_option);
+  if (!sharded.per_worker()) return own;
+  return worker_batches(std::move(own), *distribution, method);
 }
 
 Batch batch_from_element(const data::Element& element) {

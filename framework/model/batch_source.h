@@ -12,6 +12,7 @@
 
 #include "framework/core/random.h"
 #include "framework/data/dataset.h"
+#include "framework/distribute/distribution.h"
 #include "framework/model/array_batches.h"
 
 namespace kestrel::detail {
@@ -29,6 +30,9 @@ class BatchSource {
   virtual void end_epoch(const char* method) {}
   /// True when data read on across epochs ended before the steps asked for (Keras: "ran out of data").
   virtual bool ran_out() const { return false; }
+  /// True when each worker reads batches of its own (FILE or OFF auto-sharding): a step's global
+  /// batch is every worker's together. False when each worker reads the global batch (DATA).
+  virtual bool per_worker() const { return false; }
 };
 
 /// Arrays, reshuffled each epoch by shuffle_key when given; at most max_steps batches (0: all).
@@ -40,8 +44,13 @@ std::unique_ptr<BatchSource> array_source(ArrayBatches batches, std::optional<ra
 /// other keys are passed by name. `steps` batches make an epoch (0: one pass). An infinite
 /// dataset needs steps and, like any dataset whose epochs are not whole passes, is read on across
 /// epochs. `method` and `steps_option` name the caller and its option in errors.
+///
+/// Under a `distribution` of several workers, the dataset is auto-sharded by its policy
+/// (data::auto_shard): with DATA every worker reads the global batches; with FILE or OFF each
+/// reads its own part of them, in step with the others (worker_batches.h).
 std::unique_ptr<BatchSource> dataset_source(const data::Dataset& dataset, std::int64_t steps, const char* method,
-                                            const char* steps_option);
+                                            const char* steps_option,
+                                            const distribute::Distribution* distribution = nullptr);
 
 /// Splits a batch element by the key convention above.
 Batch batch_from_element(const data::Element& element);

@@ -46,6 +46,10 @@ Batch pad_rows(const Batch& batch, std::int64_t rows) {
   }
   out.y = pad_leading(batch.y, extra);
   out.sample_weight = pad_leading(batch.sample_weight, extra);
+  if (batch.row_mask.defined()) {
+    out.row_mask = pad_leading(batch.row_mask, extra);  // rows already masked stay masked
+    return out;
+  }
   std::vector<float> mask(static_cast<std::size_t>(rows), 0.0f);
   std::fill(mask.begin(), mask.begin() + real, 1.0f);
   out.row_mask = Tensor::from_vector(mask, {rows});

@@ -18,7 +18,8 @@ namespace kestrel::detail {
 std::int64_t rows_of(const Batch& batch);
 
 /// Every tensor of the batch padded with zero rows up to `rows` (>= its own rows), with a
-/// row_mask of 1 for its rows and 0 for the padding. A batch of `rows` rows gets a mask of ones.
+/// row_mask of 1 for its rows and 0 for the padding. A batch of `rows` rows gets a mask of ones;
+/// a batch that has a row mask keeps it for its rows.
 Batch pad_rows(const Batch& batch, std::int64_t rows);
 
 /// The rows a batch keeps after its output is computed on the padded batch: the first `rows`.

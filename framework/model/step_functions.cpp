@@ -16,6 +16,8 @@
 #include "framework/model/batch_args.h"
 #include "framework/model/model.h"
 #include "framework/model/partial_batch.h"
+#include "framework/ops/data_dependent.h"
+#include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 #include "framework/ops/shape_ops.h"
 
@@ -38,18 +40,18 @@ std::vector<double> counted_per_row(const Batch& padded, const losses::Loss* los
   return counted;
 }
 
-// Each replica's share of the global batch's mean loss (see SplitBatch::shares).
-std::vector<double> shares_of(const Batch& padded, int replicas, const losses::Loss* loss) {
-  const std::vector<double> counted = counted_per_row(padded, loss);
-  const double total = std::accumulate(counted.begin(), counted.end(), 0.0);
-  const std::size_t shard = counted.size() / static_cast<std::size_t>(replicas);
-  std::vector<double> shares;
+// Per-row counts (counted_per_row) summed over each of `replicas` equal shards of `rows` rows (the
+// numerators of SplitBatch::shares); rows past the counts are padding and count none.
+std::vector<double> counted_per_replica(const std::vector<double>& counted, std::int64_t rows, int replicas) {
+  const std::size_t shard = static_cast<std::size_t>(rows) / static_cast<std::size_t>(replicas);
+  std::vector<double> out;
   for (std::size_t r = 0; r < static_cast<std::size_t>(replicas); ++r) {
-    const auto begin = counted.begin() + static_cast<std::ptrdiff_t>(r * shard);
-    const double mine = std::accumulate(begin, begin + static_cast<std::ptrdiff_t>(shard), 0.0);
-    shares.push_back(total > 0 ? mine / total : 0.0);
+    const std::size_t begin = std::min(counted.size(), r * shard);
+    const std::size_t end = std::min(counted.size(), (r + 1) * shard);
+    out.push_back(std::accumulate(counted.begin() + static_cast<std::ptrdiff_t>(begin),
+                                  counted.begin() + static_cast<std::ptrdiff_t>(end), 0.0));
   }
-  return shares;
+  return out;
 }
 
 // The replica's share of the global batch's loss (compute_loss scales by it) while it lives; an
@@ -187,6 +189,31 @@ void StepFunctions::place_model(const Batch& shard) {
             model_.count_params(), ties);
 }
 
+Batch StepFunctions::padded_to(const Batch& batch, std::int64_t rows) {
+  if (rows_of(batch) != rows) return pad_rows(batch, rows);
+  if (batch.row_mask.defined()) return batch;
+  // A full batch reuses one mask of ones, so a steady step allocates nothing for it.
+  if (!full_mask_.defined() || full_mask_.shape()[0] != rows) full_mask_ = Tensor::ones({rows});
+  Batch padded = batch;
+  padded.row_mask = full_mask_;
+  return padded;
+}
+
+std::vector<Batch> StepFunctions::shards_of(const Batch& padded, std::size_t step, int replicas, int first, int local,
+                                            const std::string& where) {
+  // Each tensor's rows cut into the shard buffers this step of an execution used last time.
+  if (shard_buffers_.size() <= step) shard_buffers_.resize(step + 1);
+  std::vector<jit::Args> shards(static_cast<std::size_t>(local));
+  for (const auto& [name, tensor] : args_of(padded)) {
+    std::vector<Tensor>& buffers = shard_buffers_[step][name];
+    distribute::shard_rows(tensor, replicas, buffers, where);
+    for (std::size_t r = 0; r < shards.size(); ++r) shards[r].emplace(name, buffers[first + r]);
+  }
+  std::vector<Batch> out;
+  for (const jit::Args& shard : shards) out.push_back(batch_of(shard));
+  return out;
+}
+
 SplitBatch StepFunctions::split_global(const Batch& batch, std::size_t step, const char* method,
                                        const losses::Loss* loss) {
   const int replicas = distribution_.num_replicas_in_sync();  // over every worker
@@ -207,37 +234,55 @@ SplitBatch StepFunctions::split_global(const Batch& batch, std::size_t step, con
                                    std::to_string(replicas * std::max<std::int64_t>(1, global / replicas)) + ")");
   // Eagerly on one replica a short last batch runs as it is, as in Keras: padding is what static
   // shapes (compiled) and equal shards (several replicas) need. Those batches always carry a row
-  // mask, so every batch has one signature; a full batch reuses one mask of ones, so a steady
-  // step allocates nothing for it.
-  Batch padded;
-  if (!jit_ && replicas == 1) {
-    padded = batch;
-  } else if (rows == global) {
-    if (!full_mask_.defined() || full_mask_.shape()[0] != global) full_mask_ = Tensor::ones({global});
-    padded = batch;
-    padded.row_mask = full_mask_;
-  } else {
-    padded = pad_rows(batch, global);
-  }
-  SplitBatch parts{.global = padded};
+  // mask, so every batch has one signature.
+  const Batch padded = !jit_ && replicas == 1 ? batch : padded_to(batch, global);
+  SplitBatch parts{.global = padded, .global_rows = global};
   if (replicas == 1) {
     parts.shards.push_back(padded);
   } else {
-    // Each tensor's rows cut into the shard buffers this step of an execution used last time.
     // Every worker has the global batch and keeps its replicas' shards: worker w's replicas are
     // [first, first + local) of all the replicas in sync.
-    if (shard_buffers_.size() <= step) shard_buffers_.resize(step + 1);
-    std::vector<jit::Args> shards(static_cast<std::size_t>(local));
-    for (const auto& [name, tensor] : args_of(padded)) {
-      std::vector<Tensor>& buffers = shard_buffers_[step][name];
-      distribute::shard_rows(tensor, replicas, buffers, where);
-      for (std::size_t r = 0; r < shards.size(); ++r) shards[r].emplace(name, buffers[first + r]);
-    }
-    for (const jit::Args& shard : shards) parts.shards.push_back(batch_of(shard));
+    parts.shards = shards_of(padded, step, replicas, first, local, where);
     if (loss != nullptr) {
-      const std::vector<double> shares = shares_of(padded, replicas, loss);
-      parts.shares.assign(shares.begin() + first, shares.begin() + first + local);
+      const std::vector<double> counted = counted_per_replica(counted_per_row(padded, loss), global, replicas);
+      const double total = std::accumulate(counted.begin(), counted.end(), 0.0);
+      for (int r = first; r < first + local; ++r) parts.shares.push_back(total > 0 ? counted[r] / total : 0.0);
     }
+  }
+  place_model(parts.shards[0]);
+  return parts;
+}
+
+SplitBatch StepFunctions::split_worker_part(const Batch& part, std::size_t step, const char* method,
+                                            const losses::Loss* loss) {
+  const int local = distribution_.num_local_replicas();
+  const int workers = distribution_.num_workers();
+  const std::string where = std::string(method) + " (" + distribution_.name() + ", each worker's own batches)";
+  // The workers tell each other their parts' rows and the loss elements they count (padding counts
+  // none): the largest part sets the size, as the first batch does for a global batch (a worker
+  // whose data holds less than a part pads it), and the counts make each replica's share.
+  const std::vector<double> counted_rows = counted_per_row(part, loss);
+  const double mine[] = {static_cast<double>(rows_of(part)),
+                         std::accumulate(counted_rows.begin(), counted_rows.end(), 0.0)};
+  const std::vector<double> all = distribution_.gather_from_workers(mine);
+  std::int64_t largest = 0;
+  double total = 0;
+  for (std::size_t w = 0; w < all.size(); w += 2) {
+    largest = std::max(largest, static_cast<std::int64_t>(all[w]));
+    total += all[w + 1];
+  }
+  if (worker_rows_ == 0) worker_rows_ = largest;
+  const std::int64_t size = std::max(largest, worker_rows_);
+  distribute::rows_per_replica(size, local, where,
+                               "use a global batch size that is a multiple of " +
+                                   std::to_string(distribution_.num_replicas_in_sync()) +
+                                   ", so each worker's part divides by its " + std::to_string(local) + " replicas");
+  const Batch padded = padded_to(part, size);
+  SplitBatch parts{.global = padded, .global_rows = size * workers};
+  parts.shards = shards_of(padded, step, local, 0, local, where);
+  if (loss != nullptr) {
+    for (const double c : counted_per_replica(counted_rows, size, local))
+      parts.shares.push_back(total > 0 ? c / total : 0.0);
   }
   place_model(parts.shards[0]);
   return parts;
@@ -251,15 +296,18 @@ std::vector<Variable> StepFunctions::test_state() const {
 }
 
 std::vector<SplitBatch> StepFunctions::split_each(const std::vector<Batch>& batches, const char* method,
-                                                  const losses::Loss* loss) {
+                                                  const losses::Loss* loss, bool per_worker) {
   std::vector<SplitBatch> out;
-  for (std::size_t k = 0; k < batches.size(); ++k) out.push_back(split_global(batches[k], k, method, loss));
+  for (std::size_t k = 0; k < batches.size(); ++k) {
+    out.push_back(per_worker ? split_worker_part(batches[k], k, method, loss)
+                             : split_global(batches[k], k, method, loss));
+  }
   return out;
 }
 
-void StepFunctions::train(const std::vector<Batch>& batches) {
-  const std::vector<SplitBatch> steps = split_each(batches, "fit", model_.loss());
-  trained_rows_ = rows_of(steps.back().global);
+void StepFunctions::train(const std::vector<Batch>& batches, bool per_worker) {
+  const std::vector<SplitBatch> steps = split_each(batches, "fit", model_.loss(), per_worker);
+  trained_rows_ = steps.back().global_rows;
   model_.optimizer()->build(model_.trainable_weights());  // slots before any replica reads state
   run(
       train_, "train_step", steps,
@@ -275,15 +323,15 @@ void StepFunctions::train(const std::vector<Batch>& batches) {
       });
 }
 
-void StepFunctions::test(const std::vector<Batch>& batches) {
-  const std::vector<SplitBatch> steps = split_each(batches, "evaluate", model_.loss());
+void StepFunctions::test(const std::vector<Batch>& batches, bool per_worker) {
+  const std::vector<SplitBatch> steps = split_each(batches, "evaluate", model_.loss(), per_worker);
   run(
       test_, "test_step", steps, [this] { return test_state(); },
       [this](const Batch& shard) {
         model_.test_step(shard);
         return std::vector<Tensor>{};
       });
-  warn_if_not_at_training_batch(rows_of(steps.back().global));
+  warn_if_not_at_training_batch(steps.back().global_rows);
 }
 
 void StepFunctions::warn_if_not_at_training_batch(std::int64_t rows) {
@@ -302,8 +350,8 @@ void StepFunctions::warn_if_not_at_training_batch(std::int64_t rows) {
           trained_rows_);
 }
 
-std::vector<Tensor> StepFunctions::predict(const std::vector<Batch>& batches) {
-  const std::vector<SplitBatch> steps = split_each(batches, "predict", nullptr);
+std::vector<Tensor> StepFunctions::predict(const std::vector<Batch>& batches, bool per_worker) {
+  const std::vector<SplitBatch> steps = split_each(batches, "predict", nullptr, per_worker);
   const StepOutputs results = run(
       predict_, "predict_step", steps, [this] { return model_.weights(); },
       [this](const Batch& shard) {
@@ -315,7 +363,16 @@ std::vector<Tensor> StepFunctions::predict(const std::vector<Batch>& batches) {
     std::vector<Tensor> replicas;
     for (const std::vector<Tensor>& replica : results[k]) replicas.push_back(replica.at(0));
     // Every replica's rows in sync, on every worker: predict returns the whole batch's outputs.
-    out.push_back(first_rows(distribution_.all_gather(replicas), rows_of(batches[k])));
+    const Tensor gathered = distribution_.all_gather(replicas);
+    if (!per_worker) {
+      out.push_back(first_rows(gathered, rows_of(batches[k])));
+      continue;
+    }
+    // Each worker's part ends in its own padding: keep the rows every worker's mask keeps.
+    std::vector<Tensor> masks;
+    for (const Batch& shard : steps[k].shards) masks.push_back(shard.row_mask);
+    const Tensor kept = distribution_.all_gather(masks);
+    out.push_back(ops::boolean_mask(gathered, ops::greater(kept, ops::scalar_like(kept, 0.0))));
   }
   return out;
 }

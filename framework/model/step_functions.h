@@ -20,6 +20,11 @@
 // The first batch of a fit / evaluate / predict sets the global batch size; it must divide by the
 // replicas. A smaller last batch is padded to it and its padding masked (Batch::row_mask), so no
 // sample is dropped, no replica idles, and a compiled step replays its program.
+//
+// Over several workers, each step's batches come one of two ways (data::auto_shard): every worker
+// has the global batch and keeps its replicas' rows (DATA), or each brings its own part of it,
+// read from its own pipeline (FILE, OFF: `per_worker`), which its replicas share. Then the
+// workers' first batches set the part's size, and the loss shares count every worker's rows.
 #pragma once
 
 #include <cstdint>
@@ -47,8 +52,10 @@ namespace kestrel::detail {
 
 /// A global batch cut into one shard per replica.
 struct SplitBatch {
-  Batch global;               ///< padded to the global batch size
-  std::vector<Batch> shards;  ///< one per replica
+  /// Padded to the global batch size; from a worker that reads its own pipeline, its part of it.
+  Batch global;
+  std::int64_t global_rows = 0;  ///< the global batch's rows, over every worker
+  std::vector<Batch> shards;     ///< one per local replica
   /// Each replica's share of the global batch's mean loss (several replicas, with a loss): the
   /// elements its mean divides by (real rows; the tokens that count, under a label mask such as
   /// ignore_class) over all replicas' ones. Scaling each replica's mean by it makes the replicas'
@@ -67,12 +74,13 @@ class StepFunctions {
   ~StepFunctions();
 
   /// One call runs a step on each batch in turn: compiled, as one program (steps_per_execution).
-  void train(const std::vector<Batch>& batches);
-  void test(const std::vector<Batch>& batches);
-  /// The outputs for each batch's real rows.
-  std::vector<Tensor> predict(const std::vector<Batch>& batches);
+  /// `per_worker`: each worker brings its own part of each global batch (BatchSource::per_worker).
+  void train(const std::vector<Batch>& batches, bool per_worker = false);
+  void test(const std::vector<Batch>& batches, bool per_worker = false);
+  /// The outputs for each batch's real rows: every worker's, in worker order.
+  std::vector<Tensor> predict(const std::vector<Batch>& batches, bool per_worker = false);
   /// A new fit, evaluate or predict begins: its first batch sets the global batch size.
-  void start_run() { rows_ = 0; }
+  void start_run() { rows_ = worker_rows_ = 0; }
   /// What the compiled programs cost (zero when eager).
   JitStats stats() const;
 
@@ -83,7 +91,18 @@ class StepFunctions {
   /// the model is placed.
   /// `step`: the batch's place in its execution (steps_per_execution), whose shard buffers it reuses.
   SplitBatch split_global(const Batch& batch, std::size_t step, const char* method, const losses::Loss* loss);
-  std::vector<SplitBatch> split_each(const std::vector<Batch>& batches, const char* method, const losses::Loss* loss);
+  /// This worker's part of a global batch padded to the part's size (set by the workers' first
+  /// parts) and split over its replicas.
+  SplitBatch split_worker_part(const Batch& part, std::size_t step, const char* method, const losses::Loss* loss);
+  std::vector<SplitBatch> split_each(const std::vector<Batch>& batches, const char* method, const losses::Loss* loss,
+                                     bool per_worker);
+  /// The batch with a row mask and, when short, padded with masked rows to `rows`. A batch that
+  /// has a row mask keeps it (a worker's masked filler).
+  Batch padded_to(const Batch& batch, std::int64_t rows);
+  /// Each tensor of `padded` cut into `replicas` shards (into the buffers of this `step` of an
+  /// execution), of which the `local` from `first` become the returned batches.
+  std::vector<Batch> shards_of(const Batch& padded, std::size_t step, int replicas, int first, int local,
+                               const std::string& where);
   /// Before the first step: builds the model (on a shard) and, with several replicas, checks its
   /// weight ties, so the replicas see one variable per tie (see layers/weight_ties.h).
   void place_model(const Batch& shard);
@@ -106,7 +125,8 @@ class StepFunctions {
   const distribute::Distribution& distribution_;
   bool jit_;
   std::int64_t rows_ = 0;
-  Tensor full_mask_;  // the row mask of a full batch: ones
+  std::int64_t worker_rows_ = 0;  // the size of each worker's part, when each reads its own pipeline
+  Tensor full_mask_;              // the row mask of a full batch: ones
   // Per step of an execution: each batch tensor's shards (by argument name), and each replica's
   // loss scale, written again every step (distribute::shard_rows reuses them).
   std::vector<std::map<std::string, std::vector<Tensor>>> shard_buffers_;

@@ -185,13 +185,14 @@ JitStats Model::jit_stats() const { return steps_ ? steps_->stats() : JitStats{}
 namespace {
 
 std::unique_ptr<detail::BatchSource> validation_source(const ValidationSource& data, std::int64_t batch_size,
-                                                       std::int64_t validation_steps) {
+                                                       std::int64_t validation_steps,
+                                                       const distribute::Distribution* distribution) {
   if (const auto* arrays = std::get_if<ValidationData>(&data)) {
     return detail::array_source(detail::ArrayBatches(arrays->x, arrays->y, arrays->sample_weight, batch_size),
                                 std::nullopt, validation_steps);
   }
   return detail::dataset_source(std::get<data::Dataset>(data), validation_steps, "fit (validation_data)",
-                                "validation_steps");
+                                "validation_steps", distribution);
 }
 
 // Dataset batches carry their own shuffling, weighting and batching; these options would be ignored.
@@ -216,7 +217,7 @@ History Model::fit(const Inputs& x, const Tensor& y, FitOptions options) {
   const std::int64_t val_batch = options.validation_batch_size > 0 ? options.validation_batch_size : options.batch_size;
   std::unique_ptr<detail::BatchSource> validation;
   if (options.validation_data) {
-    validation = validation_source(*options.validation_data, val_batch, options.validation_steps);
+    validation = validation_source(*options.validation_data, val_batch, options.validation_steps, distribution_);
   } else if (options.validation_split > 0.0) {
     validation = detail::array_source(batches.split_tail(options.validation_split));
   }
@@ -230,12 +231,12 @@ History Model::fit(const Inputs& x, const Tensor& y, FitOptions options) {
 History Model::fit(const data::Dataset& dataset, FitOptions options) {
   require_compiled("fit");
   reject_array_options(options);
-  auto train = detail::dataset_source(dataset, options.steps_per_epoch, "fit", "steps_per_epoch");
+  auto train = detail::dataset_source(dataset, options.steps_per_epoch, "fit", "steps_per_epoch", distribution_);
   std::unique_ptr<detail::BatchSource> validation;
   if (options.validation_data) {
     const std::int64_t val_batch =
         options.validation_batch_size > 0 ? options.validation_batch_size : options.batch_size;
-    validation = validation_source(*options.validation_data, val_batch, options.validation_steps);
+    validation = validation_source(*options.validation_data, val_batch, options.validation_steps, distribution_);
   }
   return fit_batches(*train, validation.get(), options);
 }
@@ -287,7 +288,7 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
     const std::int64_t steps_done = run_executions(
         train, steps_per_epoch, compile_options_.steps_per_execution,
         [&](std::int64_t step) { callbacks.on_train_batch_begin(step, {}); },
-        [&](const std::vector<Batch>& batches) { steps().train(batches); },
+        [&](const std::vector<Batch>& batches) { steps().train(batches, train.per_worker()); },
         [&](std::int64_t step) {
           logs = metric_logs();
           callbacks.on_train_batch_end(step, logs);
@@ -315,7 +316,7 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
       run_executions(
           *validation, -1, compile_options_.steps_per_execution,
           [&](std::int64_t step) { callbacks.on_test_batch_begin(step, {}); },
-          [&](const std::vector<Batch>& batches) { steps().test(batches); },
+          [&](const std::vector<Batch>& batches) { steps().test(batches, validation->per_worker()); },
           [&](std::int64_t step) {
             val_logs = metric_logs();
             callbacks.on_test_batch_end(step, val_logs);
@@ -358,7 +359,7 @@ Logs Model::evaluate(const data::Dataset& dataset, EvaluateOptions options) {
   if (options.sample_weight.defined()) {
     throw ValueError("evaluate: sample_weight applies to arrays; put a \"sample_weight\" key in the dataset");
   }
-  auto data = detail::dataset_source(dataset, options.steps, "evaluate", "steps");
+  auto data = detail::dataset_source(dataset, options.steps, "evaluate", "steps", distribution_);
   return evaluate_batches(*data, options.callbacks, options.verbose);
 }
 
@@ -375,7 +376,7 @@ Logs Model::evaluate_batches(detail::BatchSource& data, std::vector<Handle<Callb
   run_executions(
       data, -1, compile_options_.steps_per_execution,
       [&](std::int64_t step) { callbacks.on_test_batch_begin(step, {}); },
-      [&](const std::vector<Batch>& batches) { steps().test(batches); },
+      [&](const std::vector<Batch>& batches) { steps().test(batches, data.per_worker()); },
       [&](std::int64_t step) {
         logs = metric_logs();
         callbacks.on_test_batch_end(step, logs);
@@ -393,7 +394,7 @@ Tensor Model::predict(const Inputs& x, PredictOptions options) {
 }
 
 Tensor Model::predict(const data::Dataset& dataset, PredictOptions options) {
-  auto data = detail::dataset_source(dataset, options.steps, "predict", "steps");
+  auto data = detail::dataset_source(dataset, options.steps, "predict", "steps", distribution_);
   return predict_batches(*data, options);
 }
 
@@ -412,7 +413,7 @@ Tensor Model::predict_batches(detail::BatchSource& data, const PredictOptions& o
       [&](std::int64_t step) { callbacks.on_predict_batch_begin(step, {}); },
       [&](const std::vector<Batch>& batches) {
         autodiff::NoGradScope no_grad;
-        const std::vector<Tensor> predicted = steps().predict(batches);
+        const std::vector<Tensor> predicted = steps().predict(batches, data.per_worker());
         outputs.insert(outputs.end(), predicted.begin(), predicted.end());
       },
       [&](std::int64_t step) {

@@ -120,8 +120,9 @@ int main(int argc, char** argv) {
                        std::to_string(replicas) + " replicas of the slice; use a multiple of " +
                        std::to_string(replicas));
     }
-    // 2. Every worker reads every global batch and keeps its own rows: worker w the w-th block of
-    //    global_batch / workers rows, cut again into one shard per core.
+    // 2. Every worker reads every global batch and keeps its own rows (DATA auto-sharding, set on
+    //    the pipelines below): worker w the w-th block of global_batch / workers rows, cut again
+    //    into one shard per core.
     const std::int64_t per_worker = global_batch / strategy.num_workers();
     for (int w = 0; w < strategy.num_workers(); ++w) {
       say("         worker %d: rows %lld..%lld of each global batch of %lld, %lld per core (replicas %d..%d)\n", w,
@@ -146,6 +147,11 @@ int main(int argc, char** argv) {
     auto scope = strategy.scope();
     auto [train, validation, test] =
         make_pipelines(data, tokenizer, global_batch, max_length, pad_to_multiple_of, seed);
+    // The texts are in memory on every worker, not in files to share out: DATA auto-sharding, as
+    // Keras picks for arrays (AUTO would come to it too, with a warning that no file was found).
+    data::Options sharding;
+    sharding.experimental_distribute.auto_shard_policy = data::AutoShardPolicy::data;
+    for (data::Dataset* pipeline : {&train, &validation, &test}) *pipeline = pipeline->with_options(sharding);
     const models::BertOptions model_options =
         classifier_options(tokenizer.vocab_size(), num_classes, max_length, pad_to_multiple_of);
     models::BertClassifier model(model_options);

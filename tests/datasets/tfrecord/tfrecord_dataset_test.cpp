@@ -9,6 +9,7 @@
 #include "datasets/tfrecord/parse_example.h"
 #include "datasets/tfrecord/tfrecord_writer.h"
 #include "framework/core/error.h"
+#include "framework/data/auto_shard.h"
 #include "framework/io/record_writer.h"
 #include "tests/datasets/tfrecord/tfrecord_test_support.h"
 #include "tests/support/error_message.h"
@@ -122,6 +123,33 @@ TEST(TFRecordDataset, ParsedExamplesBatch) {
   EXPECT_EQ(batches[0].tensor("input_ids").shape(), Shape({2, 3}));
   EXPECT_EQ(batches[1].tensor("label").to_vector<std::int64_t>(), (std::vector<std::int64_t>{0, 1}));
   EXPECT_EQ(batches[2].tensor("input_ids").to_vector<std::int64_t>(), (std::vector<std::int64_t>{4, 5, 6}));
+}
+
+TEST(TFRecordDataset, FileShardingGivesEachWorkerItsOwnFiles) {
+  ScratchDir dir;
+  std::vector<std::string> files;
+  for (int f = 0; f < 3; ++f) {
+    files.push_back(dir / ("part-" + std::to_string(f) + ".tfrecord"));
+    write_records(files.back(), {"p" + std::to_string(f) + "a", "p" + std::to_string(f) + "b"}, f == 1 ? "GZIP" : "");
+  }
+  Options options;
+  options.experimental_distribute.auto_shard_policy = AutoShardPolicy::file;
+  const Dataset global = TFRecordDataset(files).batch(2).with_options(options);
+
+  const ShardedDataset w0 = auto_shard(global, 2, 0);
+  const ShardedDataset w1 = auto_shard(global, 2, 1);
+  EXPECT_EQ(w0.policy, AutoShardPolicy::file);
+  // Worker 0 reads parts 0 and 2, worker 1 part 1 (compression detected per file), one record a batch.
+  std::vector<std::string> mine;
+  for (const Element& batch : w0.dataset) {
+    ASSERT_EQ(batch.strings("record").size(), 1);
+    mine.push_back(batch.strings("record").values()[0]);
+  }
+  EXPECT_EQ(mine, (std::vector<std::string>{"p0a", "p0b", "p2a", "p2b"}));
+  mine.clear();
+  for (const Element& batch : w1.dataset) mine.push_back(batch.strings("record").values().at(0));
+  EXPECT_EQ(mine, (std::vector<std::string>{"p1a", "p1b"}));
+  EXPECT_EQ(w1.dataset.describe(), "TFRecordDataset -> batch -> with_options");
 }
 
 TEST(TFRecordWriter, ErrorsNameTheFile) {

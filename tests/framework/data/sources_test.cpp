@@ -6,6 +6,7 @@
 
 #include "framework/core/error.h"
 #include "framework/data/dataset.h"
+#include "framework/data/dataset_node.h"
 #include "tests/support/error_message.h"
 
 namespace kestrel::data {
@@ -112,6 +113,17 @@ TEST_F(TextLineDatasetTest, AMissingFileNamesTheFileAndIgnoreErrorsSkipsIt) {
 TEST_F(TextLineDatasetTest, ADirectoryIsAnErrorNotAnEmptyFile) {
   std::string message = testing::error_message<IOError>([&] { TextLineDataset({dir_.string()}).to_vector(); });
   EXPECT_TRUE(testing::contains(message, "not a regular file")) << message;
+}
+
+TEST_F(TextLineDatasetTest, NoFilesIsAValueErrorAndTheFilesAreItsShards) {
+  std::string message = testing::error_message<ValueError>([] { TextLineDataset({}); });
+  EXPECT_TRUE(testing::contains(message, "TextLineDataset: no files given")) << message;
+
+  std::string a = write("a.txt", "one\n");
+  Dataset ds = TextLineDataset({a, a});
+  EXPECT_EQ(ds.node()->files(), (std::vector<std::string>{a, a}));
+  EXPECT_EQ(ds.cardinality(), kUnknownCardinality);
+  EXPECT_EQ(to_string(ds.element_spec()), "{text: string[]}");
 }
 
 TEST(Element, MissingKeyListsTheKeysPresent) {

@@ -9,21 +9,12 @@
 #include "framework/data/dataset.h"
 #include "strategies/multi_worker_mirrored_strategy.h"
 #include "strategies/workers.h"
+#include "tests/strategies/multi_worker/gathered_from_every_worker.h"
 
 namespace kestrel::distribute {
 namespace {
 
 const Workers& workers() { return *Workers::of_this_job(); }
-
-// Every worker's values gathered, each worker bringing as many (padded with -1 to the longest).
-std::vector<std::int64_t> gather_all(const std::vector<std::int64_t>& mine) {
-  const auto longest = static_cast<std::size_t>(workers().max(static_cast<std::int64_t>(mine.size())));
-  std::vector<std::int64_t> all(longest * static_cast<std::size_t>(workers().count()), -1);
-  std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(longest * workers().index()));
-  workers().gather_in_place(std::as_writable_bytes(std::span(all)));
-  std::erase(all, -1);
-  return all;
-}
 
 TEST(MultiWorkerData, EachSampleIsSeenOncePerEpochOverTheWorkers) {
   const MultiWorkerMirroredStrategy strategy({.local_replicas = 2});
@@ -44,7 +35,7 @@ TEST(MultiWorkerData, EachSampleIsSeenOncePerEpochOverTheWorkers) {
     ++steps;
   }
   EXPECT_EQ(steps, 10);
-  std::vector<std::int64_t> all = gather_all(mine);
+  std::vector<std::int64_t> all = testing::gathered_from_every_worker(mine);
   std::sort(all.begin(), all.end());
   std::vector<std::int64_t> once(static_cast<std::size_t>(samples));
   std::iota(once.begin(), once.end(), 0);
@@ -73,11 +64,38 @@ TEST(MultiWorkerData, EachWorkersFunctionIsToldItsInputPipeline) {
       mine.insert(mine.end(), rows.begin(), rows.end());
     }
   }
-  std::vector<std::int64_t> all = gather_all(mine);
+  std::vector<std::int64_t> all = testing::gathered_from_every_worker(mine);
   std::sort(all.begin(), all.end());
   std::vector<std::int64_t> once(64);
   std::iota(once.begin(), once.end(), 0);
   EXPECT_EQ(all, once);
+}
+
+TEST(MultiWorkerData, PipelinesOfDifferentLengthsEndTogether) {
+  const MultiWorkerMirroredStrategy strategy({.local_replicas = 2});
+  // Worker w's pipeline holds w + 1 steps of 2 replicas x 3 rows: the others wait for the longest.
+  const std::int64_t first = 1000 * workers().index(), rows = 6 * (workers().index() + 1);
+  auto it = strategy
+                .distribute_datasets_from_function(
+                    [&](const InputContext&) { return data::Dataset::range(first, first + rows).batch(3); })
+                .make_iterator();
+  int steps = 0, empty_steps = 0;
+  std::vector<std::int64_t> mine;
+  while (std::optional<PerReplica<data::Element>> step = it->next()) {
+    ++steps;
+    const Tensor& value = (*step)[0].tensor("value");
+    if (value.shape()[0] == 0) {
+      ++empty_steps;  // this worker's data has ended: zero rows, shaped as its last batch
+      continue;
+    }
+    for (int r = 0; r < step->size(); ++r) {
+      const std::vector<std::int64_t> values = (*step)[r].tensor("value").to_vector<std::int64_t>();
+      mine.insert(mine.end(), values.begin(), values.end());
+    }
+  }
+  EXPECT_EQ(steps, workers().count());
+  EXPECT_EQ(empty_steps, workers().count() - 1 - workers().index());
+  EXPECT_EQ(static_cast<std::int64_t>(mine.size()), rows);
 }
 
 }  // namespace
