@@ -31,10 +31,10 @@
 
 #include "framework/core/thread_pool.h"
 #include "framework/data/dataset.h"
+#include "framework/distribute/distributed_dataset.h"
 #include "framework/distribute/distribution.h"
-#include "strategies/distributed_dataset.h"
-#include "strategies/input_context.h"
-#include "strategies/per_replica.h"
+#include "framework/distribute/input_context.h"
+#include "framework/distribute/per_replica.h"
 
 namespace kestrel::distribute {
 

@@ -111,6 +111,20 @@ std::unique_ptr<BatchSource> dataset_source(const data::Dataset& dataset, std::i
   return worker_batches(std::move(own), *distribution, method);
 }
 
+std::unique_ptr<BatchSource> distributed_source(const distribute::DistributedDataset& dataset, std::int64_t steps,
+                                                const char* method, const char* steps_option,
+                                                const distribute::Distribution& distribution) {
+  if (dataset.num_replicas() != distribution.num_local_replicas()) {
+    throw ValueError(std::string(method) + ": the distributed dataset feeds " + std::to_string(dataset.num_replicas()) +
+                     " replicas, but the model's strategy (" + distribution.name() + ") runs " +
+                     std::to_string(distribution.num_local_replicas()) +
+                     " here; distribute the dataset with the strategy whose scope built the model");
+  }
+  auto own = std::make_unique<DatasetSource>(dataset.worker_batches(), steps, method, steps_option);
+  if (distribution.num_workers() == 1) return own;
+  return worker_batches(std::move(own), distribution, method);
+}
+
 Batch batch_from_element(const data::Element& element) {
   Batch batch;
   std::map<std::string, Tensor> inputs;

@@ -12,6 +12,7 @@
 
 #include "framework/core/random.h"
 #include "framework/data/dataset.h"
+#include "framework/distribute/distributed_dataset.h"
 #include "framework/distribute/distribution.h"
 #include "framework/model/array_batches.h"
 
@@ -51,6 +52,14 @@ std::unique_ptr<BatchSource> array_source(ArrayBatches batches, std::optional<ra
 std::unique_ptr<BatchSource> dataset_source(const data::Dataset& dataset, std::int64_t steps, const char* method,
                                             const char* steps_option,
                                             const distribute::Distribution* distribution = nullptr);
+
+/// A dataset distributed already (DistributedDataset::worker_batches: each step this worker's
+/// part of the global batch), read in step with the other workers of `distribution`; alone, its
+/// parts are the global batches. Throws ValueError when it was distributed over another number of
+/// replicas than `distribution` runs here.
+std::unique_ptr<BatchSource> distributed_source(const distribute::DistributedDataset& dataset, std::int64_t steps,
+                                                const char* method, const char* steps_option,
+                                                const distribute::Distribution& distribution);
 
 /// Splits a batch element by the key convention above.
 Batch batch_from_element(const data::Element& element);

@@ -59,11 +59,12 @@ void Model::compile(CompileOptions options) {
 }
 
 detail::StepFunctions& Model::steps() {
-  if (!steps_) {
-    steps_ = std::make_unique<detail::StepFunctions>(
-        *this, distribution_ != nullptr ? *distribution_ : distribute::default_distribution(), jit_enabled());
-  }
+  if (!steps_) steps_ = std::make_unique<detail::StepFunctions>(*this, distribution_or_default(), jit_enabled());
   return *steps_;
+}
+
+const distribute::Distribution& Model::distribution_or_default() const {
+  return distribution_ != nullptr ? *distribution_ : distribute::default_distribution();
 }
 
 void Model::resolve_metrics(const std::vector<MetricArg>& plain, const std::vector<MetricArg>& weighted) {

@@ -37,6 +37,10 @@
 #include "framework/model/fit_options.h"
 #include "framework/model/inputs.h"
 
+namespace kestrel::distribute {
+class DistributedDataset;
+}  // namespace kestrel::distribute
+
 namespace kestrel {
 
 namespace detail {
@@ -85,10 +89,18 @@ class Model : public Layer {
   /// Trains on a dataset of batches: "labels" (or "label", "y") are the targets, "sample_weight"
   /// the weights, the other keys the inputs ("x" alone is a single tensor). batch_size, shuffle,
   /// validation_split, sample_weight and class_weight do not apply: the dataset decides those.
+  /// Under a strategy of several workers, each worker reads the dataset as its auto_shard_policy
+  /// says (data/auto_shard.h).
   History fit(const data::Dataset& dataset, FitOptions options = {});
   Logs evaluate(const data::Dataset& dataset, EvaluateOptions options = {});
   /// Outputs for every batch of the dataset (labels, if any, are ignored), concatenated.
   Tensor predict(const data::Dataset& dataset, PredictOptions options = {});
+  /// The same over a dataset the model's strategy has distributed already
+  /// (experimental_distribute_dataset, distribute_datasets_from_function): each step is its
+  /// replicas' elements, joined. predict returns every worker's outputs, in worker order.
+  History fit(const distribute::DistributedDataset& dataset, FitOptions options = {});
+  Logs evaluate(const distribute::DistributedDataset& dataset, EvaluateOptions options = {});
+  Tensor predict(const distribute::DistributedDataset& dataset, PredictOptions options = {});
   /// One optimizer step on one batch; returns the batch's loss and metrics.
   Logs train_on_batch(const Inputs& x, const Tensor& y, const Tensor& sample_weight = Tensor());
   /// Loss and metrics on one batch, without training.
@@ -178,6 +190,8 @@ class Model : public Layer {
   /// The step functions of the model as compiled (made on first use; an uncompiled model predicts eagerly).
   detail::StepFunctions& steps();
   History fit_batches(detail::BatchSource& train, detail::BatchSource* validation, const FitOptions& options);
+  /// The model's strategy, or the default one (one replica) when it has none.
+  const distribute::Distribution& distribution_or_default() const;
   Logs evaluate_batches(detail::BatchSource& data, std::vector<Handle<Callback>> callbacks, int verbose);
   Tensor predict_batches(detail::BatchSource& data, const PredictOptions& options);
   void resolve_metrics(const std::vector<MetricArg>& plain, const std::vector<MetricArg>& weighted);

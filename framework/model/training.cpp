@@ -208,6 +208,20 @@ void reject_array_options(const FitOptions& options) {
   }
 }
 
+// fit's validation_data beside a dataset: its own batch size when given.
+std::unique_ptr<detail::BatchSource> dataset_validation_source(const FitOptions& options,
+                                                               const distribute::Distribution* distribution) {
+  if (!options.validation_data) return nullptr;
+  const std::int64_t val_batch = options.validation_batch_size > 0 ? options.validation_batch_size : options.batch_size;
+  return validation_source(*options.validation_data, val_batch, options.validation_steps, distribution);
+}
+
+void reject_sample_weight_beside_dataset(const EvaluateOptions& options) {
+  if (options.sample_weight.defined()) {
+    throw ValueError("evaluate: sample_weight applies to arrays; put a \"sample_weight\" key in the dataset");
+  }
+}
+
 }  // namespace
 
 History Model::fit(const Inputs& x, const Tensor& y, FitOptions options) {
@@ -232,12 +246,16 @@ History Model::fit(const data::Dataset& dataset, FitOptions options) {
   require_compiled("fit");
   reject_array_options(options);
   auto train = detail::dataset_source(dataset, options.steps_per_epoch, "fit", "steps_per_epoch", distribution_);
-  std::unique_ptr<detail::BatchSource> validation;
-  if (options.validation_data) {
-    const std::int64_t val_batch =
-        options.validation_batch_size > 0 ? options.validation_batch_size : options.batch_size;
-    validation = validation_source(*options.validation_data, val_batch, options.validation_steps, distribution_);
-  }
+  auto validation = dataset_validation_source(options, distribution_);
+  return fit_batches(*train, validation.get(), options);
+}
+
+History Model::fit(const distribute::DistributedDataset& dataset, FitOptions options) {
+  require_compiled("fit");
+  reject_array_options(options);
+  auto train =
+      detail::distributed_source(dataset, options.steps_per_epoch, "fit", "steps_per_epoch", distribution_or_default());
+  auto validation = dataset_validation_source(options, distribution_);
   return fit_batches(*train, validation.get(), options);
 }
 
@@ -356,10 +374,15 @@ Logs Model::evaluate(const Inputs& x, const Tensor& y, EvaluateOptions options) 
 
 Logs Model::evaluate(const data::Dataset& dataset, EvaluateOptions options) {
   require_compiled("evaluate");
-  if (options.sample_weight.defined()) {
-    throw ValueError("evaluate: sample_weight applies to arrays; put a \"sample_weight\" key in the dataset");
-  }
+  reject_sample_weight_beside_dataset(options);
   auto data = detail::dataset_source(dataset, options.steps, "evaluate", "steps", distribution_);
+  return evaluate_batches(*data, options.callbacks, options.verbose);
+}
+
+Logs Model::evaluate(const distribute::DistributedDataset& dataset, EvaluateOptions options) {
+  require_compiled("evaluate");
+  reject_sample_weight_beside_dataset(options);
+  auto data = detail::distributed_source(dataset, options.steps, "evaluate", "steps", distribution_or_default());
   return evaluate_batches(*data, options.callbacks, options.verbose);
 }
 
@@ -395,6 +418,11 @@ Tensor Model::predict(const Inputs& x, PredictOptions options) {
 
 Tensor Model::predict(const data::Dataset& dataset, PredictOptions options) {
   auto data = detail::dataset_source(dataset, options.steps, "predict", "steps", distribution_);
+  return predict_batches(*data, options);
+}
+
+Tensor Model::predict(const distribute::DistributedDataset& dataset, PredictOptions options) {
+  auto data = detail::distributed_source(dataset, options.steps, "predict", "steps", distribution_or_default());
   return predict_batches(*data, options);
 }
 

@@ -2,7 +2,8 @@
 // files, DATA every worker the global batches, OFF every worker everything. Each sample is seen
 // once an epoch over the workers under FILE and DATA (W times under OFF), in custom loops and in
 // fit / evaluate / predict, including when one worker's files run out before the others'. A
-// FILE-sharded fit trains exactly as one process given the same global batches.
+// FILE-sharded fit trains exactly as one process given the same global batches. fit, evaluate and
+// predict also take the pipelines distribute_datasets_from_function makes, one per worker.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -177,16 +178,20 @@ TEST(AutoShard, FileWithFewerFilesThanWorkersSaysWhatToDo) {
 
 // ---- fit, evaluate and predict over each worker's own files
 
-// Line i: x = [sin i, cos i, (i mod 5) / 5], label i mod 3.
+// Sample i: x = [sin i, cos i, (i mod 5) / 5], label i mod 3.
+data::Element sample(std::int64_t index) {
+  const auto i = static_cast<double>(index);
+  return data::Element{
+      {"x", Tensor::from_vector<float>({static_cast<float>(std::sin(i)), static_cast<float>(std::cos(i)),
+                                        static_cast<float>(std::fmod(i, 5.0) / 5.0)},
+                                       {3})},
+      {"labels", Tensor::from_vector<std::int64_t>({index % 3}, Shape())}};
+}
+
+// The samples of the numbers in the files' lines.
 data::Dataset features(const std::vector<std::string>& files) {
-  return data::TextLineDataset(files).map([](data::Element e) {
-    const auto i = static_cast<double>(std::stoll(e.strings("text").scalar()));
-    return data::Element{
-        {"x", Tensor::from_vector<float>({static_cast<float>(std::sin(i)), static_cast<float>(std::cos(i)),
-                                          static_cast<float>(std::fmod(i, 5.0) / 5.0)},
-                                         {3})},
-        {"labels", Tensor::from_vector<std::int64_t>({static_cast<std::int64_t>(i) % 3}, Shape())}};
-  });
+  return data::TextLineDataset(files).map(
+      [](data::Element e) { return sample(std::stoll(e.strings("text").scalar())); });
 }
 
 std::unique_ptr<Sequential> classifier(bool jit) {
@@ -201,40 +206,51 @@ std::unique_ptr<Sequential> classifier(bool jit) {
   return model;
 }
 
+// A fresh classifier's weights, and its loss, accuracy and outputs on every sample in one process
+// without a strategy: what the workers must reproduce between them.
+struct Reference {
+  std::vector<Tensor> weights;
+  Logs evaluated;
+  Tensor predicted;
+};
+Reference reference_on(const data::Dataset& everything) {
+  clear_session();
+  auto model = classifier(false);
+  return {model->get_weights(), model->evaluate(everything, {.verbose = 0}),
+          model->predict(everything, {.verbose = 0})};
+}
+
+// The workers' evaluate and predict over `data` (a dataset or a distributed one) count each sample
+// once: the reference's loss and accuracy, and its outputs (in another order).
+template <class Data>
+void expect_as_reference(Sequential& model, const Data& data, const Reference& reference) {
+  const Logs logs = model.evaluate(data, {.verbose = 0});
+  EXPECT_NEAR(logs.at("loss"), reference.evaluated.at("loss"), 1e-5);
+  EXPECT_NEAR(logs.at("accuracy"), reference.evaluated.at("accuracy"), 1e-6);
+  const Tensor predicted = model.predict(data, {.verbose = 0});
+  ASSERT_EQ(predicted.shape(), reference.predicted.shape());
+  std::vector<float> got = predicted.to_vector<float>(), want = reference.predicted.to_vector<float>();
+  std::sort(got.begin(), got.end());
+  std::sort(want.begin(), want.end());
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5);
+}
+
 TEST(AutoShard, EvaluateAndPredictCountEachSampleOnceWhenAWorkersFilesRunOutFirst) {
   const int w = workers().count();
   std::vector<std::int64_t> lengths;
   for (int k = 0; k < 2 * w; ++k) lengths.push_back(k % w == 0 ? 5 : 13 + 2 * k);
   const NumberFiles files(lengths);
   const std::int64_t global = 16;
-  // The reference: one process, no strategy, every file.
-  std::vector<Tensor> weights;
-  Logs expected;
-  Tensor expected_predictions;
-  {
-    clear_session();
-    auto model = classifier(false);
-    weights = model->get_weights();
-    expected = model->evaluate(features(files.paths()).batch(global), {.verbose = 0});
-    expected_predictions = model->predict(features(files.paths()).batch(global), {.verbose = 0});
-  }
+  const Reference reference = reference_on(features(files.paths()).batch(global));
   for (const bool jit : {false, true}) {
+    SCOPED_TRACE(jit ? "jit" : "eager");
     clear_session();
     const MultiWorkerMirroredStrategy strategy({.local_replicas = 8 / w});
     auto scope = strategy.scope();
     auto model = classifier(jit);
-    model->set_weights(weights);
-    const data::Dataset sharded = with_policy(features(files.paths()).batch(global), data::AutoShardPolicy::file);
-    const Logs logs = model->evaluate(sharded, {.verbose = 0});
-    EXPECT_NEAR(logs.at("loss"), expected.at("loss"), 1e-5) << "jit " << jit;
-    EXPECT_NEAR(logs.at("accuracy"), expected.at("accuracy"), 1e-6) << "jit " << jit;
-    // Every worker's rows, in worker order: the same rows as one process's, in another order.
-    const Tensor predicted = model->predict(sharded, {.verbose = 0});
-    ASSERT_EQ(predicted.shape(), expected_predictions.shape()) << "jit " << jit;
-    std::vector<float> got = predicted.to_vector<float>(), want = expected_predictions.to_vector<float>();
-    std::sort(got.begin(), got.end());
-    std::sort(want.begin(), want.end());
-    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << "jit " << jit;
+    model->set_weights(reference.weights);
+    expect_as_reference(*model, with_policy(features(files.paths()).batch(global), data::AutoShardPolicy::file),
+                        reference);
   }
 }
 
@@ -306,6 +322,37 @@ TEST(AutoShard, WorkersWhoseBatchesDifferInShapeFailTogetherNamingTheFix) {
                   data::AutoShardPolicy::file);
   const std::string message = error_message<ValueError>([&] { model->evaluate(wide, {.verbose = 0}); });
   EXPECT_TRUE(contains(message, "fixed shape")) << message;
+}
+
+TEST(AutoShard, FitEvaluateAndPredictReadEachWorkersPipelineFromFunction) {
+  const int w = workers().count(), local = 8 / w;
+  // Worker i's pipeline: its own samples, in per-replica batches of 2, and i + 1 steps of them.
+  const auto pipeline_of = [local](int worker) {
+    std::int64_t first = 0;
+    for (int before = 0; before < worker; ++before) first += 2 * local * (before + 1);
+    return data::Dataset::range(first, first + 2 * local * (worker + 1))
+        .map([](data::Element e) { return sample(e.tensor("value").to_vector<std::int64_t>()[0]); })
+        .batch(2);
+  };
+  std::int64_t total = 0;
+  for (int worker = 0; worker < w; ++worker) total += 2 * local * (worker + 1);
+  const data::Dataset everything = data::Dataset::range(total).map(
+      [](data::Element e) { return sample(e.tensor("value").to_vector<std::int64_t>()[0]); });
+  const Reference reference = reference_on(everything.batch(16));
+  clear_session();
+  const MultiWorkerMirroredStrategy strategy({.local_replicas = local});
+  auto scope = strategy.scope();
+  auto model = classifier(true);
+  model->set_weights(reference.weights);
+  const auto distributed = [&] {
+    return strategy.distribute_datasets_from_function(
+        [&](const InputContext& context) { return pipeline_of(context.input_pipeline_id); });
+  };
+  expect_as_reference(*model, distributed(), reference);
+  // Training reads them as well: as many steps as the longest pipeline, the same weights everywhere.
+  const History history = model->fit(distributed(), {.epochs = 1, .verbose = 0});
+  EXPECT_TRUE(std::isfinite(history.history.at("loss").back()));
+  EXPECT_TRUE(same_on_every_worker(model->get_weights()));
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 
 #include "framework/data/dataset.h"
 #include "framework/distribute/distribution.h"
-#include "strategies/per_replica.h"
+#include "framework/distribute/per_replica.h"
 
 namespace kestrel::distribute {
 
@@ -53,6 +53,10 @@ class DistributedDataset {
   // tf.distribute does). A worker that had no data at all is a ValueError on every worker.
 
   std::unique_ptr<Iterator> make_iterator() const;
+  /// Each step's elements of this process's replicas joined into one batch, in replica order
+  /// (its part of the global batch): what Model::fit, evaluate and predict read a distributed
+  /// dataset as. Its element_spec is the source's.
+  data::Dataset worker_batches() const;
   /// This process's replicas (one element each per step).
   int num_replicas() const { return replicas_; }
   /// The dataset it reads from.
@@ -72,5 +76,8 @@ class DistributedDataset {
 /// Every value of a global batch (tensors and string arrays alike) cut into `replicas` shards of
 /// `shard` rows, in replica order (distribute::shard_rows for the tensors).
 PerReplica<data::Element> split_element(const data::Element& element, int replicas, std::int64_t shard);
+/// The replicas' elements joined along their rows, in replica order (split_element undone;
+/// distribute::join_rows for the tensors). They must have the same keys.
+data::Element join_elements(const PerReplica<data::Element>& elements);
 
 }  // namespace kestrel::distribute

@@ -1,6 +1,7 @@
-#include "strategies/distributed_dataset.h"
+#include "framework/distribute/distributed_dataset.h"
 
 #include <iterator>
+#include <memory>
 #include <string>
 #include <variant>
 
@@ -163,6 +164,30 @@ PerReplica<data::Element> split_element(const data::Element& element, int replic
   return out;
 }
 
+data::Element join_elements(const PerReplica<data::Element>& elements) {
+  data::Element out;
+  const data::Element& first = elements[0];
+  for (const auto& [key, value] : first.values()) {
+    if (std::holds_alternative<Tensor>(value)) {
+      std::vector<Tensor> rows;
+      for (const data::Element& element : elements.values) rows.push_back(element.tensor(key));
+      out.set(key, join_rows(rows));
+      continue;
+    }
+    std::vector<std::string> joined;
+    std::int64_t total = 0;
+    for (const data::Element& element : elements.values) {
+      const data::Strings& s = element.strings(key);
+      joined.insert(joined.end(), s.values().begin(), s.values().end());
+      total += s.shape().rank() == 0 ? 1 : s.shape()[0];
+    }
+    std::vector<std::int64_t> dims(first.strings(key).shape().dims().begin(), first.strings(key).shape().dims().end());
+    if (!dims.empty()) dims[0] = total;
+    out.set(key, data::Strings(std::move(joined), Shape(dims)));
+  }
+  return out;
+}
+
 DistributedDataset::DistributedDataset(data::Dataset source, int replicas, Mode mode, WorkerShare share,
                                        const Distribution* workers)
     : source_(std::move(source)),
@@ -203,6 +228,23 @@ std::unique_ptr<DistributedDataset::Iterator> DistributedDataset::make_iterator(
   }
   if (workers_ == nullptr || mode_ == Mode::split) return own;  // every worker reads the same global batches
   return std::make_unique<AgreedEndIterator>(std::move(own), *workers_);
+}
+
+data::Dataset DistributedDataset::worker_batches() const {
+  // As many steps as the source's batches make, unless the workers agree on them as they go.
+  const std::int64_t n = source_.cardinality();
+  std::int64_t steps = n;
+  if (n >= 0) steps = workers_ != nullptr ? data::kUnknownCardinality : mode_ == Mode::interleave ? n / replicas_ : n;
+  return data::Dataset::from_generator(
+      [self = *this]() -> data::Generator {
+        std::shared_ptr<Iterator> steps_of_pass = self.make_iterator();
+        return [steps_of_pass]() -> std::optional<data::Element> {
+          std::optional<PerReplica<data::Element>> step = steps_of_pass->next();
+          if (!step) return std::nullopt;
+          return join_elements(*step);
+        };
+      },
+      source_.element_spec(), steps, "distributed dataset (" + source_.describe() + ")");
 }
 
 }  // namespace kestrel::distribute

@@ -1,4 +1,4 @@
-#include "strategies/input_context.h"
+#include "framework/distribute/input_context.h"
 
 #include <string>
 
