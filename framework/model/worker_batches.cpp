@@ -18,8 +18,10 @@ std::string shape_without_rows(const Batch& batch) {
   for (const auto& [name, tensor] : args_of(batch)) {
     if (name == "row_mask") continue;  // a worker's last, masked batch has one; the others may not
     std::string dims = "[rows";
-    for (std::size_t d = 1; d < tensor.shape().dims().size(); ++d)
-      dims += "," + std::to_string(tensor.shape().dims()[d]);
+    for (std::size_t d = 1; d < tensor.shape().dims().size(); ++d) {
+      dims += ',';
+      dims += std::to_string(tensor.shape().dims()[d]);
+    }
     out += (out.empty() ? "" : ", ") + name + ": " + std::string(to_string(tensor.dtype())) + dims + "]";
   }
   return out;
@@ -33,8 +35,8 @@ struct StepNote {
   static constexpr std::size_t kSize = 3;
   bool has_batch = false;
   bool ran_out = false;  // its data, read on across epochs, ended (BatchSource::ran_out)
-  double shape =
-      -1;  // hash of shape_without_rows: of its batch, or of its last one when it has none (-1: never had one)
+  // The hash of shape_without_rows: of its batch, or of its last one when it has none (-1: never had one).
+  double shape = -1;
 
   std::array<double, kSize> encode() const { return {has_batch ? 1.0 : 0.0, ran_out ? 1.0 : 0.0, shape}; }
   static StepNote decode(const double* values) { return {values[0] != 0, values[1] != 0, values[2]}; }
@@ -72,8 +74,9 @@ class WorkerBatches final : public BatchSource {
     const std::array<double, StepNote::kSize> encoded = mine.encode();
     const std::vector<double> all = distribution_.gather_from_workers(encoded);
     std::vector<StepNote> notes;
-    for (std::size_t w = 0; w * StepNote::kSize < all.size(); ++w)
+    for (std::size_t w = 0; w * StepNote::kSize < all.size(); ++w) {
       notes.push_back(StepNote::decode(&all[w * StepNote::kSize]));
+    }
     const auto with_batch = std::find_if(notes.begin(), notes.end(), [](const StepNote& n) { return n.has_batch; });
     if (with_batch == notes.end()) {
       ran_out_ = std::any_of(notes.begin(), notes.end(), [](const StepNote& n) { return n.ran_out; });
@@ -103,7 +106,8 @@ class WorkerBatches final : public BatchSource {
     // check_workers_agree names each worker's batch; it throws here, since the hashes differ.
     distribution_.check_workers_agree(
         std::string(method_) + "'s batches at step " + std::to_string(step_) +
-            " (each worker reads its own input pipeline, FILE or OFF auto-sharding: " +
+            " (each worker reads its own input pipeline, by FILE or OFF auto-sharding or "
+            "distribute_datasets_from_function: " +
             (someone_never_had_one ? "a worker's pipeline yielded no batch at all; give every worker data, or " : "") +
             "pad every batch to one fixed shape, e.g. padded_batch's padded_shapes or the tokenizer's "
             "padding = max_length, or set the dataset's auto_shard_policy to DATA)",
