@@ -148,19 +148,66 @@ Tensor Strategy::all_gather(const std::vector<Tensor>& per_replica, Tensor reuse
                      " replicas brought a value; every replica's step must bring the same parts to a merge point");
   }
   if (num_workers() == 1) return per_replica.size() == 1 ? per_replica[0] : join_rows(per_replica, std::move(reused));
-  // This worker's replicas' rows in its block, then every worker's blocks (MPI_Allgather in place).
-  // Shards are equal over the workers, as the global batch splits evenly.
-  const Tensor local = per_replica.size() == 1 ? per_replica[0] : join_rows(per_replica);
-  Shape shape = local.shape();
-  if (shape.rank() == 0) {
+  return gather_over_workers(per_replica, std::move(reused));
+}
+
+Tensor Strategy::gather_over_workers(const std::vector<Tensor>& per_replica, Tensor reused) const {
+  const Tensor& first = per_replica[0];
+  if (first.rank() == 0) {
     throw ShapeError(name_ + ".all_gather: a replica's value is a scalar; it joins the replicas' values along axis 0");
   }
-  shape[0] *= num_workers();
-  Tensor out = Tensor::empty_or_reused(std::move(reused), shape, local.dtype());
-  auto* blocks = static_cast<std::byte*>(out.view().data);
-  const std::size_t block = local.nbytes();
-  if (block > 0) std::memcpy(blocks + block * static_cast<std::size_t>(worker_index()), local.raw_data(), block);
+  // Each worker's block is its replicas' rows. Workers may bring different numbers of rows (in a
+  // custom loop, a worker whose data has ended brings none), so they tell each other their rows
+  // and row shapes first; only the rows, never the row shapes, may differ.
+  Shape row = first.shape();
+  row[0] = 1;
+  std::int64_t rows = 0;
+  for (const Tensor& t : per_replica) {
+    Shape its_row = t.rank() > 0 ? t.shape() : Shape{};
+    if (its_row.rank() > 0) its_row[0] = 1;
+    if (t.dtype() != first.dtype() || its_row != row) {
+      throw ShapeError(name_ + ".all_gather: replica values " + first.spec().to_string() + " and " +
+                       t.spec().to_string() +
+                       " differ beyond their rows; every replica brings the same value to a merge point");
+    }
+    rows += t.shape()[0];
+  }
+  const double mine[] = {static_cast<double>(rows), static_cast<double>(row.numel()),
+                         static_cast<double>(static_cast<int>(first.dtype()))};
+  const std::vector<double> all = gather_from_workers(mine);
+  std::int64_t largest = 0, total = 0;
+  for (std::size_t w = 0; w < all.size(); w += 3) {
+    if (all[w + 1] != mine[1] || all[w + 2] != mine[2]) {
+      check_workers_agree(name_ + ".all_gather's values (the same but for their rows on every worker)",
+                          first.spec().to_string());
+      throw ShapeError(name_ + ".all_gather: the workers' values differ beyond their rows");  // not reached
+    }
+    largest = std::max(largest, static_cast<std::int64_t>(all[w]));
+    total += static_cast<std::int64_t>(all[w]);
+  }
+  const std::size_t row_bytes = static_cast<std::size_t>(row.numel()) * size_of(first.dtype());
+  const auto block = static_cast<std::size_t>(largest) * row_bytes;
+  Shape shape = first.shape();
+  shape[0] = total;
+  Tensor out = Tensor::empty_or_reused(std::move(reused), shape, first.dtype());
+  // Equal blocks (every step of fit) gather in place into the output; unequal ones through a
+  // buffer of the largest block per worker.
+  const bool equal = total == largest * num_workers();
+  std::vector<std::byte> staging(equal ? 0 : block * static_cast<std::size_t>(num_workers()));
+  std::byte* blocks = equal ? static_cast<std::byte*>(out.view().data) : staging.data();
+  std::byte* to = blocks + block * static_cast<std::size_t>(worker_index());
+  for (const Tensor& t : per_replica) {
+    if (t.nbytes() > 0) std::memcpy(to, t.raw_data(), t.nbytes());
+    to += t.nbytes();
+  }
   workers_->gather_in_place({blocks, block * static_cast<std::size_t>(num_workers())});
+  if (equal) return out;
+  auto* compact = static_cast<std::byte*>(out.view().data);
+  for (int w = 0; w < num_workers(); ++w) {
+    const std::size_t bytes = static_cast<std::size_t>(all[static_cast<std::size_t>(3 * w)]) * row_bytes;
+    if (bytes > 0) std::memcpy(compact, blocks + block * static_cast<std::size_t>(w), bytes);
+    compact += bytes;
+  }
   return out;
 }
 

@@ -99,6 +99,8 @@ class Strategy : public Distribution {
 
  private:
   void check_replicas(const char* method, int count) const;
+  /// all_gather over several workers: every worker's replicas' rows, in worker order.
+  Tensor gather_over_workers(const std::vector<Tensor>& per_replica, Tensor reused) const;
 
   std::string name_;
   int local_replicas_;

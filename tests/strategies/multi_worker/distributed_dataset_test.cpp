@@ -71,14 +71,25 @@ TEST(MultiWorkerData, EachWorkersFunctionIsToldItsInputPipeline) {
   EXPECT_EQ(all, once);
 }
 
+// Worker w's values: 1000 w, 1000 w + 1, ..., 6 (w + 1) of them.
+std::int64_t first_value_of(int worker) { return 1000 * static_cast<std::int64_t>(worker); }
+std::int64_t values_of(int worker) { return 6 * (static_cast<std::int64_t>(worker) + 1); }
+
+// Pipelines of different lengths: worker w's holds its values in w + 1 steps of 2 replicas x 3 rows.
+std::unique_ptr<DistributedDataset::Iterator> uneven_pipelines(const MultiWorkerMirroredStrategy& strategy) {
+  return strategy
+      .distribute_datasets_from_function([](const InputContext& context) {
+        const std::int64_t first = first_value_of(context.input_pipeline_id);
+        return data::Dataset::range(first, first + values_of(context.input_pipeline_id)).batch(3);
+      })
+      .make_iterator();
+}
+
 TEST(MultiWorkerData, PipelinesOfDifferentLengthsEndTogether) {
   const MultiWorkerMirroredStrategy strategy({.local_replicas = 2});
-  // Worker w's pipeline holds w + 1 steps of 2 replicas x 3 rows: the others wait for the longest.
-  const std::int64_t first = 1000 * workers().index(), rows = 6 * (workers().index() + 1);
-  auto it = strategy
-                .distribute_datasets_from_function(
-                    [&](const InputContext&) { return data::Dataset::range(first, first + rows).batch(3); })
-                .make_iterator();
+  // The others wait for the longest pipeline.
+  const std::int64_t rows = values_of(workers().index());
+  auto it = uneven_pipelines(strategy);
   int steps = 0, empty_steps = 0;
   std::vector<std::int64_t> mine;
   while (std::optional<PerReplica<data::Element>> step = it->next()) {
@@ -96,6 +107,25 @@ TEST(MultiWorkerData, PipelinesOfDifferentLengthsEndTogether) {
   EXPECT_EQ(steps, workers().count());
   EXPECT_EQ(empty_steps, workers().count() - 1 - workers().index());
   EXPECT_EQ(static_cast<std::int64_t>(mine.size()), rows);
+}
+
+TEST(MultiWorkerData, GatherTakesEveryWorkersRowsWhenSomeBringNone) {
+  const MultiWorkerMirroredStrategy strategy({.local_replicas = 2});
+  auto it = uneven_pipelines(strategy);  // each step gathers every replica's values
+  std::vector<std::int64_t> gathered;
+  while (std::optional<PerReplica<data::Element>> step = it->next()) {
+    PerReplica<Tensor> values;
+    for (int r = 0; r < step->size(); ++r) values.values.push_back((*step)[r].tensor("value"));
+    const std::vector<std::int64_t> all = strategy.gather(values, 0).to_vector<std::int64_t>();
+    gathered.insert(gathered.end(), all.begin(), all.end());
+  }
+  // Every worker gathered every worker's values, each once.
+  std::vector<std::int64_t> expected;
+  for (int w = 0; w < workers().count(); ++w) {
+    for (std::int64_t i = 0; i < values_of(w); ++i) expected.push_back(first_value_of(w) + i);
+  }
+  std::sort(gathered.begin(), gathered.end());
+  EXPECT_EQ(gathered, expected);
 }
 
 }  // namespace
