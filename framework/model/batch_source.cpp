@@ -36,8 +36,10 @@ class ArraySource final : public BatchSource {
 
 class DatasetSource final : public BatchSource {
  public:
-  DatasetSource(data::Dataset dataset, std::int64_t steps, const char* method, const char* steps_option)
-      : dataset_(std::move(dataset)) {
+  /// `per_worker`: its batches are this worker's parts of the global batches (BatchSource::per_worker).
+  DatasetSource(data::Dataset dataset, std::int64_t steps, const char* method, const char* steps_option,
+                bool per_worker = false)
+      : dataset_(std::move(dataset)), per_worker_(per_worker) {
     const std::int64_t n = dataset_.cardinality();
     if (n == data::kInfiniteCardinality && steps <= 0) {
       throw ValueError(std::string(method) + ": the dataset (" + dataset_.describe() + ") repeats forever; pass " +
@@ -69,6 +71,7 @@ class DatasetSource final : public BatchSource {
     return batch_from_element(*element);
   }
   bool ran_out() const override { return exhausted_; }
+  bool per_worker() const override { return per_worker_; }
   void end_epoch(const char* method) override {
     const data::PaddingReport padding = dataset_.padding_stats();
     if (padding.batches == 0) return;
@@ -77,6 +80,7 @@ class DatasetSource final : public BatchSource {
 
  private:
   data::Dataset dataset_;
+  bool per_worker_;
   bool read_on_ = false;
   bool exhausted_ = false;
   std::int64_t steps_ = -1;
@@ -120,9 +124,11 @@ std::unique_ptr<BatchSource> distributed_source(const distribute::DistributedDat
                      std::to_string(distribution.num_local_replicas()) +
                      " here; distribute the dataset with the strategy whose scope built the model");
   }
-  auto own = std::make_unique<DatasetSource>(dataset.worker_batches(), steps, method, steps_option);
-  if (distribution.num_workers() == 1) return own;
-  return worker_batches(std::move(own), distribution, method);
+  // Over several workers each step is this worker's part. The distributed dataset's own iterator
+  // already ends every worker's pass at the same step (a worker whose data has ended brings
+  // empty parts, padded and masked here), so no second agreement is needed.
+  return std::make_unique<DatasetSource>(dataset.worker_batches(), steps, method, steps_option,
+                                         /*per_worker=*/distribution.num_workers() > 1);
 }
 
 Batch batch_from_element(const data::Element& element) {

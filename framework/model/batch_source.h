@@ -54,8 +54,8 @@ std::unique_ptr<BatchSource> dataset_source(const data::Dataset& dataset, std::i
                                             const distribute::Distribution* distribution = nullptr);
 
 /// A dataset distributed already (DistributedDataset::worker_batches: each step this worker's
-/// part of the global batch), read in step with the other workers of `distribution`; alone, its
-/// parts are the global batches. Throws ValueError when it was distributed over another number of
+/// part of the global batch, the pass ending at the same step on every worker of
+/// `distribution`); alone, its parts are the global batches. Throws ValueError when it was distributed over another number of
 /// replicas than `distribution` runs here.
 std::unique_ptr<BatchSource> distributed_source(const distribute::DistributedDataset& dataset, std::int64_t steps,
                                                 const char* method, const char* steps_option,

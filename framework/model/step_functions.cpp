@@ -281,8 +281,9 @@ SplitBatch StepFunctions::split_worker_part(const Batch& part, std::size_t step,
   SplitBatch parts{.global = padded, .global_rows = size * workers};
   parts.shards = shards_of(padded, step, local, 0, local, where);
   if (loss != nullptr) {
-    for (const double c : counted_per_replica(counted_rows, size, local))
+    for (const double c : counted_per_replica(counted_rows, size, local)) {
       parts.shares.push_back(total > 0 ? c / total : 0.0);
+    }
   }
   place_model(parts.shards[0]);
   return parts;

@@ -106,8 +106,7 @@ class WorkerBatches final : public BatchSource {
     // check_workers_agree names each worker's batch; it throws here, since the hashes differ.
     distribution_.check_workers_agree(
         std::string(method_) + "'s batches at step " + std::to_string(step_) +
-            " (each worker reads its own input pipeline, by FILE or OFF auto-sharding or "
-            "distribute_datasets_from_function: " +
+            " (each worker reads its own input pipeline, by FILE or OFF auto-sharding: " +
             (someone_never_had_one ? "a worker's pipeline yielded no batch at all; give every worker data, or " : "") +
             "pad every batch to one fixed shape, e.g. padded_batch's padded_shapes or the tokenizer's "
             "padding = max_length, or set the dataset's auto_shard_policy to DATA)",

@@ -1,6 +1,6 @@
 // Worker batches: the batches of a worker that reads its own input pipeline (FILE or OFF
-// auto-sharding, a distributed dataset), agreed with the other workers step by step (internal to
-// fit / evaluate / predict).
+// auto-sharding), agreed with the other workers step by step (internal to fit / evaluate /
+// predict).
 //
 //   auto source = detail::worker_batches(detail::dataset_source(mine, 0, "fit", "steps_per_epoch"), distribution, "fit");
 //   while (std::optional<Batch> b = source->next()) { ... }   // the same number of steps on every worker

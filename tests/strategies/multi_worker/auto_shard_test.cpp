@@ -167,7 +167,7 @@ TEST(AutoShard, AutoPicksFileWithEnoughFilesElseData) {
   EXPECT_EQ(gather_all(read_pass(strategy, numbers(one.paths()).batch(2 * w)).values), each_once(one.samples()));
 }
 
-TEST(AutoShard, FileWithFewerFilesThanWorkersSaysWhatToDo) {
+TEST(AutoShard, FileWithFewerFilesThanWorkersNamesTheFix) {
   const MultiWorkerMirroredStrategy strategy;
   const NumberFiles one({8});
   const std::string message = error_message<ValueError>([&] {
