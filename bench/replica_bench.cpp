@@ -285,7 +285,7 @@ bool measure_model(Harness& harness, const Workload& w, int replicas) {
     keep(harness, records);
   }
   // PyTorch eager on the same global batch, right after, so both see the same machine load.
-  const std::string peer = kestrel::bench::train_step_label(w, "eager");
+  const std::string peer = kestrel::bench::train_step_label(w, "eager", "float32");
   if (harness.selected(peer)) {
     harness.run_peer("train_step_peer.py", {"--threads", std::to_string(kestrel::bench::kTrainStepThreads)},
                      kestrel::bench::exact_labels_regex({peer}));
@@ -425,7 +425,7 @@ void report(Harness& harness, int replicas) {
     }
     const Record* torch = nullptr;
     for (const Record& r : harness.records()) {
-      if (r.label() == kestrel::bench::train_step_label(w, "eager") && r.source != "kestrel") torch = &r;
+      if (r.label() == kestrel::bench::train_step_label(w, "eager", "float32") && r.source != "kestrel") torch = &r;
     }
     if (torch != nullptr && step_many != nullptr && step_many->timing.median_ms > 0) {
       const double speedup = torch->timing.median_ms / step_many->timing.median_ms;

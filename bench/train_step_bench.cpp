@@ -1,5 +1,6 @@
 // End-to-end training-step benchmark: the MLP, CNN, BERT-tiny and GPT-tiny workloads of the reference
-// table (float32, 2 threads, the same seeded batch every step), one Kestrel step being
+// table (2 threads, the same seeded batch every step; float32, and mixed_bfloat16 with PyTorch's
+// autocast to bfloat16 as its peer), one Kestrel step being
 // model.train_on_batch(inputs, labels) — forward, loss, backward and the optimizer update — run two
 // ways: eagerly, op by op, and compiled by the jit (compile({..., .jit_compile = true})). Beside
 // them, in the same run, peers/train_step_peer.py runs the same models with PyTorch eager and
@@ -9,6 +10,7 @@
 //   ./build/bench/train_step_bench --filter bert_tiny --repeats 100 --json-out train_step.json
 //   ./build/bench/train_step_bench --filter gpt_tiny --repeats 10      # GPT-tiny alone, its peer included
 //   ./build/bench/train_step_bench --filter 'mode=(eager|jit)' --no-peer
+//   ./build/bench/train_step_bench --precisions float32,mixed_bfloat16,bfloat16 --filter bert_tiny
 //
 // Figures: GFLOP/s (3 x the forward matmul/conv FLOPs per step over the median step time), samples/s,
 // ms/step, the first step's time, the jit's compile time, and the peak resident memory of the process
@@ -21,6 +23,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bench/child_process.h"
 #include "bench/harness.h"
@@ -49,20 +52,20 @@ double time_ms(Fn&& fn) {
 // Child mode: measures one workload in one mode in this (fresh) process and prints its record as JSON.
 // The first step is timed on its own: under the jit it traces and compiles the step, so its time and
 // the compile time it reports are the figures a user waits for. The warm-up and timed steps follow.
-int run_child(const Harness& harness, const Workload& w, Mode mode) {
+int run_child(const Harness& harness, const Workload& w, Mode mode, const std::string& precision) {
   // The jit logs each compile at info level; the record carries the compile time, so the child's
   // stderr is kept for warnings and errors unless KESTREL_LOG_LEVEL asks for more.
   if (std::getenv("KESTREL_LOG_LEVEL") == nullptr) kestrel::logging::set_level(spdlog::level::warn);
   kestrel::set_num_threads(kestrel::bench::kTrainStepThreads);
   const double base_rss_mb = kestrel::bench::status_mb("VmRSS");
-  kestrel::bench::TrainStep step = kestrel::bench::make_train_step(w, mode);
+  kestrel::bench::TrainStep step = kestrel::bench::make_train_step(w, mode, precision);
   auto train_on_batch = [&] { step.model->train_on_batch(step.inputs, step.labels); };
 
   const double first_step_ms = time_ms(train_on_batch);
   const kestrel::JitStats after_first_step = step.model->jit_stats();
   Record record;
   record.name = "train_step";
-  record.params = kestrel::bench::train_step_params(w, kestrel::bench::mode_name(mode));
+  record.params = kestrel::bench::train_step_params(w, kestrel::bench::mode_name(mode), precision);
   record.timing = kestrel::bench::time_calls(train_on_batch, harness.options().warmup, harness.options().repeats);
   const double ms = record.timing.median_ms;
   record.figures = {{"gflops", kestrel::bench::gflops(w.training_gflop * 1e9, ms)},
@@ -80,22 +83,25 @@ int run_child(const Harness& harness, const Workload& w, Mode mode) {
   return 0;
 }
 
-int run_child(const Harness& harness, const std::string& name, const std::string& mode_name) {
+int run_child(const Harness& harness, const std::string& name, const std::string& mode_name,
+              const std::string& precision) {
   const Workload* workload = kestrel::bench::find_workload(name);
   const std::optional<Mode> mode = kestrel::bench::parse_mode(mode_name);
-  if (workload == nullptr || !mode) {
-    std::cerr << "train_step_bench: unknown workload '" << name << "' or mode '" << mode_name << "'\n";
+  if (workload == nullptr || !mode || !kestrel::bench::is_precision(precision)) {
+    std::cerr << "train_step_bench: unknown workload '" << name << "', mode '" << mode_name << "' or precision '"
+              << precision << "'\n";
     return 2;
   }
-  return run_child(harness, *workload, *mode);
+  return run_child(harness, *workload, *mode, precision);
 }
 
 // Runs one workload and mode in a child process of this program; its record, or nothing (with a
 // note) on failure.
-std::optional<Record> measure_in_child(Harness& harness, const Workload& w, Mode mode) {
+std::optional<Record> measure_in_child(Harness& harness, const Workload& w, Mode mode, const std::string& precision) {
   return kestrel::bench::measure_in_child(
-      harness, kestrel::bench::train_step_label(w, kestrel::bench::mode_name(mode)),
-      {"--workload-child", w.name, "--workload-mode", kestrel::bench::mode_name(mode)});
+      harness, kestrel::bench::train_step_label(w, kestrel::bench::mode_name(mode), precision),
+      {"--workload-child", w.name, "--workload-mode", kestrel::bench::mode_name(mode), "--workload-precision",
+       precision});
 }
 
 // One line per finished case, so a run of several minutes shows its progress.
@@ -111,29 +117,32 @@ void print_progress(const Record& r) {
 
 // A fresh Python process for the peer's counterpart of one Kestrel mode, run right after it so both
 // sides see the same machine load, and the peer's peak memory is that case's alone.
-void measure_peer(Harness& harness, const Workload& w, Mode mode) {
-  const std::string label = kestrel::bench::train_step_label(w, kestrel::bench::peer_mode_name(mode));
+void measure_peer(Harness& harness, const Workload& w, Mode mode, const std::string& precision) {
+  const std::string label = kestrel::bench::train_step_label(w, kestrel::bench::peer_mode_name(mode), precision);
   if (!harness.selected(label)) return;
-  const auto run =
-      harness.run_peer("train_step_peer.py", {"--threads", std::to_string(kestrel::bench::kTrainStepThreads)},
-                       kestrel::bench::exact_labels_regex({label}));
+  const auto run = harness.run_peer(
+      "train_step_peer.py", {"--threads", std::to_string(kestrel::bench::kTrainStepThreads), "--precision", precision},
+      kestrel::bench::exact_labels_regex({label}));
   for (const Record& r : run.records) print_progress(r);
 }
 
-// Every workload, each Kestrel mode followed by its peer counterpart; false when a Kestrel case failed.
-bool measure_all(Harness& harness) {
+// Every workload at every precision, each Kestrel mode followed by its peer counterpart; false when
+// a Kestrel case failed.
+bool measure_all(Harness& harness, const std::vector<std::string>& precisions) {
   bool all_ran = true;
   for (const Workload& w : kestrel::bench::train_step_workloads()) {
-    for (Mode mode : kModes) {
-      if (harness.selected(kestrel::bench::train_step_label(w, kestrel::bench::mode_name(mode)))) {
-        auto record = measure_in_child(harness, w, mode);
-        all_ran = all_ran && record.has_value();
-        if (record) {
-          print_progress(*record);
-          harness.add(*record);
+    for (const std::string& precision : precisions) {
+      for (Mode mode : kModes) {
+        if (harness.selected(kestrel::bench::train_step_label(w, kestrel::bench::mode_name(mode), precision))) {
+          auto record = measure_in_child(harness, w, mode, precision);
+          all_ran = all_ran && record.has_value();
+          if (record) {
+            print_progress(*record);
+            harness.add(*record);
+          }
         }
+        measure_peer(harness, w, mode, precision);
       }
-      measure_peer(harness, w, mode);
     }
   }
   return all_ran;
@@ -147,14 +156,22 @@ int main(int argc, char** argv) {
                   "under jit_compile, beside PyTorch eager and TorchScript, measured in the same run");
   std::string child_workload;
   std::string child_mode = "eager";
+  std::string child_precision = "float32";
+  std::vector<std::string> precisions = {"float32", "mixed_bfloat16"};
+  harness.cli()
+      .add_option("--precisions", precisions, "the precision policies to run, each beside its peer")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"float32", "mixed_bfloat16", "bfloat16"}))
+      ->capture_default_str();
   harness.cli()
       .add_option("--workload-child", child_workload, "internal: measure this workload in this process")
       ->group("");  // hidden from --help
   harness.cli().add_option("--workload-mode", child_mode, "internal: the child's mode, eager or jit")->group("");
+  harness.cli().add_option("--workload-precision", child_precision, "internal: the child's precision")->group("");
   if (auto exit_code = harness.parse(argc, argv)) return *exit_code;
   if (!child_workload.empty()) {
     try {
-      return run_child(harness, child_workload, child_mode);
+      return run_child(harness, child_workload, child_mode, child_precision);
     } catch (const std::exception& e) {
       // The parent notes the failure; the error itself goes to stderr, which the parent shares.
       std::cerr << "train_step_bench: " << child_workload << " " << child_mode << ": " << e.what() << "\n";
@@ -162,7 +179,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  const bool all_ran = measure_all(harness);
+  const bool all_ran = measure_all(harness, precisions);
   const auto results = kestrel::bench::collect_train_step_records(harness);
   kestrel::bench::print_train_step_tables(results, std::cout);
   kestrel::bench::report_train_step_goals(results, harness, std::cout);

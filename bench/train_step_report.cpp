@@ -1,6 +1,7 @@
 #include "bench/train_step_report.h"
 
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -13,6 +14,13 @@ namespace {
 constexpr double kJitOverEagerGoal = 1.3;     // BERT-tiny: the jit step at least 1.3x faster than eager
 constexpr double kJitOverTorchGoal = 1.25;    // MLP, CNN, BERT-tiny: the jit >= 1.25x faster than PyTorch eager
 constexpr double kBertCompileGoalMs = 200.0;  // BERT-tiny's train step compiled in under 200 ms
+// mixed_bfloat16's jit step against float32's (BERT-tiny, GPT-tiny): with the CPU's bfloat16
+// instructions at least 1.5x faster; without them at most 1.1x the time and 0.75x the peak memory.
+constexpr double kBf16SpeedupGoal = 1.5;
+constexpr double kBf16TimeLimit = 1.1;
+constexpr double kBf16MemoryLimit = 0.75;
+constexpr const char* kPrecisions[] = {"float32", "mixed_bfloat16", "bfloat16"};
+constexpr std::string_view kBf16GoalWorkloads[] = {"bert_tiny", "gpt_tiny"};
 
 const Record* find_record(const Harness& harness, const std::string& label, const std::string& source) {
   for (const Record& r : harness.records()) {
@@ -76,14 +84,62 @@ void keep_verdict(Harness& harness, std::ostream& out, const std::string& verdic
   harness.note(verdict);
 }
 
-const WorkloadRecords* results_of(const std::vector<WorkloadRecords>& results, std::string_view name) {
+const char* met(bool ok) { return ok ? "met" : "not met"; }
+
+const WorkloadRecords* results_of(const std::vector<WorkloadRecords>& results, std::string_view name,
+                                  std::string_view precision = "float32") {
   for (const WorkloadRecords& r : results) {
-    if (name == r.workload->name) return &r;
+    if (name == r.workload->name && precision == r.precision) return &r;
   }
   return nullptr;
 }
 
-const char* met(bool ok) { return ok ? "met" : "not met"; }
+// True when /proc/cpuinfo lists avx512_bf16: oneDNN then runs bfloat16 matmuls natively.
+bool cpu_has_avx512_bf16() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) == 0) return line.find(" avx512_bf16") != std::string::npos;
+  }
+  return false;
+}
+
+// A process's peak memory over its base: what the step itself took.
+std::optional<double> step_memory_mb(const Record* r) {
+  if (r == nullptr) return std::nullopt;
+  const auto peak = r->figure("peak_rss_mb");
+  const auto base = r->figure("base_rss_mb");
+  if (!peak || !base) return std::nullopt;
+  return *peak - *base;
+}
+
+// bfloat16's goal on one workload: the mixed_bfloat16 jit step against float32's, in this run.
+void report_bf16_goal(const WorkloadRecords& f32, const WorkloadRecords& mixed, bool native_bf16, Harness& harness,
+                      std::ostream& out) {
+  const auto speed = speedup(mixed.jit, f32.jit);
+  if (!speed) return;
+  const auto memory_f32 = step_memory_mb(f32.jit);
+  const auto memory_mixed = step_memory_mb(mixed.jit);
+  const std::optional<double> memory_ratio =
+      memory_f32 && memory_mixed && *memory_f32 > 0 ? std::optional<double>(*memory_mixed / *memory_f32) : std::nullopt;
+  const std::string figures = std::string(" [mixed_bfloat16 ") + fixed(mixed.jit->timing.median_ms, 2) +
+                              " ms, float32 " + fixed(f32.jit->timing.median_ms, 2) + " ms: " + fixed(*speed, 2) +
+                              "x float32's speed, " + fixed(1.0 / *speed, 2) + "x its time; step memory " +
+                              (memory_ratio ? fixed(*memory_ratio, 2) + "x float32's" : std::string("-")) + "]";
+  if (native_bf16) {
+    keep_verdict(harness, out,
+                 std::string("bfloat16 goal (") + f32.workload->title +
+                     " mixed_bfloat16 jit step >= " + fixed(kBf16SpeedupGoal, 2) +
+                     "x faster than float32, AVX512_BF16): " + met(*speed >= kBf16SpeedupGoal) + figures);
+    return;
+  }
+  const bool time_ok = 1.0 / *speed <= kBf16TimeLimit;
+  const bool memory_ok = memory_ratio && *memory_ratio <= kBf16MemoryLimit;
+  keep_verdict(harness, out,
+               std::string("bfloat16 goal (") + f32.workload->title + " mixed_bfloat16 jit step at most " +
+                   fixed(kBf16TimeLimit, 2) + "x float32's time and " + fixed(kBf16MemoryLimit, 2) +
+                   "x its memory, no AVX512_BF16): " + met(time_ok && memory_ok) + figures);
+}
 
 // The eager-mode goal: the MLP step at least as fast as tuned PyTorch eager.
 void report_eager_goal(const WorkloadRecords& mlp, Harness& harness, std::ostream& out) {
@@ -149,19 +205,24 @@ void report_compile_goal(const WorkloadRecords& bert, Harness& harness, std::ost
 std::vector<WorkloadRecords> collect_train_step_records(const Harness& harness) {
   std::vector<WorkloadRecords> results;
   for (const Workload& w : train_step_workloads()) {
-    WorkloadRecords r;
-    r.workload = &w;
-    r.eager = find_record(harness, train_step_label(w, mode_name(Mode::eager)), "kestrel");
-    r.jit = find_record(harness, train_step_label(w, mode_name(Mode::jit)), "kestrel");
-    r.torch = find_record(harness, train_step_label(w, peer_mode_name(Mode::eager)), "torch");
-    r.torchscript = find_record(harness, train_step_label(w, peer_mode_name(Mode::jit)), "torch");
-    if (r.eager || r.jit || r.torch || r.torchscript) results.push_back(r);
+    for (const char* precision : kPrecisions) {
+      WorkloadRecords r;
+      r.workload = &w;
+      r.precision = precision;
+      r.eager = find_record(harness, train_step_label(w, mode_name(Mode::eager), precision), "kestrel");
+      r.jit = find_record(harness, train_step_label(w, mode_name(Mode::jit), precision), "kestrel");
+      r.torch = find_record(harness, train_step_label(w, peer_mode_name(Mode::eager), precision), "torch");
+      r.torchscript = find_record(harness, train_step_label(w, peer_mode_name(Mode::jit), precision), "torch");
+      if (r.eager || r.jit || r.torch || r.torchscript) results.push_back(r);
+    }
   }
   return results;
 }
 
-void print_train_step_tables(const std::vector<WorkloadRecords>& results, std::ostream& out) {
-  if (results.empty()) return;
+namespace {
+
+void print_tables_at(const std::vector<WorkloadRecords>& results, std::ostream& out) {
+  out << "\n== precision " << results.front().precision << " ==\n";
   out << "\nstep time (median ms) and the jit's speedup (the other's step time / the jit's):\n";
   const Table times(out, {12, 10, 10, 10, 12, 14, 14, 14});
   times.row({"", "kestrel", "kestrel", "torch", "torch", "jit speedup", "jit speedup", "jit speedup"});
@@ -192,9 +253,22 @@ void print_train_step_tables(const std::vector<WorkloadRecords>& results, std::o
                first_step_cell(r.torchscript), figure_cell(r.jit, "compile_ms", 1),
                figure_cell(r.jit, "jit_compiles", 0)});
   }
+}
+
+}  // namespace
+
+void print_train_step_tables(const std::vector<WorkloadRecords>& results, std::ostream& out) {
+  for (const char* precision : kPrecisions) {
+    std::vector<WorkloadRecords> at;
+    for (const WorkloadRecords& r : results) {
+      if (r.precision == precision) at.push_back(r);
+    }
+    if (!at.empty()) print_tables_at(at, out);
+  }
+  if (results.empty()) return;
   out << "(speedup above 1x: Kestrel's jit is faster. Peak MB is each process's; for torch it includes the\n"
          " interpreter and PyTorch themselves, base_rss_mb in the JSON. jit compiles: programs compiled in all the\n"
-         " steps; 1 is right for a fixed batch.)\n";
+         " steps; 1 is right for a fixed batch. The peer's mixed_bfloat16 is torch.autocast(\"cpu\", bfloat16).)\n";
 }
 
 void report_train_step_goals(const std::vector<WorkloadRecords>& results, Harness& harness, std::ostream& out) {
@@ -214,6 +288,12 @@ void report_train_step_goals(const std::vector<WorkloadRecords>& results, Harnes
   report_jit_over_torch_goal(results, harness, out);
   if (gpt != nullptr) report_gpt_goal(*gpt, harness, out);
   if (bert != nullptr) report_compile_goal(*bert, harness, out);
+  const bool native_bf16 = cpu_has_avx512_bf16();
+  for (std::string_view name : kBf16GoalWorkloads) {
+    const WorkloadRecords* f32 = results_of(results, name, "float32");
+    const WorkloadRecords* mixed = results_of(results, name, "mixed_bfloat16");
+    if (f32 != nullptr && mixed != nullptr) report_bf16_goal(*f32, *mixed, native_bf16, harness, out);
+  }
 }
 
 }  // namespace kestrel::bench

@@ -162,17 +162,27 @@ std::optional<Mode> parse_mode(std::string_view name) {
 
 const char* peer_mode_name(Mode mode) { return mode == Mode::jit ? "torchscript" : "eager"; }
 
-Json train_step_params(const Workload& w, const std::string& mode) {
-  return {{"model", w.name}, {"batch", w.batch}, {"threads", kTrainStepThreads}, {"mode", mode}};
+bool is_precision(std::string_view name) { return name == "float32" || name == "mixed_bfloat16" || name == "bfloat16"; }
+
+Json train_step_params(const Workload& w, const std::string& mode, const std::string& precision) {
+  return {
+      {"model", w.name}, {"batch", w.batch}, {"threads", kTrainStepThreads}, {"mode", mode}, {"precision", precision}};
 }
 
-std::string train_step_label(const Workload& w, const std::string& mode) {
-  return case_label("train_step", train_step_params(w, mode));
+std::string train_step_label(const Workload& w, const std::string& mode, const std::string& precision) {
+  return case_label("train_step", train_step_params(w, mode, precision));
 }
 
-TrainStep make_train_step(const Workload& w, Mode mode) {
+TrainStep make_train_step(const Workload& w, Mode mode, const std::string& precision) {
   const std::string name = w.name;
   random::set_global_seed(0);  // the same weights in every run
+  // Layers take the global policy as they are made; the caller's policy comes back afterwards.
+  const DTypePolicy caller_policy = mixed_precision::global_policy();
+  mixed_precision::set_global_policy(precision);
+  struct RestorePolicy {
+    DTypePolicy policy;
+    ~RestorePolicy() { mixed_precision::set_global_policy(policy); }
+  } restore{caller_policy};
   TrainStep step;
   if (name == "mlp") {
     step.model = make_mlp();

@@ -44,10 +44,15 @@ std::optional<Mode> parse_mode(std::string_view name);
 /// The peer's counterpart of a mode: PyTorch eager for eager, TorchScript for the jit.
 const char* peer_mode_name(Mode mode);
 
-/// {"model": ..., "batch": ..., "threads": 2, "mode": mode}: the params of a record, Kestrel's or the peer's.
-Json train_step_params(const Workload& workload, const std::string& mode);
-/// "train_step model=mlp batch=256 threads=2 mode=jit".
-std::string train_step_label(const Workload& workload, const std::string& mode);
+/// The precision policies the bench runs ("float32", "mixed_bfloat16", "bfloat16"); the peer runs
+/// mixed_bfloat16 under torch.autocast("cpu", dtype=torch.bfloat16).
+bool is_precision(std::string_view name);
+
+/// {"model": ..., "batch": ..., "threads": 2, "mode": mode, "precision": precision}: the params of a
+/// record, Kestrel's or the peer's.
+Json train_step_params(const Workload& workload, const std::string& mode, const std::string& precision);
+/// "train_step model=mlp batch=256 threads=2 mode=jit precision=float32".
+std::string train_step_label(const Workload& workload, const std::string& mode, const std::string& precision);
 
 /// A workload made ready to train: the compiled model and the batch fed to it every step.
 struct TrainStep {
@@ -56,10 +61,11 @@ struct TrainStep {
   Tensor labels;
 };
 
-/// Builds the workload's model with the global seed 0, checks its parameter count against the
-/// reference (throws ValueError when it differs), makes the seeded batch and compiles the model
-/// with the workload's optimizer and loss, no metrics, and jit_compile as `mode` says. Called inside
-/// a strategy's scope, the model and its optimizer belong to that strategy.
-TrainStep make_train_step(const Workload& workload, Mode mode);
+/// Builds the workload's model with the global seed 0 under the precision policy (the global one
+/// stays as it was), checks its parameter count against the reference (throws ValueError when it
+/// differs), makes the seeded batch and compiles the model with the workload's optimizer and loss,
+/// no metrics, and jit_compile as `mode` says. Called inside a strategy's scope, the model and its
+/// optimizer belong to that strategy.
+TrainStep make_train_step(const Workload& workload, Mode mode, const std::string& precision = "float32");
 
 }  // namespace kestrel::bench

@@ -10,7 +10,7 @@
 namespace kestrel::models {
 
 LMHead::LMHead(std::int64_t vocab_size, LMHeadOptions options)
-    : Layer("LMHead", options.name), vocab_size_(vocab_size), options_(std::move(options)) {
+    : Layer("LMHead", options.name, options.dtype), vocab_size_(vocab_size), options_(std::move(options)) {
   if (vocab_size_ <= 0) {
     throw ValueError(error_prefix() + "vocab_size is " + std::to_string(vocab_size_) + "; it must be positive");
   }

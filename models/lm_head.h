@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "framework/layers/initializers.h"
@@ -21,6 +22,8 @@ namespace kestrel::models {
 struct LMHeadOptions {
   Initializer kernel_initializer = "glorot_uniform";
   std::string name;
+  /// The precision policy (unset: the parent's, else the global one; layers/dtype_policy.h).
+  std::optional<DTypePolicy> dtype;
 };
 
 class LMHead : public Layer {

@@ -8,7 +8,9 @@
 namespace kestrel::models {
 
 PositionEmbedding::PositionEmbedding(std::int64_t sequence_length, PositionEmbeddingOptions options)
-    : Layer("PositionEmbedding", options.name), sequence_length_(sequence_length), options_(std::move(options)) {
+    : Layer("PositionEmbedding", options.name, options.dtype),
+      sequence_length_(sequence_length),
+      options_(std::move(options)) {
   if (sequence_length_ <= 0) {
     throw ValueError(error_prefix() + "sequence_length is " + std::to_string(sequence_length_) +
                      "; it must be positive (the longest input the layer will see)");

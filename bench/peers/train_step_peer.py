@@ -8,7 +8,10 @@ batch every step, as shared/BENCH.md defines it: Adam (lr 1e-3, betas (0.9, 0.99
 MLP and CNN, AdamW (the same, weight decay 0.01 on every parameter) for BERT-tiny and GPT-tiny.
 GPT-tiny's cross-entropy is per token, averaged over the tokens whose label is not -100. The CNN takes
 PyTorch's own NCHW layout. Mode "torchscript" runs the model through torch.jit.script; the loss and
-the optimizer stay in Python, as they are not part of a scripted module. train_step_bench runs this
+the optimizer stay in Python, as they are not part of a scripted module. --precision mixed_bfloat16 runs
+the forward pass and the loss under torch.autocast("cpu", dtype=torch.bfloat16), PyTorch's counterpart of
+Keras's mixed_bfloat16 (float32 parameters and optimizer, bfloat16 matmuls); --precision bfloat16 makes
+the parameters bfloat16 too (model.to(torch.bfloat16)). train_step_bench runs this
 script once per workload and mode, in the tuned environment (bench/README.md), so each process's
 peak memory (VmHWM) is one case's:
 
@@ -58,6 +61,9 @@ def time_step(torch, args, name, batch, mode, foreach):
     torch.manual_seed(0)
     inputs, labels = make_batch(name, batch)
     model = make_model(name)
+    if args.precision == "bfloat16":
+        model = model.to(torch.bfloat16)
+        inputs = [x.to(torch.bfloat16) if x.is_floating_point() else x for x in inputs]
     script_ms = None
     if mode == "torchscript":
         start = time.perf_counter()
@@ -67,10 +73,13 @@ def time_step(torch, args, name, batch, mode, foreach):
     optimizer = make_optimizer(name, model.parameters(), foreach)
     loss_fn = make_loss(name)
 
+    autocast = args.precision == "mixed_bfloat16"
+
     def step():
         optimizer.zero_grad(set_to_none=True)
-        loss = loss_fn(model(*inputs), labels)
-        loss.backward()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = loss_fn(model(*inputs), labels)
+        loss.float().backward()
         optimizer.step()
         return loss.item()  # as Kestrel's train_on_batch, which returns the loss
 
@@ -83,7 +92,7 @@ def time_step(torch, args, name, batch, mode, foreach):
 
 def bench_case(torch, args, workload, mode, peer):
     name, batch, gflop, params_expected = workload
-    params = {"model": name, "batch": batch, "threads": args.threads, "mode": mode}
+    params = {"model": name, "batch": batch, "threads": args.threads, "mode": mode, "precision": args.precision}
     if not all(pattern.search(label("train_step", params)) for pattern in args.filters):
         return
     base_rss_mb = status_mb("VmRSS")
@@ -118,6 +127,7 @@ def main():
                         help="regex searched in each case's label; when repeated, every one must match")
     parser.add_argument("--verbose", action="store_true", help="print each case's median on stderr")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--precision", choices=["float32", "mixed_bfloat16", "bfloat16"], default="float32")
     parser.add_argument("--foreach", action=argparse.BooleanOptionalAction, default=None,
                         help="the optimizer's multi-tensor update (default: time both, keep the faster)")
     args = parser.parse_args()

@@ -10,6 +10,7 @@ struct VariableImpl {
   std::string name;
   Tensor value;
   bool trainable;
+  bool autocast;
   const void* owner;
   std::shared_ptr<VariableImpl> tied_to;  // set by tie_to: the slot this variable reads and writes
 };
@@ -18,6 +19,7 @@ struct VariableImpl {
 namespace {
 thread_local const void* current_owner = nullptr;
 thread_local detail::AssignObserver* current_assign_observer = nullptr;
+thread_local const detail::ReadCast* current_read_cast = nullptr;
 
 // The slot a variable stands for: its own, or, once tied, the end of its chain of ties.
 const std::shared_ptr<detail::VariableImpl>& slot_of(const std::shared_ptr<detail::VariableImpl>& impl) {
@@ -45,12 +47,12 @@ Tensor as_leaf(const Tensor& t, bool trainable) {
 }
 }  // namespace
 
-Variable::Variable(std::string name, const Tensor& initial_value, bool trainable) {
+Variable::Variable(std::string name, const Tensor& initial_value, bool trainable, bool autocast) {
   if (!initial_value.defined()) {
     throw ValueError("Variable '" + name + "': the initial value is an undefined tensor");
   }
-  impl_ = std::make_shared<detail::VariableImpl>(
-      detail::VariableImpl{std::move(name), as_leaf(initial_value, trainable), trainable, current_owner, nullptr});
+  impl_ = std::make_shared<detail::VariableImpl>(detail::VariableImpl{
+      std::move(name), as_leaf(initial_value, trainable), trainable, autocast, current_owner, nullptr});
 }
 
 const void* Variable::owner() const { return slot_of(impl_)->owner; }
@@ -61,7 +63,7 @@ void Variable::tie_to(const Variable& source) const {
   if (!defined() || !source.defined()) throw ValueError("Variable::tie_to: both variables must be defined");
   const std::shared_ptr<detail::VariableImpl>& target = slot_of(source.impl_);
   if (target == slot_of(impl_)) return;  // already one variable
-  const Tensor& mine = value();
+  const Tensor& mine = stored_value();
   const std::string what = "cannot tie variable '" + name() + "' (" + mine.spec().to_string() + ") to '" +
                            source.name() + "' (" + target->value.spec().to_string() + "): ";
   if (mine.shape() != target->value.shape()) throw ShapeError(what + "the shapes differ");
@@ -83,7 +85,14 @@ VariableOwnerScope::VariableOwnerScope(const void* owner) : previous_(current_ow
 VariableOwnerScope::~VariableOwnerScope() { current_owner = previous_; }
 
 const std::string& Variable::name() const { return impl_->name; }
-const Tensor& Variable::value() const { return slot_of(impl_)->value; }
+const Tensor& Variable::stored_value() const { return slot_of(impl_)->value; }
+bool Variable::autocast() const { return slot_of(impl_)->autocast; }
+
+Tensor Variable::value() const {
+  const detail::VariableImpl& slot = *slot_of(impl_);
+  if (current_read_cast == nullptr || !slot.autocast || !is_floating(slot.value.dtype())) return slot.value;
+  return current_read_cast->cast(slot.value);
+}
 bool Variable::trainable() const { return slot_of(impl_)->trainable; }
 
 void Variable::set_trainable(bool trainable) const {
@@ -111,6 +120,8 @@ void Variable::assign(const Tensor& value) const {
 namespace detail {
 AssignObserver* assign_observer() { return current_assign_observer; }
 void set_assign_observer(AssignObserver* observer) { current_assign_observer = observer; }
+const ReadCast* read_cast() { return current_read_cast; }
+void set_read_cast(const ReadCast* cast) { current_read_cast = cast; }
 }  // namespace detail
 
 }  // namespace kestrel

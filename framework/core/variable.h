@@ -8,6 +8,11 @@
 // output embeddings) is one variable, and is_same() tells. A weight a layer created on its own can
 // be tied to another after the fact (tie_to): every handle of it then reads and writes the other's
 // slot. A variable remembers the distribution strategy it was created under (owner()), as Keras's do.
+//
+// Reading a floating variable inside a layer whose precision policy computes in another dtype
+// (mixed_bfloat16: float32 variables, bfloat16 math) gives its value cast to that dtype, as
+// Keras's AutocastScope does; the stored value, its dtype and its gradient stay float32. Variables
+// made with autocast = false (layer normalization's gain and offset) are always read as stored.
 #pragma once
 
 #include <memory>
@@ -26,19 +31,27 @@ class Variable {
  public:
   /// An undefined variable (defined() is false).
   Variable() = default;
-  /// A variable named `name` (Keras style: "dense/kernel"), holding initial_value.
-  Variable(std::string name, const Tensor& initial_value, bool trainable = true);
+  /// A variable named `name` (Keras style: "dense/kernel"), holding initial_value. autocast = false
+  /// keeps it out of the read cast described above.
+  Variable(std::string name, const Tensor& initial_value, bool trainable = true, bool autocast = true);
 
   bool defined() const { return impl_ != nullptr; }
   const std::string& name() const;
   /// The current value. For a trainable variable it requires grad, so a GradientTape records its use.
-  const Tensor& value() const;
+  /// Under a read cast (detail::ReadCast, installed by a layer's precision policy) it is the stored
+  /// value cast to the compute dtype: the cast is recorded, so gradients reach the stored value.
+  Tensor value() const;
+  /// The stored value, never cast: for optimizers, checkpoints and anything that writes it back.
+  const Tensor& stored_value() const;
   /// Replaces the value; the new one must have the variable's shape and dtype.
   void assign(const Tensor& value) const;
   bool trainable() const;
   void set_trainable(bool trainable) const;
-  const Shape& shape() const { return value().shape(); }
-  DType dtype() const { return value().dtype(); }
+  const Shape& shape() const { return stored_value().shape(); }
+  /// The stored dtype (Keras's variable.dtype), whatever a read cast gives.
+  DType dtype() const { return stored_value().dtype(); }
+  /// False when reads are never cast (see above).
+  bool autocast() const;
 
   /// Makes this variable `source`, as Hugging Face's tie_weights does: from now on every handle
   /// of it (in every layer that holds one) reads, writes and trains source's slot, and its own
@@ -75,6 +88,23 @@ class AssignObserver {
 AssignObserver* assign_observer();
 /// Installs `observer` (null: none) on this thread.
 void set_assign_observer(AssignObserver* observer);
+
+/// Applied to every read of a floating, autocast variable on its thread while installed: a layer
+/// computing in another dtype than its variables' installs one (framework/layers/autocast_scope.h),
+/// which casts through the ops, a layer above this one.
+class ReadCast {
+ public:
+  /// The value a read returns; `stored` is the variable's floating stored value.
+  virtual Tensor cast(const Tensor& stored) const = 0;
+
+ protected:
+  ~ReadCast() = default;
+};
+
+/// The read cast installed on this thread, or null.
+const ReadCast* read_cast();
+/// Installs `cast` (null: none) on this thread.
+void set_read_cast(const ReadCast* cast);
 
 }  // namespace detail
 

@@ -204,6 +204,15 @@ MemoryPlan plan_memory(const Graph& graph) {
   ArenaAllocator arena;
   std::vector<bool> handed_on(plan.values.size(), false);  // block now owned by an in-place consumer
   std::int64_t live_bytes = 0;
+  BytesByDtype live_by_dtype;
+  auto dtype_of = [&](ValueId id) { return graph.node(id).spec.dtype; };
+  // Keeps the peak and what it is made of; `scratch` float32 bytes are live on top for one node.
+  auto note_peak = [&](std::int64_t scratch) {
+    if (live_bytes + scratch <= plan.live_peak_bytes) return;
+    plan.live_peak_bytes = live_bytes + scratch;
+    plan.live_peak_by_dtype = live_by_dtype;
+    if (scratch > 0) plan.live_peak_by_dtype[DType::float32] += scratch;
+  };
   // Blocks held from their first use to the end of the run: an input a copied alias reads is saved
   // before any kernel runs (a donated run may overwrite it); an at_end value, from its node on.
   std::vector<AliasPlan*> at_end_of(plan.values.size(), nullptr);
@@ -214,6 +223,7 @@ MemoryPlan plan_memory(const Graph& graph) {
     if (a.write == AliasWrite::copy && root.storage == Storage::input) {
       a.offset = arena.allocate(root.bytes);
       live_bytes += root.bytes;
+      live_by_dtype[dtype_of(a.root)] += root.bytes;
     }
   }
   for (ValueId id = 0; id < graph.size(); ++id) {
@@ -225,21 +235,26 @@ MemoryPlan plan_memory(const Graph& graph) {
         v.in_place_of = source;
         handed_on[static_cast<std::size_t>(source)] = true;
         ++plan.in_place_reuses;
+        // The block changes hands, and may change dtype (a comparison's bool over its float input).
+        live_by_dtype[dtype_of(source)] -= v.bytes;
+        live_by_dtype[dtype_of(id)] += v.bytes;
       } else {
         v.offset = arena.allocate(v.bytes);
         live_bytes += v.bytes;
+        live_by_dtype[dtype_of(id)] += v.bytes;
       }
     }
     if (AliasPlan* a = at_end_of[static_cast<std::size_t>(id)]) {
       a->offset = arena.allocate(v.bytes);
       live_bytes += v.bytes;
+      live_by_dtype[dtype_of(id)] += v.bytes;
     }
-    plan.live_peak_bytes = std::max(plan.live_peak_bytes, live_bytes);
+    note_peak(0);
     // Scratch is taken after the output and before the inputs are freed, so it overlaps neither.
     if (needs_widening(graph, graph.node(id))) {
       v.scratch_bytes = widening_bytes(graph, graph.node(id));
       v.scratch_offset = arena.allocate(v.scratch_bytes);
-      plan.live_peak_bytes = std::max(plan.live_peak_bytes, live_bytes + v.scratch_bytes);
+      note_peak(v.scratch_bytes);
       arena.release(v.scratch_offset, v.scratch_bytes);
       plan.scratch_bytes += v.scratch_bytes;
     }
@@ -248,6 +263,7 @@ MemoryPlan plan_memory(const Graph& graph) {
       if (handed_on[static_cast<std::size_t>(dead)]) continue;
       arena.release(d.offset, d.bytes);
       live_bytes -= d.bytes;
+      live_by_dtype[dtype_of(dead)] -= d.bytes;
     }
   }
   plan.arena_bytes = arena.size();
@@ -279,6 +295,8 @@ std::string MemoryPlan::to_string() const {
       "arena {} for {} intermediates ({} if allocated separately: {} saved, {:.0f}%; {} in place; {} live at most)",
       format_bytes(arena_bytes), num_intermediates, format_bytes(separate), format_bytes(bytes_saved()), saved_percent,
       in_place_reuses, format_bytes(live_peak_bytes));
+  const std::string by_dtype = format_bytes(live_peak_by_dtype);
+  if (by_dtype.find(" + ") != std::string::npos) out += " (" + by_dtype + ")";
   if (scratch_bytes > 0) out += fmt::format(", {} of it bfloat16 scratch", format_bytes(scratch_bytes));
   out += fmt::format("; outputs {} per run; inputs and constants {}", format_bytes(output_bytes),
                      format_bytes(pinned_bytes));
@@ -354,6 +372,24 @@ std::string format_bytes(std::int64_t bytes) {
   if (bytes < (std::int64_t{1} << 20)) return fmt::format("{:.1f} KiB", b / 1024.0);
   if (bytes < (std::int64_t{1} << 30)) return fmt::format("{:.2f} MiB", b / (1024.0 * 1024.0));
   return fmt::format("{:.2f} GiB", b / (1024.0 * 1024.0 * 1024.0));
+}
+
+std::int64_t total_bytes(const BytesByDtype& bytes) {
+  std::int64_t total = 0;
+  for (const auto& [dtype, n] : bytes) total += n;
+  return total;
+}
+
+std::string format_bytes(const BytesByDtype& bytes) {
+  std::vector<std::pair<std::int64_t, DType>> largest_first;
+  for (const auto& [dtype, n] : bytes) {
+    if (n > 0) largest_first.emplace_back(n, dtype);
+  }
+  std::sort(largest_first.rbegin(), largest_first.rend());
+  std::string out;
+  for (const auto& [n, dtype] : largest_first)
+    out += (out.empty() ? "" : " + ") + format_bytes(n) + " " + std::string(to_string(dtype));
+  return out.empty() ? "0 B" : out;
 }
 
 }  // namespace kestrel::jit

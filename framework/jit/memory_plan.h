@@ -73,11 +73,15 @@ struct ValuePlan {
   std::int64_t scratch_bytes = 0;
 };
 
+/// Bytes per element type, as the memory plan and the memory reports count them.
+using BytesByDtype = std::map<DType, std::int64_t>;
+
 struct MemoryPlan {
   std::vector<ValuePlan> values;        ///< one per graph value
   std::vector<AliasPlan> aliases;       ///< one per aliased output, in output order
   std::int64_t arena_bytes = 0;         ///< the arena's size: the planned peak of intermediates
   std::int64_t live_peak_bytes = 0;     ///< most intermediate bytes live at one node: no layout needs less
+  BytesByDtype live_peak_by_dtype;      ///< the same bytes by dtype (widening scratch is float32)
   std::int64_t intermediate_bytes = 0;  ///< what allocating each intermediate separately would take
   std::int64_t scratch_bytes = 0;       ///< all bfloat16-widening scratch, if each were separate
   std::int64_t output_bytes = 0;        ///< allocated by each run, outside the arena
@@ -105,6 +109,10 @@ MemoryPlan plan_memory(const Graph& graph);
 std::int64_t aligned_bytes(std::int64_t bytes);
 /// Bytes as logs show them: "512 B", "1.5 KiB", "2.53 MiB", "16.00 GiB".
 std::string format_bytes(std::int64_t bytes);
+/// "1.50 MiB bfloat16 + 12.0 KiB float32", largest first ("0 B" when empty).
+std::string format_bytes(const BytesByDtype& bytes);
+/// The sum over the dtypes.
+std::int64_t total_bytes(const BytesByDtype& bytes);
 
 /// True when `node` runs a float32-only kernel on bfloat16 data, which needs float32 scratch copies.
 bool needs_widening(const Graph& graph, const Node& node);

@@ -30,6 +30,17 @@ std::int64_t ProgramCache::largest_arena_bytes() const {
   return largest;
 }
 
+BytesByDtype ProgramCache::largest_live_peak_by_dtype() const {
+  const MemoryPlan* largest = nullptr;
+  for (const auto& [signature, instances] : programs_) {
+    for (const auto& part : instances.front()) {
+      const MemoryPlan& plan = part->memory_plan();
+      if (largest == nullptr || plan.live_peak_bytes > largest->live_peak_bytes) largest = &plan;
+    }
+  }
+  return largest != nullptr ? largest->live_peak_by_dtype : BytesByDtype{};
+}
+
 const Executor& ProgramCache::get(const std::string& signature, const std::function<Graph()>& trace, int instance) {
   return *get_parts(
               signature,

@@ -48,6 +48,8 @@ class ProgramCache {
   std::int64_t arena_bytes() const;
   /// Bytes of the largest instance's arena (0 before any run).
   std::int64_t largest_arena_bytes() const;
+  /// What is live, by dtype, at the peak of the compiled part whose peak is the highest.
+  BytesByDtype largest_live_peak_by_dtype() const;
   /// The graph compiled for a signature (its first part's), or null.
   const Graph* graph(const std::string& signature) const;
   const std::string& function_name() const { return function_name_; }

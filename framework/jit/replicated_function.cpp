@@ -215,8 +215,8 @@ std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vecto
   std::vector<Tensor> state;
   std::vector<bool> donatable;
   for (std::size_t j = 0; j < program.state_count; ++j) {
-    donatable.push_back(state_[j].value().is_sole_owner());
-    state.push_back(state_[j].value());
+    donatable.push_back(state_[j].stored_value().is_sole_owner());
+    state.push_back(state_[j].stored_value());
   }
   std::vector<std::vector<Tensor>> arguments(args.size());
   for (std::size_t r = 0; r < args.size(); ++r) {

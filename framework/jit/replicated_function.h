@@ -86,6 +86,8 @@ class ReplicatedFunction {
   std::int64_t arena_bytes() const { return programs_.arena_bytes(); }
   /// Bytes of the arena one replica runs on: what each simulated device holds for intermediates.
   std::int64_t arena_bytes_per_replica() const { return programs_.largest_arena_bytes(); }
+  /// What one replica's largest compiled part holds live at its peak, by dtype.
+  BytesByDtype live_peak_by_dtype_per_replica() const { return programs_.largest_live_peak_by_dtype(); }
   /// The planned peak bytes of one replica's intermediates in the latest program run (its largest part).
   std::int64_t planned_bytes_per_replica() const { return planned_bytes_; }
   const std::string& name() const { return programs_.function_name(); }

@@ -5,6 +5,6 @@
 namespace kestrel::layers {
 
 Activation::Activation(ActivationFn activation, ActivationOptions options)
-    : Layer("Activation", options.name), activation_(std::move(activation)) {}
+    : Layer("Activation", options.name, options.dtype), activation_(std::move(activation)) {}
 
 }  // namespace kestrel::layers

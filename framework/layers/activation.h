@@ -5,6 +5,7 @@
 //   model.add<layers::Activation>("softmax");
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "framework/layers/activations.h"
@@ -14,6 +15,8 @@ namespace kestrel::layers {
 
 struct ActivationOptions {
   std::string name;
+  /// The precision policy (unset: the parent's, else the global one; layers/dtype_policy.h).
+  std::optional<DTypePolicy> dtype;
 };
 
 class Activation : public Layer {

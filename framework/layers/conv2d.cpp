@@ -27,7 +27,10 @@ PaddingArg::PaddingArg(const char* name) : padding_(padding_from_name(name)) {}
 PaddingArg::PaddingArg(const std::string& name) : padding_(padding_from_name(name)) {}
 
 Conv2D::Conv2D(int filters, std::array<int, 2> kernel_size, Conv2DOptions options)
-    : Layer("Conv2D", options.name), filters_(filters), kernel_size_(kernel_size), options_(std::move(options)) {
+    : Layer("Conv2D", options.name, options.dtype),
+      filters_(filters),
+      kernel_size_(kernel_size),
+      options_(std::move(options)) {
   if (filters_ <= 0)
     throw ValueError(error_prefix() + "filters is " + std::to_string(filters_) + "; it must be positive");
   if (kernel_size_[0] <= 0 || kernel_size_[1] <= 0) {

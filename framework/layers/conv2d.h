@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 
 #include "framework/layers/activations.h"
@@ -43,6 +44,8 @@ struct Conv2DOptions {
   Initializer kernel_initializer = "glorot_uniform";
   Initializer bias_initializer = "zeros";
   std::string name;
+  /// The precision policy (unset: the parent's, else the global one; layers/dtype_policy.h).
+  std::optional<DTypePolicy> dtype;
 };
 
 class Conv2D : public Layer {

@@ -7,7 +7,7 @@
 
 namespace kestrel::layers {
 Dense::Dense(std::int64_t units, DenseOptions options)
-    : Layer("Dense", options.name), units_(units), options_(std::move(options)) {
+    : Layer("Dense", options.name, options.dtype), units_(units), options_(std::move(options)) {
   if (units_ <= 0) throw ValueError(error_prefix() + "units is " + std::to_string(units_) + "; it must be positive");
 }
 

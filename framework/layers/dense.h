@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "framework/layers/activations.h"
@@ -24,6 +25,8 @@ struct DenseOptions {
   Initializer kernel_initializer = "glorot_uniform";
   Initializer bias_initializer = "zeros";
   std::string name;
+  /// The precision policy (unset: the parent's, else the global one; layers/dtype_policy.h).
+  std::optional<DTypePolicy> dtype;
 };
 
 class Dense : public Layer {

@@ -10,7 +10,7 @@
 namespace kestrel::layers {
 
 Dropout::Dropout(double rate, DropoutOptions options)
-    : Layer("Dropout", options.name),
+    : Layer("Dropout", options.name, options.dtype),
       rate_(rate),
       base_key_(options.seed ? random::Key(*options.seed) : random::next_global_key()) {
   if (!(rate >= 0.0 && rate < 1.0)) {

@@ -23,6 +23,8 @@ struct DropoutOptions {
   /// Seeds the masks; without it the layer takes the next key of the global random stream.
   std::optional<std::uint64_t> seed;
   std::string name;
+  /// The precision policy (unset: the parent's, else the global one; layers/dtype_policy.h).
+  std::optional<DTypePolicy> dtype;
 };
 
 class Dropout : public Layer {

@@ -7,7 +7,10 @@
 
 namespace kestrel::layers {
 Embedding::Embedding(std::int64_t input_dim, std::int64_t output_dim, EmbeddingOptions options)
-    : Layer("Embedding", options.name), input_dim_(input_dim), output_dim_(output_dim), options_(std::move(options)) {
+    : Layer("Embedding", options.name, options.dtype),
+      input_dim_(input_dim),
+      output_dim_(output_dim),
+      options_(std::move(options)) {
   if (input_dim_ <= 0 || output_dim_ <= 0) {
     throw ValueError(error_prefix() + "input_dim is " + std::to_string(input_dim_) + " and output_dim is " +
                      std::to_string(output_dim_) + "; both must be positive");

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "framework/layers/initializers.h"
@@ -20,6 +21,8 @@ namespace kestrel::layers {
 struct EmbeddingOptions {
   Initializer embeddings_initializer = initializers::RandomUniform({.minval = -0.05, .maxval = 0.05});
   std::string name;
+  /// The precision policy (unset: the parent's, else the global one; layers/dtype_policy.h).
+  std::optional<DTypePolicy> dtype;
 };
 
 class Embedding : public Layer {

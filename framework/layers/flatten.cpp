@@ -5,7 +5,7 @@
 
 namespace kestrel::layers {
 
-Flatten::Flatten(FlattenOptions options) : Layer("Flatten", options.name) {}
+Flatten::Flatten(FlattenOptions options) : Layer("Flatten", options.name, options.dtype) {}
 
 Tensor Flatten::call(const Tensor& x, bool training) {
   if (x.rank() < 1) {

@@ -4,6 +4,7 @@
 //   Tensor y = flatten(x);                 // [128,5,5,64] -> [128,1600]; [8] -> [8,1]
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "framework/layers/layer.h"
@@ -12,6 +13,8 @@ namespace kestrel::layers {
 
 struct FlattenOptions {
   std::string name;
+  /// The precision policy (unset: the parent's, else the global one; layers/dtype_policy.h).
+  std::optional<DTypePolicy> dtype;
 };
 
 class Flatten : public Layer {

@@ -7,7 +7,7 @@
 #include "framework/core/error.h"
 #include "framework/core/random.h"
 #include "framework/distribute/replica_context.h"
-#include "framework/jit/trace.h"
+#include "framework/layers/autocast_scope.h"
 
 namespace kestrel {
 namespace {
@@ -55,14 +55,18 @@ void clear_session() {
   c.used.clear();
 }
 
-Layer::Layer(std::string class_name, std::string name)
+Layer::Layer(std::string class_name, std::string name, std::optional<DTypePolicy> dtype)
     : class_name_(std::move(class_name)),
-      name_(name.empty() ? unique_name(to_snake_case(class_name_)) : std::move(name)) {}
+      name_(name.empty() ? unique_name(to_snake_case(class_name_)) : std::move(name)),
+      dtype_policy_(dtype.value_or(mixed_precision::global_policy())),
+      dtype_policy_given_(dtype.has_value()) {}
 
 Layer::Layer(Layer&& other) noexcept
     : class_name_(std::move(other.class_name_)),
       name_(std::move(other.name_)),
       parent_(other.parent_),
+      dtype_policy_(std::move(other.dtype_policy_)),
+      dtype_policy_given_(other.dtype_policy_given_),
       owned_(std::move(other.owned_)),
       children_(std::move(other.children_)),
       weights_(std::move(other.weights_)),
@@ -77,9 +81,10 @@ Layer::~Layer() = default;
 
 Tensor Layer::operator()(const Tensor& x, bool training) {
   if (!x.defined()) throw ValueError(error_prefix() + "called on an undefined tensor");
-  jit::LayerScope scope(name_, class_name_);
-  maybe_build(x.shape());
-  Tensor y = call(x, training);
+  const CallScope scope(*this);
+  const Tensor input = scope.input(x);
+  maybe_build(input.shape());
+  Tensor y = call(input, training);
   if (y.defined()) record_output_shape(y.shape());
   return y;
 }
@@ -110,12 +115,13 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape, const In
                            WeightOptions options) {
   std::string prefix = path();
   std::string full = (prefix.empty() ? name_ : prefix) + "/" + name;  // a model's own weights keep its name
-  Tensor initial = initializer(shape, options.dtype, random::next_global_key());
-  if (initial.shape() != shape || initial.dtype() != options.dtype) {
+  const DType dtype = options.dtype.value_or(variable_dtype());
+  Tensor initial = initializer(shape, dtype, random::next_global_key());
+  if (initial.shape() != shape || initial.dtype() != dtype) {
     throw ShapeError("initializer '" + initializer.name() + "' for weight '" + full + "' made " +
-                     initial.spec().to_string() + ", expected " + TensorSpec{shape, options.dtype}.to_string());
+                     initial.spec().to_string() + ", expected " + TensorSpec{shape, dtype}.to_string());
   }
-  Variable v(std::move(full), initial, options.trainable && trainable_);
+  Variable v(std::move(full), initial, options.trainable && trainable_, options.autocast);
   weights_.push_back(v);
   return v;
 }
@@ -137,8 +143,16 @@ void Layer::replace_weight(const Variable& weight, const Variable& replacement) 
 
 void Layer::adopt(std::unique_ptr<Layer> child) {
   child->parent_ = this;
+  child->inherit_dtype_policy(dtype_policy_);
   children_.push_back(child.get());
   owned_.push_back(std::move(child));
+}
+
+void Layer::inherit_dtype_policy(const DTypePolicy& policy) {
+  // A built layer's weights already exist in its own variable dtype: it keeps its policy.
+  if (dtype_policy_given_ || built_) return;
+  dtype_policy_ = policy;
+  for (Layer* child : children_) child->inherit_dtype_policy(policy);
 }
 
 void Layer::collect(std::vector<Variable>& out, bool trainable_part) const {

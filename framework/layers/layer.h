@@ -14,6 +14,11 @@
 // A layer builds lazily: the first call creates its weights from the input's shape. Names are
 // unique, as in Keras: the first Dense is "dense", the next "dense_1" (clear_session() restarts
 // the count). Child layers are created with add<T>(...), which owns them and returns a reference.
+//
+// Each layer has a precision policy (layers/dtype_policy.h): the one it was given (a layer's
+// {.dtype = ...} option), else its parent's when a layer adds it as a child, else the global
+// policy when it was made. Its weights are created in the policy's variable dtype, and as it runs
+// its floating inputs and weights are cast to the compute dtype (layers/autocast_scope.h).
 #pragma once
 
 #include <memory>
@@ -25,19 +30,25 @@
 
 #include "framework/core/tensor.h"
 #include "framework/core/variable.h"
+#include "framework/layers/dtype_policy.h"
 #include "framework/layers/initializers.h"
 
 namespace kestrel {
 
 struct WeightOptions {
   bool trainable = true;
-  DType dtype = DType::float32;
+  /// Unset: the layer's variable dtype (its policy's).
+  std::optional<DType> dtype;
+  /// False: reads are never cast to the compute dtype (Keras's add_weight(autocast=False)), for
+  /// weights a layer applies in float32 whatever it computes in (layer normalization's).
+  bool autocast = true;
 };
 
 class Layer {
  public:
   /// class_name is the Keras class ("Dense"); name defaults to its snake_case form, made unique.
-  explicit Layer(std::string class_name, std::string name = "");
+  /// dtype is the layer's precision policy (unset: see above).
+  explicit Layer(std::string class_name, std::string name = "", std::optional<DTypePolicy> dtype = std::nullopt);
   virtual ~Layer();
   Layer(const Layer&) = delete;
   Layer& operator=(const Layer&) = delete;
@@ -67,6 +78,13 @@ class Layer {
   bool built() const { return built_; }
   Layer* parent() const { return parent_; }
 
+  /// The precision policy (Keras's layer.dtype_policy).
+  const DTypePolicy& dtype_policy() const { return dtype_policy_; }
+  /// The policy's variable dtype (Keras's layer.variable_dtype, also layer.dtype).
+  DType variable_dtype() const { return dtype_policy_.variable_dtype(); }
+  /// The policy's compute dtype (Keras's layer.compute_dtype).
+  DType compute_dtype() const { return dtype_policy_.compute_dtype(); }
+
   /// Trainable then non-trainable weights of this layer and its children, each variable once.
   std::vector<Variable> weights() const;
   std::vector<Variable> trainable_weights() const;
@@ -89,7 +107,8 @@ class Layer {
   void maybe_build(const Shape& input_shape);
 
  protected:
-  /// Creates a weight named "<path>/<name>" from the initializer and the global random stream.
+  /// Creates a weight named "<path>/<name>" from the initializer and the global random stream, in
+  /// the policy's variable dtype unless options name another.
   Variable add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
                       WeightOptions options = {});
   /// Adds an existing variable to this layer's weights (a weight tied to another layer's).
@@ -113,11 +132,15 @@ class Layer {
 
  private:
   void adopt(std::unique_ptr<Layer> child);
+  /// Takes `policy` unless this layer was given its own or is built; passed on to the children.
+  void inherit_dtype_policy(const DTypePolicy& policy);
   void collect(std::vector<Variable>& out, bool trainable_part) const;
 
   std::string class_name_;
   std::string name_;
   Layer* parent_ = nullptr;
+  DTypePolicy dtype_policy_;
+  bool dtype_policy_given_;  // false: a parent that adopts the layer passes its own down
   std::vector<std::unique_ptr<Layer>> owned_;
   std::vector<Layer*> children_;
   std::vector<Variable> weights_;

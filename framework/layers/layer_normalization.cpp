@@ -8,7 +8,7 @@
 
 namespace kestrel::layers {
 LayerNormalization::LayerNormalization(LayerNormalizationOptions options)
-    : Layer("LayerNormalization", options.name), options_(std::move(options)) {
+    : Layer("LayerNormalization", options.name, options.dtype), options_(std::move(options)) {
   if (!(options_.epsilon > 0.0)) {
     std::ostringstream eps;
     eps << options_.epsilon;
@@ -23,8 +23,10 @@ void LayerNormalization::build(const Shape& input_shape) {
                      "input is a scalar; LayerNormalization normalizes over the last axis of [..., D]");
   }
   dim_ = input_shape[-1];
-  if (options_.scale) gamma_ = add_weight("gamma", {dim_}, options_.gamma_initializer);
-  if (options_.center) beta_ = add_weight("beta", {dim_}, options_.beta_initializer);
+  // Read as stored, never cast to the compute dtype: under mixed_bfloat16 the statistics, the gain
+  // and the offset stay float32 (ops::layer_norm computes in float32 and returns x's dtype).
+  if (options_.scale) gamma_ = add_weight("gamma", {dim_}, options_.gamma_initializer, {.autocast = false});
+  if (options_.center) beta_ = add_weight("beta", {dim_}, options_.beta_initializer, {.autocast = false});
   // ops::layer_norm always applies a gain and an offset; a disabled one is the constant 1 or 0.
   if (!options_.scale) fixed_gamma_ = Tensor::ones({dim_});
   if (!options_.center) fixed_beta_ = Tensor::zeros({dim_});

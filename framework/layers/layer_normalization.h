@@ -8,6 +8,7 @@
 // center.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "framework/layers/initializers.h"
@@ -22,6 +23,8 @@ struct LayerNormalizationOptions {
   Initializer beta_initializer = "zeros";
   Initializer gamma_initializer = "ones";
   std::string name;
+  /// The precision policy (unset: the parent's, else the global one; layers/dtype_policy.h).
+  std::optional<DTypePolicy> dtype;
 };
 
 class LayerNormalization : public Layer {

@@ -10,6 +10,7 @@
 #include "framework/layers/conv2d.h"
 #include "framework/layers/dense.h"
 #include "framework/layers/dropout.h"
+#include "framework/layers/dtype_policy.h"
 #include "framework/layers/embedding.h"
 #include "framework/layers/flatten.h"
 #include "framework/layers/initializers.h"

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "framework/core/error.h"
-#include "framework/jit/trace.h"
+#include "framework/layers/autocast_scope.h"
 #include "framework/ops/ops.h"
 
 namespace kestrel::layers {
@@ -94,7 +94,7 @@ MultiHeadAttentionOptions checked(const Layer& layer, MultiHeadAttentionOptions 
 }  // namespace
 
 MultiHeadAttention::MultiHeadAttention(int num_heads, std::int64_t key_dim, MultiHeadAttentionOptions options)
-    : Layer("MultiHeadAttention", options.name),
+    : Layer("MultiHeadAttention", options.name, options.dtype),
       num_heads_(num_heads),
       key_dim_(key_dim),
       value_dim_(options.value_dim.value_or(key_dim)),
@@ -151,13 +151,16 @@ Tensor MultiHeadAttention::mask_bias(const Tensor& attention_mask, bool use_caus
   return ops::multiply(ops::subtract(ops::scalar_like(keep, 1.0), keep), ops::scalar_like(keep, kMaskedScore));
 }
 
-Tensor MultiHeadAttention::operator()(const Tensor& query, const Tensor& value, const AttentionCallOptions& options) {
-  if (!query.defined() || !value.defined()) {
+Tensor MultiHeadAttention::operator()(const Tensor& query_in, const Tensor& value_in,
+                                      const AttentionCallOptions& options) {
+  if (!query_in.defined() || !value_in.defined()) {
     throw ValueError(error_prefix() + "query and value must both be given (for self-attention pass x twice)");
   }
-  jit::LayerScope scope(name(), class_name());
+  const CallScope scope(*this);
+  const Tensor query = scope.input(query_in);
+  const Tensor value = scope.input(value_in);
   maybe_build(query.shape());
-  const Tensor& key = options.key.defined() ? options.key : value;
+  const Tensor key = options.key.defined() ? scope.input(options.key) : value;
   if (value.rank() != 3 || key.rank() != 3 || value.shape()[0] != query.shape()[0] ||
       key.shape()[0] != query.shape()[0] || key.shape()[1] != value.shape()[1]) {
     throw ShapeError(error_prefix() + "query is " + query.shape().to_string() + ", key is " + key.shape().to_string() +

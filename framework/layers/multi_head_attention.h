@@ -62,6 +62,8 @@ struct MultiHeadAttentionOptions {
   Initializer bias_initializer = "zeros";
   std::optional<std::uint64_t> seed;  ///< seeds the attention dropout
   std::string name;
+  /// The precision policy (unset: the parent's, else the global one; layers/dtype_policy.h).
+  std::optional<DTypePolicy> dtype;
 };
 
 struct AttentionCallOptions {

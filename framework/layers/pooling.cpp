@@ -53,7 +53,7 @@ Tensor with_layer_name(const Layer& layer, F&& run) {
 }  // namespace
 
 MaxPooling2D::MaxPooling2D(Pooling2DOptions options)
-    : Layer("MaxPooling2D", options.name), options_(std::move(options)) {
+    : Layer("MaxPooling2D", options.name, options.dtype), options_(std::move(options)) {
   check_options(*this, options_);
 }
 
@@ -63,7 +63,7 @@ Tensor MaxPooling2D::call(const Tensor& x, bool training) {
 }
 
 AveragePooling2D::AveragePooling2D(Pooling2DOptions options)
-    : Layer("AveragePooling2D", options.name), options_(std::move(options)) {
+    : Layer("AveragePooling2D", options.name, options.dtype), options_(std::move(options)) {
   check_options(*this, options_);
 }
 
@@ -73,7 +73,7 @@ Tensor AveragePooling2D::call(const Tensor& x, bool training) {
 }
 
 GlobalAveragePooling2D::GlobalAveragePooling2D(GlobalAveragePooling2DOptions options)
-    : Layer("GlobalAveragePooling2D", options.name), options_(std::move(options)) {}
+    : Layer("GlobalAveragePooling2D", options.name, options.dtype), options_(std::move(options)) {}
 
 Tensor GlobalAveragePooling2D::call(const Tensor& x, bool training) {
   check_images(*this, x);

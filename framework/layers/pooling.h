@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 
 #include "framework/layers/conv2d.h"
@@ -20,6 +21,8 @@ struct Pooling2DOptions {
   std::array<int, 2> strides{0, 0};  ///< {0, 0}: equal to pool_size (Keras's strides=None)
   PaddingArg padding = "valid";
   std::string name;
+  /// The precision policy (unset: the parent's, else the global one; layers/dtype_policy.h).
+  std::optional<DTypePolicy> dtype;
 };
 
 class MaxPooling2D : public Layer {
@@ -47,6 +50,8 @@ class AveragePooling2D : public Layer {
 struct GlobalAveragePooling2DOptions {
   bool keepdims = false;  ///< true: [N,1,1,C] instead of [N,C]
   std::string name;
+  /// The precision policy (unset: the parent's, else the global one; layers/dtype_policy.h).
+  std::optional<DTypePolicy> dtype;
 };
 
 class GlobalAveragePooling2D : public Layer {

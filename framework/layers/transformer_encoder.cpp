@@ -4,12 +4,12 @@
 #include <utility>
 
 #include "framework/core/error.h"
-#include "framework/jit/trace.h"
+#include "framework/layers/autocast_scope.h"
 #include "framework/ops/ops.h"
 
 namespace kestrel::layers {
 TransformerEncoder::TransformerEncoder(TransformerEncoderOptions options)
-    : Layer("TransformerEncoder", options.name), options_(std::move(options)) {
+    : Layer("TransformerEncoder", options.name, options.dtype), options_(std::move(options)) {
   if (options_.intermediate_dim <= 0 || options_.num_heads <= 0) {
     throw ValueError(error_prefix() + "intermediate_dim is " + std::to_string(options_.intermediate_dim) +
                      " and num_heads is " + std::to_string(options_.num_heads) +
@@ -56,9 +56,10 @@ void TransformerEncoder::build(const Shape& input_shape) {
 
 Tensor TransformerEncoder::operator()(const Tensor& x, const TransformerEncoderCallOptions& options) {
   if (!x.defined()) throw ValueError(error_prefix() + "was called on an undefined tensor");
-  jit::LayerScope scope(name(), class_name());
-  maybe_build(x.shape());
-  Tensor y = forward(x, options);
+  const CallScope scope(*this);
+  const Tensor input = scope.input(x);
+  maybe_build(input.shape());
+  Tensor y = forward(input, options);
   record_output_shape(y.shape());
   return y;
 }

@@ -40,6 +40,8 @@ struct TransformerEncoderOptions {
   Initializer bias_initializer = "zeros";
   bool normalize_first = false;  ///< pre-LN instead of post-LN
   std::string name;
+  /// The precision policy (unset: the parent's, else the global one; layers/dtype_policy.h).
+  std::optional<DTypePolicy> dtype;
 };
 
 struct TransformerEncoderCallOptions {

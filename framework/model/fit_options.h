@@ -74,6 +74,9 @@ struct JitStats {
   /// The part of arena_bytes one replica runs on: what each simulated device holds for its
   /// intermediates (equal to arena_bytes without a strategy).
   std::int64_t arena_bytes_per_replica = 0;
+  /// What one replica's intermediates hold at their peak, by dtype (each step function's largest
+  /// program, summed as arena_bytes_per_replica): where bfloat16 computation saves memory.
+  std::map<DType, std::int64_t> live_peak_by_dtype_per_replica;
 };
 
 /// What fit returns: per-epoch logs, as keras.callbacks.History.

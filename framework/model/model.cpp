@@ -6,7 +6,7 @@
 #include "framework/core/error.h"
 #include "framework/distribute/default_distribution.h"
 #include "framework/distribute/replica_context.h"
-#include "framework/jit/trace.h"
+#include "framework/layers/autocast_scope.h"
 #include "framework/model/step_functions.h"
 #include "framework/ops/elementwise.h"
 
@@ -15,10 +15,25 @@ namespace kestrel {
 Model::Model(std::string name, std::string class_name) : Layer(std::move(class_name), std::move(name)) {}
 Model::~Model() = default;
 
+namespace {
+
+// The inputs with their floating tensors in the model's compute dtype (ids and masks stay).
+Inputs in_compute_dtype(const Inputs& inputs, const CallScope& scope) {
+  if (!inputs.is_named()) return Inputs(scope.input(inputs.tensor()));
+  std::map<std::string, Tensor> named;
+  for (const auto& [key, tensor] : inputs.named()) named.emplace(key, scope.input(tensor));
+  return Inputs(std::move(named));
+}
+
+}  // namespace
+
 Tensor Model::operator()(const Inputs& inputs, bool training) {
   if (!inputs.defined()) throw ValueError("model '" + this->name() + "' was called on empty inputs");
-  jit::LayerScope scope(name(), class_name());
-  Tensor y = call(inputs, training);
+  const CallScope scope(*this);
+  Tensor y = call(in_compute_dtype(inputs, scope), training);
+  // Under mixed_bfloat16 the outputs come back in the variables' float32, so what follows the model
+  // (losses, metrics, predict's results) sees float32; a bfloat16 policy keeps them bfloat16.
+  if (dtype_policy().is_mixed() && y.defined() && is_floating(y.dtype())) y = ops::cast(y, variable_dtype());
   if (distribute::records_shared_state() && !built()) {  // replicas share the model: replica 0 writes
     mark_built();
     tie_weights();

@@ -84,6 +84,9 @@ JitStats StepFunctions::stats() const {
     out.compile_seconds += (*function)->compile_seconds();
     out.arena_bytes += (*function)->arena_bytes();
     out.arena_bytes_per_replica += (*function)->arena_bytes_per_replica();
+    for (const auto& [dtype, bytes] : (*function)->live_peak_by_dtype_per_replica()) {
+      out.live_peak_by_dtype_per_replica[dtype] += bytes;
+    }
   }
   return out;
 }

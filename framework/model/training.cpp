@@ -353,7 +353,8 @@ History Model::fit_batches(detail::BatchSource& train, detail::BatchSource* vali
   history.jit = {.compiles = jit_after.compiles - jit_before.compiles,
                  .compile_seconds = jit_after.compile_seconds - jit_before.compile_seconds,
                  .arena_bytes = jit_after.arena_bytes,
-                 .arena_bytes_per_replica = jit_after.arena_bytes_per_replica};
+                 .arena_bytes_per_replica = jit_after.arena_bytes_per_replica,
+                 .live_peak_by_dtype_per_replica = jit_after.live_peak_by_dtype_per_replica};
   return history;
 }
 

@@ -263,6 +263,20 @@ Shape Dataset::shape() const {
 
 bool Dataset::is_bfloat16() const { return has_attribute("dtype") && read_string("dtype") == "bfloat16"; }
 
+std::string Dataset::dtype_name() const {
+  Id type(H5Dget_type(id()), H5Tclose);
+  if (!type.valid()) fail("cannot read the element type of dataset");
+  const std::size_t bits = 8 * H5Tget_size(type.get());
+  switch (H5Tget_class(type.get())) {
+    case H5T_FLOAT: return "float" + std::to_string(bits);
+    case H5T_ENUM: return "bool";  // h5py's bool
+    case H5T_INTEGER:
+      if (bits == 16 && is_bfloat16()) return "bfloat16";
+      return (H5Tget_sign(type.get()) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(bits);
+    default: return "non-numeric";
+  }
+}
+
 Tensor Dataset::read(DType dtype) const {
   const Shape dims = shape();
   Tensor out = Tensor::empty(dims, dtype);

@@ -97,6 +97,8 @@ class Dataset : public Object {
   Shape shape() const;
   /// True for Keras 3's bfloat16 datasets: uint16 bit patterns with attribute dtype="bfloat16".
   bool is_bfloat16() const;
+  /// The stored element type as NumPy names it: "float32", "float64", "bfloat16", "int64", "bool", ...
+  std::string dtype_name() const;
   /// The values converted to dtype (float and integer kinds convert as NumPy's astype does).
   Tensor read(DType dtype) const;
 

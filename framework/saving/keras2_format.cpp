@@ -12,8 +12,6 @@
 namespace kestrel::saving::keras2 {
 namespace {
 
-using Values = std::vector<std::pair<Variable, Tensor>>;
-
 std::string quoted(const std::string& text) { return "'" + text + "'"; }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -83,7 +81,7 @@ void read_layer_values(const h5::Group& src, const FileLayer& file_layer, const 
       logging::get("kestrel.saving")->warn("skipping a mismatched weight: {}", message);
       continue;
     }
-    out.emplace_back(weights[i], dataset.read(weights[i].dtype()));
+    out.push_back(read_value(dataset, weights[i]));
   }
 }
 
@@ -219,8 +217,7 @@ void save(const h5::Group& root, const Model& model, const optimizers::Optimizer
   if (optimizer != nullptr) write_weights(root.create_group("optimizer_weights"), optimizer->variables());
 }
 
-std::vector<std::pair<Variable, Tensor>> read_layers(const h5::Group& root, const Model& model,
-                                                     const LoadWeightsOptions& options) {
+Values read_layers(const h5::Group& root, const Model& model, const LoadWeightsOptions& options) {
   if (options.skip_mismatch && !options.by_name) {
     throw ValueError(quoted(root.file_name()) +
                      ": skip_mismatch needs by_name for Keras 2 files (layers matched in order cannot be skipped)");

@@ -23,6 +23,7 @@
 #include "framework/core/variable.h"
 #include "framework/model/model.h"
 #include "framework/saving/hdf5_handles.h"
+#include "framework/saving/read_values.h"
 
 namespace kestrel::saving::keras2 {
 
@@ -36,8 +37,7 @@ void save(const h5::Group& root, const Model& model, const optimizers::Optimizer
 
 /// Reads values for the model's weights (by order, or by name), checking counts and shapes;
 /// nothing is assigned, so a failure leaves the model as it was.
-std::vector<std::pair<Variable, Tensor>> read_layers(const h5::Group& root, const Model& model,
-                                                     const LoadWeightsOptions& options);
+Values read_layers(const h5::Group& root, const Model& model, const LoadWeightsOptions& options);
 
 /// The file's optimizer values in saved order, or nullopt when it holds no optimizer state.
 std::optional<std::vector<h5::Dataset>> optimizer_state(const h5::Group& root);

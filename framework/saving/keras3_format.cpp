@@ -10,8 +10,6 @@
 namespace kestrel::saving::keras3 {
 namespace {
 
-using Values = std::vector<std::pair<Variable, Tensor>>;
-
 std::string quoted(const std::string& text) { return "'" + text + "'"; }
 
 std::string joined_names(const std::vector<Variable>& weights) {
@@ -69,7 +67,7 @@ bool read_own(const h5::Group& group, const Layer& layer, bool skip_mismatch, We
       if (mismatch(message)) return false;
       throw ShapeError(message);
     }
-    values.emplace_back(own[i], dataset.read(own[i].dtype()));
+    values.push_back(read_value(dataset, own[i]));
   }
   out.insert(out.end(), values.begin(), values.end());
   return true;
@@ -115,8 +113,7 @@ void save(const h5::Group& root, const Model& model, const optimizers::Optimizer
   if (optimizer != nullptr) write_vars(root.create_group("optimizer"), optimizer->variables());
 }
 
-std::vector<std::pair<Variable, Tensor>> read_layers(const h5::Group& root, const Model& model,
-                                                     const LoadWeightsOptions& options) {
+Values read_layers(const h5::Group& root, const Model& model, const LoadWeightsOptions& options) {
   if (options.by_name) {
     throw ValueError(quoted(root.file_name()) +
                      ": by_name applies to Keras 2 \".h5\" files; Keras 3 \".weights.h5\" files match layers "

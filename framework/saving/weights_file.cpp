@@ -24,8 +24,6 @@ namespace {
 
 enum class Layout { keras2, keras3 };
 
-using Values = std::vector<std::pair<Variable, Tensor>>;
-
 std::string quoted(const std::string& text) { return "'" + text + "'"; }
 
 bool ends_with(const std::string& text, const std::string& suffix) {
@@ -115,7 +113,7 @@ void read_optimizer_state(Model& model, const std::vector<h5::Dataset>& state, c
       logging::get("kestrel.saving")->warn("skipping the optimizer state: {}", message);
       return;
     }
-    values.emplace_back(variables[i], state[i].read(variables[i].dtype()));
+    values.push_back(read_value(state[i], variables[i]));
   }
   out.insert(out.end(), values.begin(), values.end());
 }
@@ -163,7 +161,7 @@ void load_weights(Model& model, const std::string& path, const LoadWeightsOption
   }
   if (state) read_optimizer_state(model, *state, path, options.skip_mismatch, values);
   // Everything was read and checked: only now does the model change.
-  for (const auto& [variable, value] : values) variable.assign(value);
+  assign_values(values, path);
 }
 
 }  // namespace kestrel::saving

@@ -22,6 +22,7 @@
 
 #include "kestrel.h"
 #include "tutorials/common/fashion_mnist_flags.h"
+#include "tutorials/common/precision_flag.h"
 #include "tutorials/common/seconds_since.h"
 #include "tutorials/common/test_metrics.h"
 #include "tutorials/common/training_flags.h"
@@ -67,6 +68,8 @@ int main(int argc, char** argv) {
   tutorials::FashionMnistFlags data_flags;
   tutorials::add_fashion_mnist_flags(cli, data_flags);
   tutorials::add_training_flags(cli, flags);
+  std::string precision = "float32";
+  tutorials::add_precision_flag(cli, precision);
   CLI11_PARSE(cli, argc, argv);
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
 
@@ -76,10 +79,12 @@ int main(int argc, char** argv) {
     // so two runs with the same flags train the same model.
     random::set_global_seed(seed);
     std::filesystem::create_directories(output_dir);
+    // Layers take the global precision policy as they are made (tutorial 05 shows what each costs).
+    mixed_precision::set_global_policy(precision);
 
     // 1. Data. Pixels come as 0..255; dividing by 255 puts them in [0, 1], the scale the initial
     //    weights are made for.
-    std::printf("Kestrel tutorial 01: Fashion-MNIST with a Sequential MLP\n\n");
+    std::printf("Kestrel tutorial 01: Fashion-MNIST with a Sequential MLP (precision %s)\n\n", precision.c_str());
     const fashion_mnist::Data data = tutorials::load_fashion_mnist(data_flags);
     const fashion_mnist::Split& train = data.train;
     const fashion_mnist::Split& test = data.test;

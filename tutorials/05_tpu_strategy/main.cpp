@@ -38,6 +38,7 @@
 #include "models/bert_classifier.h"
 #include "tutorials/05_tpu_strategy/tpu_report.h"
 #include "tutorials/common/language_id_pipeline.h"
+#include "tutorials/common/precision_flag.h"
 #include "tutorials/common/seconds_since.h"
 #include "tutorials/common/text_flags.h"
 #include "tutorials/common/training_flags.h"
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   tutorials::TextFlags text_flags{.batch_size = 64};
   tutorials::VocabFlags vocab_flags;
   tutorials::TrainingFlags flags{.epochs = 3, .output_dir = "runs/05_tpu_strategy"};
+  std::string precision = "float32";
   CLI::App cli(
       "Kestrel tutorial 05: tutorial 03's language identification on a TPUStrategy of 8 simulated cores — "
       "model and pipeline in strategy.scope(), jit_compile, static padded batches",
@@ -62,6 +64,7 @@ int main(int argc, char** argv) {
   tutorials::add_text_flags(cli, text_flags, "texts per step over all cores (the global batch); a multiple of 8");
   tutorials::add_vocab_flags(cli, vocab_flags);
   tutorials::add_training_flags(cli, flags);
+  tutorials::add_precision_flag(cli, precision);
   CLI11_PARSE(cli, argc, argv);
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
   const auto& [global_batch, max_length, pad_to_multiple_of, max_per_language, learning_rate] = text_flags;
@@ -91,6 +94,12 @@ int main(int argc, char** argv) {
     }
     std::printf("         global batch %lld = %lld texts per replica x %d replicas\n",
                 static_cast<long long>(global_batch), static_cast<long long>(global_batch / replicas), replicas);
+    // The precision policy (the seeds' bf16 on TPUs), set before any layer is made: every layer
+    // takes the global policy as it is constructed. mixed_bfloat16 keeps float32 weights and
+    // computes in bfloat16; bfloat16 stores the weights in bfloat16 too. Either way the loss, the
+    // metrics and the model's outputs stay float32 (outputs stay bfloat16 under bfloat16).
+    mixed_precision::set_global_policy(precision);
+    std::printf("         precision %s\n", precision.c_str());
 
     // The texts and the WordPiece vocabulary, as in tutorial 03. They are plain host values (no
     // variables), so where they are made does not matter.
@@ -151,7 +160,9 @@ int main(int argc, char** argv) {
     std::printf("\ntest     test loss %.4f, test accuracy %.4f on %lld texts\n", test_logs.at("loss"),
                 test_logs.at("accuracy"), static_cast<long long>(data.test.size()));
 
-    tutorials::tpu::RunReport report{.replicas = replicas,
+    tutorials::tpu::RunReport report{.precision = precision,
+                                     .replicas = replicas,
+                                     .steps = static_cast<std::int64_t>(history.epoch.size()) * epoch_steps,
                                      .global_batch = global_batch,
                                      .fit_seconds = fit_seconds,
                                      .fit_jit = history.jit,

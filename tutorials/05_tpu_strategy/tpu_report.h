@@ -12,23 +12,29 @@
 #include <string>
 
 #include "framework/data/padding_stats.h"
+#include "framework/jit/memory_plan.h"
 #include "framework/model/callback.h"
 #include "framework/model/fit_options.h"
 #include "framework/model/model.h"
 
 namespace kestrel::tutorials::tpu {
 
-/// What one replica holds, as a TPU core holds it in its own memory. The simulated replicas share
-/// the host's memory instead: one copy of the weights and the optimizer state for all of them.
+/// What one replica holds, as a TPU core holds it in its own memory, by dtype: a bfloat16 policy
+/// halves the weights, gradients and optimizer state, and bfloat16 computation the activations.
+/// The simulated replicas share the host's memory instead: one copy of the weights and the
+/// optimizer state for all of them.
 struct ReplicaMemory {
-  std::int64_t weights = 0;          ///< every weight of the model
-  std::int64_t gradients = 0;        ///< one per trainable weight: what a replica's step returns
-  std::int64_t optimizer_state = 0;  ///< the optimizer's slots and counters
-  std::int64_t intermediates = 0;    ///< the replica's arenas: its compiled programs' planned intermediates
-  std::int64_t host_arenas = 0;      ///< the arenas this process holds: one set per replica running at once
-  std::int64_t core = 0;             ///< the core's memory (0: unlimited)
+  jit::BytesByDtype weights;                ///< every weight of the model
+  jit::BytesByDtype gradients;              ///< one per trainable weight, in its dtype: what a replica's step returns
+  jit::BytesByDtype optimizer_state;        ///< the optimizer's slots and counters
+  std::int64_t intermediates = 0;           ///< the replica's arenas: its compiled programs' planned intermediates
+  jit::BytesByDtype intermediates_at_peak;  ///< what the largest program holds live at its peak
+  std::int64_t host_arenas = 0;             ///< the arenas this process holds: one set per replica running at once
+  std::int64_t core = 0;                    ///< the core's memory (0: unlimited)
 
-  std::int64_t total() const { return weights + gradients + optimizer_state + intermediates; }
+  std::int64_t total() const {
+    return jit::total_bytes(weights) + jit::total_bytes(gradients) + jit::total_bytes(optimizer_state) + intermediates;
+  }
 };
 
 /// The memory of one replica of a model trained (compiled) under a strategy whose cores have
@@ -36,7 +42,9 @@ struct ReplicaMemory {
 ReplicaMemory memory_per_replica(const Model& model, std::int64_t core_bytes);
 
 struct RunReport {
+  std::string precision = "float32";  ///< the global dtype policy the model was made under
   int replicas = 1;
+  std::int64_t steps = 0;  ///< training steps fit ran
   std::int64_t global_batch = 0;
   double fit_seconds = 0.0;
   JitStats fit_jit;             ///< what fit compiled (training and validation programs)

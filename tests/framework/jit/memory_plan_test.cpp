@@ -287,6 +287,29 @@ TEST(MemoryPlan, BfloatWideningScratchIsPlanned) {
   expect_no_live_overlap(g, plan);
 }
 
+// The live peak by dtype adds up to the live peak: a program of bfloat16 values (concatenations,
+// which copy bfloat16 bits as they are) peaks in bfloat16 alone, a float32 one in float32.
+TEST(MemoryPlan, LivePeakIsCountedByDtype) {
+  for (DType dtype : {DType::bfloat16, DType::float32}) {
+    Graph g = trace_graph(
+        [](const std::vector<Tensor>& in) {
+          const Tensor twice = ops::concat({in[0], in[0]}, 0);
+          const Tensor four = ops::concat({twice, twice}, 0);
+          return std::vector<Tensor>{ops::concat({four, twice}, 0)};
+        },
+        {{{1000}, dtype}});
+    MemoryPlan plan = plan_memory(g);
+    EXPECT_EQ(total_bytes(plan.live_peak_by_dtype), plan.live_peak_bytes) << plan.to_string();
+    EXPECT_EQ(plan.live_peak_by_dtype[dtype], plan.live_peak_bytes) << plan.to_string();
+    EXPECT_EQ(plan.live_peak_bytes, aligned_bytes(2000 * static_cast<std::int64_t>(size_of(dtype))) +
+                                        aligned_bytes(4000 * static_cast<std::int64_t>(size_of(dtype))))
+        << plan.to_string();
+  }
+  EXPECT_EQ(format_bytes(BytesByDtype{{DType::float32, 1024}, {DType::bfloat16, 4096}}),
+            "4.0 KiB bfloat16 + 1.0 KiB float32");
+  EXPECT_EQ(format_bytes(BytesByDtype{}), "0 B");
+}
+
 TEST(MemoryPlan, MlpForwardBackwardPeaksWellBelowTheSum) {
   Graph g = trace_graph(mlp_backward, mlp_specs(128, {784, 512, 256, 10}));
   MemoryPlan plan = plan_memory(g);

@@ -1,0 +1,18 @@
+// --precision: the Keras precision policy a tutorial's model is made under.
+//
+//   std::string precision = "float32";
+//   tutorials::add_precision_flag(cli, precision);
+//   CLI11_PARSE(cli, argc, argv);
+//   mixed_precision::set_global_policy(precision);   // before the model is made
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace kestrel::tutorials {
+
+/// Registers --precision float32|mixed_bfloat16|bfloat16, bound to `precision` (its value is the default).
+void add_precision_flag(CLI::App& cli, std::string& precision);
+
+}  // namespace kestrel::tutorials
