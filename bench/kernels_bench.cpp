@@ -1,5 +1,6 @@
-// Kernel benchmarks through Kestrel's public ops: float32 matmul (square, the Transformer's shapes,
-// batched attention) and the CNN's convolutions in GFLOP/s, an elementwise chain, softmax and
+// Kernel benchmarks through Kestrel's public ops: matmul in float32 and bfloat16 (square, the
+// Transformer's shapes, batched attention; bfloat16's figures add its ratio to float32's) and the
+// CNN's convolutions in GFLOP/s, an elementwise chain, softmax and
 // layer norm in GB/s, each beside PyTorch and NumPy measured in the same run by
 // peers/kernels_peer.py, which runs right after each group of Kestrel's cases (no peer for the
 // convolutions).
@@ -12,6 +13,7 @@
 // four ops over n floats moves 4 x 2 x 4n bytes), so they compare with the machine's copy bandwidth.
 #include <cstdint>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +86,30 @@ void run_peer_on(Harness& harness, const std::vector<std::string>& labels) {
       kestrel::bench::exact_labels_regex(selected));
 }
 
+// a x b in float32, then in bfloat16 (params + dtype=bfloat16) with its GFLOP/s over float32's as
+// "vs_float32"; appends both labels.
+void measure_matmul_pair(Harness& harness, const Tensor& a, const Tensor& b, double flops, const Json& params,
+                         std::vector<std::string>& labels) {
+  const auto rate = [flops](const Timing& t) { return kestrel::bench::gflops(flops, t.median_ms); };
+  labels.push_back(kestrel::bench::case_label("matmul", params));
+  const std::optional<kestrel::bench::Record> float32 = harness.measure(
+      "matmul", params, [&] { Tensor c = ops::matmul(a, b); },
+      [&](const Timing& t) {
+        return Figures{{"gflops", rate(t)}};
+      });
+  Json bf16_params = params;
+  bf16_params["dtype"] = "bfloat16";
+  labels.push_back(kestrel::bench::case_label("matmul", bf16_params));
+  const Tensor a16 = ops::cast(a, kestrel::DType::bfloat16), b16 = ops::cast(b, kestrel::DType::bfloat16);
+  harness.measure(
+      "matmul", bf16_params, [&] { Tensor c = ops::matmul(a16, b16); },
+      [&](const Timing& t) {
+        Figures figures = {{"gflops", rate(t)}};
+        if (float32) figures.emplace_back("vs_float32", rate(t) / *float32->figure("gflops"));
+        return figures;
+      });
+}
+
 void bench_matmul(Harness& harness) {
   for (std::int64_t n : kMatmulSizes) {
     Tensor a = random::normal({n, n}, random::Key(0));
@@ -92,13 +118,7 @@ void bench_matmul(Harness& harness) {
     std::vector<std::string> labels;
     for (int threads : kMatmulThreads) {
       kestrel::set_num_threads(threads);
-      Json params = {{"n", n}, {"threads", threads}};
-      labels.push_back(kestrel::bench::case_label("matmul", params));
-      harness.measure(
-          "matmul", params, [&] { Tensor c = ops::matmul(a, b); },
-          [&](const Timing& t) {
-            return Figures{{"gflops", kestrel::bench::gflops(flops, t.median_ms)}};
-          });
+      measure_matmul_pair(harness, a, b, flops, {{"n", n}, {"threads", threads}}, labels);
     }
     run_peer_on(harness, labels);
   }
@@ -126,13 +146,7 @@ void bench_matmul_shapes(Harness& harness) {
     std::vector<std::string> labels;
     for (int threads : kMatmulThreads) {
       kestrel::set_num_threads(threads);
-      const Json params = matmul_params(s, threads);
-      labels.push_back(kestrel::bench::case_label("matmul", params));
-      harness.measure(
-          "matmul", params, [&] { Tensor c = ops::matmul(a, b); },
-          [&](const Timing& t) {
-            return Figures{{"gflops", kestrel::bench::gflops(flops, t.median_ms)}};
-          });
+      measure_matmul_pair(harness, a, b, flops, matmul_params(s, threads), labels);
     }
     run_peer_on(harness, labels);
   }

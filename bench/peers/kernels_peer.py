@@ -1,6 +1,7 @@
-"""The peer of bench/kernels_bench: the same cases with PyTorch and NumPy, timed the same way
-(warm-up calls, then each timed call on its own; median, min and nearest-rank p90), printed as
-JSON on stdout in the layout of bench/harness.h's records (--verbose: progress on stderr).
+"""The peer of bench/kernels_bench: the same cases with PyTorch and NumPy (matmul in bfloat16 too,
+PyTorch only), timed the same way (warm-up calls, then each timed call on its own; median, min and
+nearest-rank p90), printed as JSON on stdout in the layout of bench/harness.h's records (--verbose:
+progress on stderr).
 
 kernels_bench runs it with the tuned environment (bench/README.md) and passes the cases:
 
@@ -64,10 +65,20 @@ class Peer:
         if self.openblas is not None:
             self.openblas.openblas_set_num_threads(threads)
 
-    def measure(self, source, name, params, fn, figures):
+    def measure(self, source, name, params, fn, figures, budget_s=None):
+        """budget_s: for a case that may be very slow, fewer calls (3 at least) so that they take about that long."""
         if not all(pattern.search(label(name, params)) for pattern in self.filters):
             return
-        timing = time_calls(fn, self.args.warmup, self.args.repeats)
+        warmup, repeats = self.args.warmup, self.args.repeats
+        if budget_s is not None:
+            start = time.perf_counter()
+            fn()
+            call_s = time.perf_counter() - start
+            if call_s * (warmup + repeats) > budget_s:
+                warmup, repeats = 0, max(3, min(repeats, int(budget_s / call_s)))
+                self.notes.append(f"{source} {label(name, params)}: {call_s * 1e3:.0f} ms a call, "
+                                  f"timed over {repeats} calls only")
+        timing = time_calls(fn, warmup, repeats)
         record = {"name": name, "source": source, "params": params, **timing,
                   "figures": figures(timing["median_ms"])}
         self.records.append(record)
@@ -86,6 +97,19 @@ class Peer:
             if key in os.environ:
                 env[key] = os.environ[key]
         return env
+
+
+# A bfloat16 product without AVX-512 runs PyTorch's slow generic kernel (1.5 GFLOP/s on Zen 3):
+# about this many seconds of calls per case at most.
+BF16_BUDGET_S = 20.0
+
+
+def measure_torch_matmul(peer, product, a, b, params, figures):
+    """a x b by `product` in float32, then in bfloat16 as kernels_bench's dtype=bfloat16 case."""
+    peer.measure("torch", "matmul", params, lambda: product(a, b), figures)
+    a16, b16 = a.bfloat16(), b.bfloat16()
+    peer.measure("torch", "matmul", {**params, "dtype": "bfloat16"}, lambda: product(a16, b16), figures,
+                 budget_s=BF16_BUDGET_S)
 
 
 def gflops(flops, ms):
@@ -113,7 +137,7 @@ def bench_matmul(peer, sizes, thread_counts):
             peer.set_threads(threads)
             params = {"n": n, "threads": threads}
             if torch is not None:
-                peer.measure("torch", "matmul", params, lambda: torch.mm(a, b), figures)
+                measure_torch_matmul(peer, torch.mm, a, b, params, figures)
             if np is not None:
                 peer.measure("numpy", "matmul", params, lambda: np.matmul(a_np, b_np), figures)
 
@@ -143,7 +167,7 @@ def bench_matmul_shapes(peer, shapes, thread_counts):
             peer.set_threads(threads)
             params = shape_params(batch, m, k, n, threads)
             if torch is not None:
-                peer.measure("torch", "matmul", params, lambda: torch.matmul(a, b), figures)
+                measure_torch_matmul(peer, torch.matmul, a, b, params, figures)
             if np is not None:
                 peer.measure("numpy", "matmul", params, lambda: np.matmul(a_np, b_np), figures)
 

@@ -10,6 +10,7 @@
 
 #include "framework/core/error.h"
 #include "framework/core/thread_pool.h"
+#include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/kernels/onednn.h"
 #include "framework/ops/kernels/primitive_cache.h"
 
@@ -18,10 +19,13 @@ namespace {
 
 using Dims = dnnl::memory::dims;
 using Tag = dnnl::memory::format_tag;
+using DataType = dnnl::memory::data_type;
 
 // Below this many multiply-adds per extra thread, waking a worker costs more than it saves.
 constexpr std::int64_t kMinMacsPerTask = std::int64_t{1} << 21;
 constexpr std::int64_t kConvolutionKind = 2;  // PrimitiveKey's first field
+// Images and outputs widened at a time by one thread for bfloat16 below AVX-512 (1 MiB in all).
+constexpr std::int64_t kWidenedElements = std::int64_t{1} << 18;
 
 enum class Direction : std::int64_t { forward, backward_weights };
 
@@ -42,13 +46,16 @@ std::string describe(const ConvShape& s, std::int64_t images) {
          std::to_string(s.stride_w);
 }
 
-ConvPrimitive build(Direction direction, const ConvShape& s, std::int64_t images) {
+// `type` is the images' and outputs' (f32 or bf16); the forward filter has it too, and the filter
+// gradient is always f32, so that the runs' sums round once.
+ConvPrimitive build(Direction direction, DataType type, const ConvShape& s, std::int64_t images) {
   ConvPrimitive p;
-  const auto f32 = dnnl::memory::data_type::f32;
-  p.image = dnnl::memory::desc({images, s.in_c, s.in_h, s.in_w}, f32, Tag::nhwc);
-  p.output = dnnl::memory::desc({images, s.out_c, s.out_h, s.out_w}, f32, Tag::nhwc);
-  p.keras_filter = dnnl::memory::desc({s.out_c, s.in_c, s.k_h, s.k_w}, f32, Tag::hwio);
-  const dnnl::memory::desc any_filter({s.out_c, s.in_c, s.k_h, s.k_w}, f32, Tag::any);
+  const DataType filter_type = direction == Direction::forward ? type : DataType::f32;
+  p.image = dnnl::memory::desc({images, s.in_c, s.in_h, s.in_w}, type, Tag::nhwc);
+  p.output = dnnl::memory::desc({images, s.out_c, s.out_h, s.out_w}, type, Tag::nhwc);
+  p.keras_filter = dnnl::memory::desc({s.out_c, s.in_c, s.k_h, s.k_w}, filter_type, Tag::hwio);
+  const dnnl::memory::desc any_filter({s.out_c, s.in_c, s.k_h, s.k_w}, filter_type, Tag::any);
+  const dnnl::memory::desc any_forward_filter({s.out_c, s.in_c, s.k_h, s.k_w}, type, Tag::any);
   const Dims strides = {s.stride_h, s.stride_w};
   const Dims pad_before = {s.pad_top, s.pad_left};
   // Negative when a valid window leaves input rows or columns unread (oneDNN accepts that).
@@ -61,7 +68,7 @@ ConvPrimitive build(Direction direction, const ConvShape& s, std::int64_t images
     const dnnl::engine engine(onednn::engine(), /*weak=*/true);
     const dnnl::convolution_forward::primitive_desc forward(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, p.image,
-                                        any_filter, p.output, strides, pad_before, pad_after),
+                                        any_forward_filter, p.output, strides, pad_before, pad_after),
         attr, engine);
     switch (direction) {
       case Direction::forward:
@@ -95,9 +102,10 @@ ConvPrimitive build(Direction direction, const ConvShape& s, std::int64_t images
   return p;
 }
 
-std::shared_ptr<const ConvPrimitive> primitive_for(Direction direction, const ConvShape& s, std::int64_t images) {
+std::shared_ptr<const ConvPrimitive> primitive_for(Direction direction, DataType type, const ConvShape& s,
+                                                   std::int64_t images) {
   const PrimitiveKey key = {kConvolutionKind,
-                            static_cast<std::int64_t>(direction),
+                            static_cast<std::int64_t>(direction) << 8 | static_cast<std::int64_t>(type),
                             images,
                             s.in_h,
                             s.in_w,
@@ -112,15 +120,16 @@ std::shared_ptr<const ConvPrimitive> primitive_for(Direction direction, const Co
                             s.stride_h,
                             s.stride_w};
   return primitive_cache().get<ConvPrimitive>(
-      key, [&] { return std::make_shared<const ConvPrimitive>(build(direction, s, images)); });
+      key, [&] { return std::make_shared<const ConvPrimitive>(build(direction, type, s, images)); });
 }
 
 // One run of `images` images on the calling thread. `image` is x, `output` y or dy, and
 // `filter` Keras's layout, each offset to the run by the caller; oneDNN takes every operand
 // through a non-const handle, the ones it only reads included.
-void run(Direction direction, const ConvShape& s, std::int64_t images, void* image, void* output, void* filter) {
+void run(Direction direction, DataType type, const ConvShape& s, std::int64_t images, void* image, void* output,
+         void* filter) {
   const onednn::OnCallingThread one_thread;
-  const std::shared_ptr<const ConvPrimitive> p = primitive_for(direction, s, images);
+  const std::shared_ptr<const ConvPrimitive> p = primitive_for(direction, type, s, images);
   // This thread's buffer holds the scratchpad, then the filter in oneDNN's layout if it differs.
   const std::size_t scratch_bytes = (p->scratchpad.get_size() + 63) / 64 * 64;
   auto* buffer =
@@ -170,14 +179,71 @@ void for_each_run(const ConvShape& s, std::int64_t runs, Fn&& fn) {
   });
 }
 
+// The filter gradient summed over runs of images: run_images(first, images, sum) writes a run's
+// float32 sum, run 0's into dw and the others' into partials; those are then added into dw in
+// run order, so the result does not depend on which thread finished first.
+template <class RunFn>
+void sum_over_runs(const ConvShape& s, float* dw, float* partials, std::int64_t runs, RunFn&& run_images) {
+  const std::int64_t filter_size = s.k_h * s.k_w * s.in_c * s.out_c;
+  for_each_run(s, runs, [&](std::int64_t r, std::int64_t first, std::int64_t images) {
+    run_images(first, images, r == 0 ? dw : partials + (r - 1) * filter_size);
+  });
+  for (std::int64_t r = 1; r < runs; ++r) {
+    const float* src = partials + (r - 1) * filter_size;
+    for (std::int64_t i = 0; i < filter_size; ++i) dw[i] += src[i];
+  }
+}
+
+// Below AVX-512, a run of bfloat16 images goes through the float32 primitive in chunks of
+// per_chunk images (one at least), whose widened images and outputs fit in kWidenedElements: the
+// calling thread's buffers, never a float32 copy of the whole batch.
+struct WidenedChunks {
+  std::int64_t per_chunk;
+  std::vector<float>& image;
+  std::vector<float>& output;
+};
+WidenedChunks widened_chunks(const ConvShape& s) {
+  thread_local std::vector<float> image, output;
+  const std::int64_t image_size = s.in_h * s.in_w * s.in_c, output_size = s.out_h * s.out_w * s.out_c;
+  const std::int64_t per_chunk = std::max<std::int64_t>(1, kWidenedElements / (image_size + output_size));
+  image.resize(static_cast<std::size_t>(std::min(per_chunk, s.batch) * image_size));
+  output.resize(static_cast<std::size_t>(std::min(per_chunk, s.batch) * output_size));
+  return {std::min(per_chunk, s.batch), image, output};
+}
+
 }  // namespace
 
 void convolution_forward(const ConvShape& s, const float* x, const float* w, float* y) {
   if (s.batch == 0) return;
   const std::int64_t image = s.in_h * s.in_w * s.in_c, output = s.out_h * s.out_w * s.out_c;
   for_each_run(s, runs_for(s), [&](std::int64_t, std::int64_t first, std::int64_t images) {
-    run(Direction::forward, s, images, const_cast<float*>(x + first * image), y + first * output,
+    run(Direction::forward, DataType::f32, s, images, const_cast<float*>(x + first * image), y + first * output,
         const_cast<float*>(w));
+  });
+}
+
+void convolution_forward(const ConvShape& s, const bfloat16* x, const bfloat16* w, bfloat16* y) {
+  if (s.batch == 0) return;
+  const std::int64_t image = s.in_h * s.in_w * s.in_c, output = s.out_h * s.out_w * s.out_c;
+  if (onednn::computes_bf16()) {
+    for_each_run(s, runs_for(s), [&](std::int64_t, std::int64_t first, std::int64_t images) {
+      run(Direction::forward, DataType::bf16, s, images, const_cast<bfloat16*>(x + first * image), y + first * output,
+          const_cast<bfloat16*>(w));
+    });
+    return;
+  }
+  // The filter once, for every run: with the few input channels direct convolution is for, it is small.
+  const std::int64_t filter_size = s.k_h * s.k_w * s.in_c * s.out_c;
+  std::vector<float> wide_w(static_cast<std::size_t>(filter_size));
+  cpu().widen_bfloat16(w, filter_size, wide_w.data());
+  for_each_run(s, runs_for(s), [&](std::int64_t, std::int64_t first, std::int64_t images) {
+    const WidenedChunks chunks = widened_chunks(s);
+    for (std::int64_t n = first; n < first + images; n += chunks.per_chunk) {
+      const std::int64_t count = std::min(chunks.per_chunk, first + images - n);
+      cpu().widen_bfloat16(x + n * image, count * image, chunks.image.data());
+      run(Direction::forward, DataType::f32, s, count, chunks.image.data(), chunks.output.data(), wide_w.data());
+      cpu().round_to_bfloat16(chunks.output.data(), count * output, y + n * output);
+    }
   });
 }
 
@@ -190,16 +256,43 @@ void convolution_backward_weights(const ConvShape& s, const float* x, const floa
   const std::int64_t image = s.in_h * s.in_w * s.in_c, output = s.out_h * s.out_w * s.out_c;
   const std::int64_t runs = runs_for(s);
   std::vector<float> partials(static_cast<std::size_t>((runs - 1) * filter_size));
-  for_each_run(s, runs, [&](std::int64_t r, std::int64_t first, std::int64_t images) {
-    float* sum = r == 0 ? dw : partials.data() + (r - 1) * filter_size;
-    run(Direction::backward_weights, s, images, const_cast<float*>(x + first * image),
+  sum_over_runs(s, dw, partials.data(), runs, [&](std::int64_t first, std::int64_t images, float* sum) {
+    run(Direction::backward_weights, DataType::f32, s, images, const_cast<float*>(x + first * image),
         const_cast<float*>(dy + first * output), sum);
   });
-  // In run order, so the sum does not depend on which thread finished first.
-  for (std::int64_t r = 1; r < runs; ++r) {
-    const float* src = partials.data() + (r - 1) * filter_size;
-    for (std::int64_t i = 0; i < filter_size; ++i) dw[i] += src[i];
+}
+
+void convolution_backward_weights(const ConvShape& s, const bfloat16* x, const bfloat16* dy, bfloat16* dw) {
+  const std::int64_t filter_size = s.k_h * s.k_w * s.in_c * s.out_c;
+  const std::int64_t image = s.in_h * s.in_w * s.in_c, output = s.out_h * s.out_w * s.out_c;
+  const std::int64_t runs = runs_for(s);
+  // Every run's sum in float32, rounded once at the end.
+  std::vector<float> sums(static_cast<std::size_t>(runs * filter_size));
+  if (s.batch > 0 && onednn::computes_bf16()) {
+    sum_over_runs(s, sums.data(), sums.data() + filter_size, runs,
+                  [&](std::int64_t first, std::int64_t images, float* sum) {
+                    run(Direction::backward_weights, DataType::bf16, s, images,
+                        const_cast<bfloat16*>(x + first * image), const_cast<bfloat16*>(dy + first * output), sum);
+                  });
+  } else if (s.batch > 0) {
+    sum_over_runs(
+        s, sums.data(), sums.data() + filter_size, runs, [&](std::int64_t first, std::int64_t images, float* sum) {
+          const WidenedChunks chunks = widened_chunks(s);
+          thread_local std::vector<float> chunk_sum;
+          chunk_sum.resize(static_cast<std::size_t>(filter_size));
+          for (std::int64_t n = first; n < first + images; n += chunks.per_chunk) {
+            const std::int64_t count = std::min(chunks.per_chunk, first + images - n);
+            cpu().widen_bfloat16(x + n * image, count * image, chunks.image.data());
+            cpu().widen_bfloat16(dy + n * output, count * output, chunks.output.data());
+            float* into = n == first ? sum : chunk_sum.data();
+            run(Direction::backward_weights, DataType::f32, s, count, chunks.image.data(), chunks.output.data(), into);
+            if (into != sum) {
+              for (std::int64_t i = 0; i < filter_size; ++i) sum[i] += chunk_sum[i];
+            }
+          }
+        });
   }
+  cpu().round_to_bfloat16(sums.data(), filter_size, dw);
 }
 
 }  // namespace kestrel::kernels

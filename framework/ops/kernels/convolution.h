@@ -9,9 +9,15 @@
 // The images are split into runs over kestrel::parallel_for, one oneDNN call each on its thread;
 // the runs depend on the shape and kestrel::num_threads() only, so results are bitwise
 // reproducible for one CPU, ISA level and thread count. Primitives are cached (primitive_cache.h).
+//
+// bfloat16 images, filters and outputs: oneDNN convolves them itself with AVX-512; below, where
+// oneDNN 2.6 has only a slow reference kernel, each run widens a few images at a time for the
+// float32 primitive and rounds its outputs. Filter gradients sum in float32 and round once.
 #pragma once
 
 #include <cstdint>
+
+#include "framework/core/dtype.h"
 
 namespace kestrel::kernels {
 
@@ -26,9 +32,11 @@ struct ConvShape {
 
 /// y [batch, out_h, out_w, out_c] = x [batch, in_h, in_w, in_c] convolved with w [k_h, k_w, in_c, out_c].
 void convolution_forward(const ConvShape& s, const float* x, const float* w, float* y);
+void convolution_forward(const ConvShape& s, const bfloat16* x, const bfloat16* w, bfloat16* y);
 
 /// dw [k_h, k_w, in_c, out_c], the filter's gradient from x and dy [batch, out_h, out_w, out_c]: each
 /// run of images sums into its own accumulator, and the runs are added in order.
 void convolution_backward_weights(const ConvShape& s, const float* x, const float* dy, float* dw);
+void convolution_backward_weights(const ConvShape& s, const bfloat16* x, const bfloat16* dy, bfloat16* dw);
 
 }  // namespace kestrel::kernels

@@ -31,6 +31,9 @@ enum class Reduction { sum, max };
   /* out = opcode(in...) over float32 tensors with NumPy broadcasting: the kernel of each op with */               \
   /* an elementwise opcode (comparisons write bool, select reads a bool mask) */                                   \
   X(elementwise_float32, void, (ElementwiseOpcode opcode, std::span<const TensorView> in, const TensorView& out))  \
+  /* the same over bfloat16 tensors (comparisons write bool), in float32 a block at a time: the */                 \
+  /* bits of widening, elementwise_float32 and rounding, without the copies */                                     \
+  X(elementwise_bfloat16, void, (ElementwiseOpcode opcode, std::span<const TensorView> in, const TensorView& out)) \
   /* y[0..n) = opcode(args...) on one thread (comparisons write 1 or 0): one instruction of a */                   \
   /* fused elementwise program over one block */                                                                   \
   X(elementwise_step, void,                                                                                        \
@@ -73,6 +76,10 @@ enum class Reduction { sum, max };
   /* out = in in out's dtype, element by element (same numel): to bfloat16 rounds to nearest even */               \
   /* through float32, to bool tests != 0 */                                                                        \
   X(convert, void, (const TensorView& in, const TensorView& out))                                                  \
+  /* the same between float32 and bfloat16 over one run of n elements on the calling thread, for */                \
+  /* kernels that move blocks between the two (bfloat16 gemm and convolution below AVX-512) */                     \
+  X(widen_bfloat16, void, (const bfloat16* in, std::int64_t n, float* out))                                        \
+  X(round_to_bfloat16, void, (const float* in, std::int64_t n, bfloat16* out))                                     \
   /* Eigen's packed GEMM on the calling thread, leading dims filled in (kernels/gemm.h's */                        \
   /* gemm chooses it over oneDNN for some shapes) */                                                               \
   X(packed_gemm, void, (const GemmArgs& args))

@@ -7,11 +7,13 @@
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
+#include <type_traits>
 
 #include "framework/core/cpu_capability.h"
 #include "framework/core/error.h"
 #include "framework/core/thread_pool.h"
 #include "framework/ops/kernels/cpu_kernels.h"
+#include "framework/ops/kernels/gemm_widened.h"
 #include "framework/ops/kernels/onednn.h"
 #include "framework/ops/kernels/primitive_cache.h"
 
@@ -19,6 +21,7 @@ namespace kestrel::kernels {
 namespace {
 
 using Dims = dnnl::memory::dims;
+using DataType = dnnl::memory::data_type;
 
 // Below this many multiply-adds per extra thread, waking a worker costs more than it saves.
 constexpr std::int64_t kMinMacsPerTask = std::int64_t{1} << 21;
@@ -37,6 +40,11 @@ struct MatmulPrimitive {
   dnnl::memory::desc a, b, c, scratchpad;
 };
 
+template <class T>
+constexpr DataType data_type() {
+  return std::is_same_v<T, float> ? DataType::f32 : DataType::bf16;
+}
+
 std::int64_t float_bits(float f) {
   std::uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);
@@ -46,28 +54,30 @@ std::int64_t float_bits(float f) {
 // One operand's [batch?, rows, cols] descriptor. Row-major with leading dimension ld, or its
 // transpose read in place (strides swapped): oneDNN reads every layout Kestrel passes without a
 // copy. A batch stride of 0 shares the matrix across the batch through a broadcast dim of 1.
-dnnl::memory::desc operand(std::int64_t batch, std::int64_t batch_stride, std::int64_t rows, std::int64_t cols,
-                           std::int64_t ld, bool transposed) {
+dnnl::memory::desc operand(DataType type, std::int64_t batch, std::int64_t batch_stride, std::int64_t rows,
+                           std::int64_t cols, std::int64_t ld, bool transposed) {
   const Dims matrix_strides = transposed ? Dims{1, ld} : Dims{ld, 1};
-  if (batch == 1) return {{rows, cols}, dnnl::memory::data_type::f32, matrix_strides};
+  if (batch == 1) return {{rows, cols}, type, matrix_strides};
   const bool shared = batch_stride == 0;
   return {{shared ? 1 : batch, rows, cols},
-          dnnl::memory::data_type::f32,
+          type,
           {shared ? rows * cols : batch_stride, matrix_strides[0], matrix_strides[1]}};
 }
 
-std::string describe(const GemmArgs& g) {
+template <class T, class Out>
+std::string describe(const GemmArgsOf<T, Out>& g) {
   return "m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) +
          " lda=" + std::to_string(g.lda) + (g.transpose_a ? " (transposed)" : "") + " ldb=" + std::to_string(g.ldb) +
          (g.transpose_b ? " (transposed)" : "") + " ldc=" + std::to_string(g.ldc) + " batch=" + std::to_string(g.batch);
 }
 
-MatmulPrimitive build(const GemmArgs& g) {
+template <class T, class Out>
+MatmulPrimitive build(const GemmArgsOf<T, Out>& g) {
   KESTREL_DCHECK(g.batch == 1 || g.stride_c != 0);
   MatmulPrimitive p;
-  p.a = operand(g.batch, g.stride_a, g.m, g.k, g.lda, g.transpose_a);
-  p.b = operand(g.batch, g.stride_b, g.k, g.n, g.ldb, g.transpose_b);
-  p.c = operand(g.batch, g.stride_c, g.m, g.n, g.ldc, false);
+  p.a = operand(data_type<T>(), g.batch, g.stride_a, g.m, g.k, g.lda, g.transpose_a);
+  p.b = operand(data_type<T>(), g.batch, g.stride_b, g.k, g.n, g.ldb, g.transpose_b);
+  p.c = operand(data_type<Out>(), g.batch, g.stride_c, g.m, g.n, g.ldc, false);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (g.alpha != 1.0f) attr.set_output_scales(0, {g.alpha});
@@ -90,8 +100,10 @@ MatmulPrimitive build(const GemmArgs& g) {
   return p;
 }
 
-// Everything the primitive depends on: dims, strides, transposes, and alpha and beta (built in).
-PrimitiveKey key_of(const GemmArgs& g) {
+// Everything the primitive depends on: dims, strides, transposes, alpha and beta (built in), and
+// the element types.
+template <class T, class Out>
+PrimitiveKey key_of(const GemmArgsOf<T, Out>& g) {
   return {kMatmulKind,
           g.m,
           g.n,
@@ -106,28 +118,37 @@ PrimitiveKey key_of(const GemmArgs& g) {
           g.batch,
           g.batch == 1 ? 0 : g.stride_a,
           g.batch == 1 ? 0 : g.stride_b,
-          g.batch == 1 ? 0 : g.stride_c};
+          g.batch == 1 ? 0 : g.stride_c,
+          static_cast<std::int64_t>(data_type<T>()) << 8 | static_cast<std::int64_t>(data_type<Out>())};
 }
 
-// Fills the leading dimensions left 0 with the dense ones.
-GemmArgs with_leading_dims(GemmArgs g) {
+}  // namespace
+
+template <class T, class Out>
+GemmArgsOf<T, Out> with_leading_dims(GemmArgsOf<T, Out> g) {
   if (g.lda == 0) g.lda = g.transpose_a ? g.m : g.k;
   if (g.ldb == 0) g.ldb = g.transpose_b ? g.k : g.n;
   if (g.ldc == 0) g.ldc = g.n;
   KESTREL_DCHECK(g.lda >= (g.transpose_a ? g.m : g.k) && g.ldb >= (g.transpose_b ? g.k : g.n) && g.ldc >= g.n);
   return g;
 }
+template GemmArgs with_leading_dims(GemmArgs);
+template GemmBf16Args with_leading_dims(GemmBf16Args);
+template GemmBf16Float32Args with_leading_dims(GemmBf16Float32Args);
+
+namespace {
 
 // C = beta * C, for the products with nothing to multiply (k = 0 or alpha = 0), which oneDNN
 // would skip without writing C.
-void scale_c(const GemmArgs& g) {
+template <class T, class Out>
+void scale_c(const GemmArgsOf<T, Out>& g) {
   for (std::int64_t p = 0; p < g.batch; ++p) {
     for (std::int64_t i = 0; i < g.m; ++i) {
-      float* row = g.c + p * g.stride_c + i * g.ldc;
+      Out* row = g.c + p * g.stride_c + i * g.ldc;
       if (g.beta == 0.0f) {
-        std::fill(row, row + g.n, 0.0f);
+        std::fill(row, row + g.n, Out(0.0f));
       } else if (g.beta != 1.0f) {
-        for (std::int64_t j = 0; j < g.n; ++j) row[j] *= g.beta;
+        for (std::int64_t j = 0; j < g.n; ++j) row[j] = Out(g.beta * static_cast<float>(row[j]));
       }
     }
   }
@@ -153,19 +174,22 @@ bool packed_gemm_is_faster(const GemmArgs& g) {
 }
 
 // The whole of `g` (leading dims filled) on the calling thread: one oneDNN call, or Eigen's.
-void run_on_this_thread(const GemmArgs& g) {
+template <class T, class Out>
+void run_on_this_thread(const GemmArgsOf<T, Out>& g) {
   if (g.k == 0 || g.alpha == 0.0f) {
     scale_c(g);
     return;
   }
-  if (packed_gemm_is_faster(g)) {
-    cpu().packed_gemm(g);
-    return;
+  if constexpr (std::is_same_v<T, float>) {
+    if (packed_gemm_is_faster(g)) {
+      cpu().packed_gemm(g);
+      return;
+    }
   }
   if (g.batch > 1 && g.stride_a == 0 && g.stride_b == 0) {
     // Both operands shared: oneDNN broadcasts an operand against the other's batch, not both
     // against the output's, so each output matrix is its own product.
-    GemmArgs one = g;
+    GemmArgsOf<T, Out> one = g;
     one.batch = 1;
     for (std::int64_t p = 0; p < g.batch; ++p, one.c += g.stride_c) run_on_this_thread(one);
     return;
@@ -189,9 +213,10 @@ void split_range(std::int64_t extent, std::int64_t parts, std::int64_t part, std
 }
 
 // Task `task` of `tasks` when the batch is cut into contiguous runs of matrices, one call each.
-GemmArgs batch_run(const GemmArgs& g, std::int64_t tasks, std::int64_t task) {
+template <class Args>
+Args batch_run(const Args& g, std::int64_t tasks, std::int64_t task) {
   const std::int64_t begin = g.batch * task / tasks, end = g.batch * (task + 1) / tasks;
-  GemmArgs run = g;
+  Args run = g;
   run.batch = end - begin;
   run.a += begin * g.stride_a;
   run.b += begin * g.stride_b;
@@ -201,8 +226,9 @@ GemmArgs batch_run(const GemmArgs& g, std::int64_t tasks, std::int64_t task) {
 
 // Tile `part` of `parts` of matrix `index`, cut along the longer side of C (the shorter operand
 // is then read whole by every tile).
-GemmArgs matrix_tile(const GemmArgs& g, std::int64_t index, std::int64_t parts, std::int64_t part) {
-  GemmArgs tile = g;
+template <class Args>
+Args matrix_tile(const Args& g, std::int64_t index, std::int64_t parts, std::int64_t part) {
+  Args tile = g;
   tile.batch = 1;
   tile.a += index * g.stride_a;
   tile.b += index * g.stride_b;
@@ -222,16 +248,16 @@ GemmArgs matrix_tile(const GemmArgs& g, std::int64_t index, std::int64_t parts, 
   return tile;
 }
 
-}  // namespace
-
-void gemm_serial(const GemmArgs& args) {
+template <class T, class Out>
+void serial(const GemmArgsOf<T, Out>& args) {
   if (args.m <= 0 || args.n <= 0 || args.batch <= 0) return;
   run_on_this_thread(with_leading_dims(args));
 }
 
-void gemm(const GemmArgs& args) {
+template <class T, class Out>
+void tiled(const GemmArgsOf<T, Out>& args) {
   if (args.m <= 0 || args.n <= 0 || args.batch <= 0) return;
-  const GemmArgs g = with_leading_dims(args);
+  const GemmArgsOf<T, Out> g = with_leading_dims(args);
   const std::int64_t macs = g.batch * g.m * g.n * std::max<std::int64_t>(g.k, 1);
   // The tiles depend on num_threads() alone, not on where they run: under a SerialKernelsScope
   // they run one after another on the calling thread and give the very same bits.
@@ -248,11 +274,23 @@ void gemm(const GemmArgs& args) {
   std::atomic<std::int64_t> next{0};
   parallel_for(threads, 1, [&](std::int64_t, std::int64_t) {
     for (std::int64_t task = next.fetch_add(1); task < tasks; task = next.fetch_add(1)) {
-      const GemmArgs part =
+      const GemmArgsOf<T, Out> part =
           by_batch ? batch_run(g, tasks, task) : matrix_tile(g, task / threads, threads, task % threads);
       if (part.m > 0 && part.n > 0) run_on_this_thread(part);
     }
   });
+}
+
+}  // namespace
+
+void gemm(const GemmArgs& args) { tiled(args); }
+void gemm(const GemmBf16Args& args) { onednn::computes_bf16() ? tiled(args) : widened_gemm(args); }
+void gemm(const GemmBf16Float32Args& args) { onednn::computes_bf16() ? tiled(args) : widened_gemm(args); }
+
+void gemm_serial(const GemmArgs& args) { serial(args); }
+void gemm_serial(const GemmBf16Args& args) { onednn::computes_bf16() ? serial(args) : widened_gemm_serial(args); }
+void gemm_serial(const GemmBf16Float32Args& args) {
+  onednn::computes_bf16() ? serial(args) : widened_gemm_serial(args);
 }
 
 }  // namespace kestrel::kernels

@@ -1,10 +1,13 @@
-// float32 matrix multiply for Kestrel's kernels (matmul, conv2d through im2col).
+// Matrix multiply for Kestrel's kernels (matmul, conv2d through im2col): float32, and bfloat16
+// operands with float32 accumulation and a bfloat16 or float32 C.
 //
 //   // C[M,N] = A[M,K] * B[K,N], all row-major and dense:
 //   kernels::gemm({.m = m, .n = n, .k = k, .a = a, .b = b, .c = c});
 //   // C += A^T * B over 8 matrices laid out one after another:
 //   kernels::gemm({.m = m, .n = n, .k = k, .a = a, .transpose_a = true, .b = b, .c = c, .beta = 1,
 //                  .batch = 8, .stride_a = k * m, .stride_b = k * n, .stride_c = m * n});
+//   // bfloat16 A and B, C rounded to bfloat16 once (GemmBf16Args) or kept in float32 (GemmBf16Float32Args):
+//   kernels::gemm(kernels::GemmBf16Args{.m = m, .n = n, .k = k, .a = a16, .b = b16, .c = c16});
 //
 // oneDNN's matmul does the arithmetic, one primitive per shape and layout, built once and cached
 // (kernels/onednn.h, kernels/primitive_cache.h); below AVX-512, long thin products (k >= 256 and a
@@ -13,25 +16,34 @@
 // kestrel::parallel_for, and problems too small to gain from a second thread run on the caller's
 // thread. Results are bitwise reproducible for one CPU, ISA level and kestrel::num_threads(),
 // whichever threads run the tiles.
+//
+// bfloat16: with AVX-512 oneDNN multiplies bfloat16 itself (natively with AVX512_BF16, emulated
+// without). oneDNN 2.6 has no bfloat16 matmul below AVX-512 but a slow reference one, so there
+// the product goes block by block through the float32 kernel (gemm_widened.h): each thread widens
+// one block of A and B at a time, never a whole operand.
 #pragma once
 
 #include <cstdint>
 
+#include "framework/core/dtype.h"
+
 namespace kestrel::kernels {
 
 /// C = alpha * op(A) * op(B) + beta * C for `batch` independent problems. op(A) is [m,k] and
-/// op(B) is [k,n]; every matrix is row-major with the given leading dimension (0: dense).
-struct GemmArgs {
+/// op(B) is [k,n]; every matrix is row-major with the given leading dimension (0: dense). A and B
+/// hold T, C holds Out; the products sum in float32.
+template <class T, class Out = T>
+struct GemmArgsOf {
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
-  const float* a = nullptr;
+  const T* a = nullptr;
   std::int64_t lda = 0;      ///< 0: the dense row length, k (or m when transpose_a)
   bool transpose_a = false;  ///< a holds A^T: a [k,m] row-major
-  const float* b = nullptr;
+  const T* b = nullptr;
   std::int64_t ldb = 0;      ///< 0: n (or k when transpose_b)
   bool transpose_b = false;  ///< b holds B^T: b [n,k] row-major
-  float* c = nullptr;
+  Out* c = nullptr;
   std::int64_t ldc = 0;  ///< 0: n
   float alpha = 1.0f;
   float beta = 0.0f;  ///< 0: C is only written, so it may start uninitialized
@@ -41,10 +53,20 @@ struct GemmArgs {
   std::int64_t stride_c = 0;  ///< elements between consecutive C matrices
 };
 
+using GemmArgs = GemmArgsOf<float>;
+/// bfloat16 in and out: C is rounded once, after the whole sum (and beta * C) is in float32.
+using GemmBf16Args = GemmArgsOf<bfloat16>;
+/// bfloat16 in, float32 C: for callers that add several products up before rounding.
+using GemmBf16Float32Args = GemmArgsOf<bfloat16, float>;
+
 /// Runs the batched product, splitting it over the thread pool when it is large enough.
 void gemm(const GemmArgs& args);
+void gemm(const GemmBf16Args& args);
+void gemm(const GemmBf16Float32Args& args);
 
 /// The same product on the calling thread only (for callers that already split their work).
 void gemm_serial(const GemmArgs& args);
+void gemm_serial(const GemmBf16Args& args);
+void gemm_serial(const GemmBf16Float32Args& args);
 
 }  // namespace kestrel::kernels

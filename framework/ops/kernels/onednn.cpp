@@ -60,6 +60,8 @@ const char* effective_isa() {
   }
 }
 
+bool computes_bf16() { return cpu_capability() == CpuCapability::avx512; }
+
 dnnl_engine* engine() {
   static const dnnl::engine instance = [] {
     // The one place oneDNN learns Kestrel's level (KESTREL_CPU_CAPABILITY pins it), before the

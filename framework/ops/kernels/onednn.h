@@ -69,6 +69,11 @@ bool cap_isa(CpuCapability level);
 /// The instruction set oneDNN's kernels use, as oneDNN names it ("avx2", "avx512_core_bf16", ...).
 const char* effective_isa();
 
+/// Whether oneDNN multiplies and convolves bfloat16 itself at cpu_capability()'s level: oneDNN
+/// 2.6 does with AVX-512 (natively with AVX512_BF16, emulated without); below, it has only
+/// reference kernels, far slower than widening blocks for its float32 ones (kernels/gemm.h).
+bool computes_bf16();
+
 /// While it lives, oneDNN calls on this thread (building primitives and running them) use this
 /// thread alone: sets the thread's OpenMP thread count to 1 and restores it after. Primitives
 /// read the count when they are built, so build and run them under one of these.

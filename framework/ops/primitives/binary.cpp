@@ -189,10 +189,14 @@ class Binary final : public PrimitiveOf<Binary<Op>, Op::kId> {
       case DType::bool_:
         if constexpr (Op::kTakesBool) return run<bool>(in, out);
         break;
-      case DType::bfloat16: break;  // widened to float32 by the dispatcher
+      case DType::bfloat16:
+        if constexpr (kHasOpcode<Op>) return kernels::cpu().elementwise_bfloat16(Op::kOpcode, in, out);
+        break;  // pow: widened to float32 by the dispatcher
     }
     KESTREL_DCHECK(false);
   }
+
+  bool handles_bfloat16() const override { return kHasOpcode<Op>; }
 
   std::optional<ElementwiseOpcode> fusion_opcode() const override {
     if constexpr (kHasOpcode<Op>) {

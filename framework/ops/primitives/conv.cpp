@@ -7,10 +7,15 @@
 // gradient is patches^T x dy. Pixels go in blocks so a block's patches stay in cache. With few
 // input channels, the forward pass and the filter gradient run on oneDNN's direct convolution
 // instead (kernels/convolution.h; direct_applies says when and why).
+//
+// bfloat16 runs the same way on bfloat16 patches (copies, so exact) and bfloat16 products that
+// sum in float32 (kernels/gemm.h): what adds up over several products (the filter gradient's
+// blocks, the input gradient's overlapping windows) stays float32 until it is rounded once.
 #include "framework/ops/conv.h"
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "framework/core/error.h"
@@ -18,6 +23,7 @@
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/kernels/convolution.h"
+#include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/kernels/gemm.h"
 #include "framework/ops/kernels/window.h"
 #include "framework/ops/primitive.h"
@@ -134,17 +140,20 @@ Inside inside(std::int64_t start, std::int64_t window, std::int64_t extent) {
   return {begin, std::max(begin, std::clamp<std::int64_t>(extent - start, 0, window))};
 }
 
-// Plain loops rather than memcpy/memset: a window row is often only a few floats (one channel,
+// Plain loops rather than memcpy/memset: a window row is often only a few elements (one channel,
 // three columns), where a library call costs more than the copy.
-inline void copy_floats(const float* src, std::int64_t count, float* dst) {
+template <class T>
+inline void copy_elements(const T* src, std::int64_t count, T* dst) {
   for (std::int64_t t = 0; t < count; ++t) dst[t] = src[t];
 }
-inline void zero_floats(float* dst, std::int64_t count) {
-  for (std::int64_t t = 0; t < count; ++t) dst[t] = 0.0f;
+template <class T>
+inline void zero_elements(T* dst, std::int64_t count) {
+  for (std::int64_t t = 0; t < count; ++t) dst[t] = T{};
 }
 
 // Rows [r0, r1) of the patch matrix, one output pixel each; padding reads as zero.
-void im2col(const ConvGeometry& g, const float* input, std::int64_t r0, std::int64_t r1, float* patches) {
+template <class T>
+void im2col(const ConvGeometry& g, const T* input, std::int64_t r0, std::int64_t r1, T* patches) {
   const std::int64_t c = g.in_c;
   const std::int64_t window_row = g.k_w * c;
   for (std::int64_t r = r0; r < r1; ++r) {
@@ -156,22 +165,24 @@ void im2col(const ConvGeometry& g, const float* input, std::int64_t r0, std::int
     const Inside cols = inside(x0, g.k_w, g.in_w);
     const std::int64_t before = cols.begin * c;
     const std::int64_t count = (cols.end - cols.begin) * c;
-    float* dst = patches + (r - r0) * g.patch_size();
+    T* dst = patches + (r - r0) * g.patch_size();
     for (std::int64_t di = 0; di < g.k_h; ++di, dst += window_row) {
       const std::int64_t y = y0 + di;
       if (y < 0 || y >= g.in_h) {
-        zero_floats(dst, window_row);
+        zero_elements(dst, window_row);
         continue;
       }
-      zero_floats(dst, before);
-      copy_floats(input + ((n * g.in_h + y) * g.in_w + x0) * c + before, count, dst + before);
-      zero_floats(dst + before + count, window_row - before - count);
+      zero_elements(dst, before);
+      copy_elements(input + ((n * g.in_h + y) * g.in_w + x0) * c + before, count, dst + before);
+      zero_elements(dst + before + count, window_row - before - count);
     }
   }
 }
 
-// The transpose of im2col: adds patch rows [r0, r1) back into the image they came from.
-void col2im(const ConvGeometry& g, const float* patches, std::int64_t r0, std::int64_t r1, float* image) {
+// The transpose of im2col: adds patch rows [r0, r1) back into the images they came from, `images`
+// holding images first_image on.
+void col2im(const ConvGeometry& g, const float* patches, std::int64_t r0, std::int64_t r1, float* images,
+            std::int64_t first_image = 0) {
   const std::int64_t c = g.in_c;
   for (std::int64_t r = r0; r < r1; ++r) {
     const std::int64_t n = r / g.pixels_per_image();
@@ -185,7 +196,7 @@ void col2im(const ConvGeometry& g, const float* patches, std::int64_t r0, std::i
       const std::int64_t y = y0 + di;
       if (y < 0 || y >= g.in_h) continue;
       const float* src = patches + (r - r0) * g.patch_size() + (di * g.k_w + cols.begin) * c;
-      float* dst = image + ((n * g.in_h + y) * g.in_w + x0 + cols.begin) * c;
+      float* dst = images + (((n - first_image) * g.in_h + y) * g.in_w + x0 + cols.begin) * c;
       for (std::int64_t t = 0; t < count; ++t) dst[t] += src[t];
     }
   }
@@ -194,11 +205,12 @@ void col2im(const ConvGeometry& g, const float* patches, std::int64_t r0, std::i
 // A 1x1 filter with stride 1 reads every pixel once: the input already is the patch matrix.
 bool is_pointwise(const ConvGeometry& g) { return g.k_h == 1 && g.k_w == 1 && g.stride_h == 1 && g.stride_w == 1; }
 
-thread_local std::vector<float> t_patches;
-
-float* patch_buffer(std::int64_t count) {
-  if (t_patches.size() < static_cast<std::size_t>(count)) t_patches.resize(static_cast<std::size_t>(count));
-  return t_patches.data();
+// The calling thread's buffer of at least `count` elements; Tag tells apart buffers in use at once.
+template <class T, int Tag = 0>
+T* thread_buffer(std::int64_t count) {
+  thread_local std::vector<T> buffer;
+  if (buffer.size() < static_cast<std::size_t>(count)) buffer.resize(static_cast<std::size_t>(count));
+  return buffer.data();
 }
 
 // Pixel blocks: about kBlockElements elements in a block's patches and in its output rows, and a
@@ -228,9 +240,11 @@ std::int64_t grain_for(std::int64_t macs_per_item) {
 template <class Body>
 void for_each_share(std::int64_t count, std::int64_t grain, Body&& body) {
   if (num_threads() > 1 && count / grain >= 2) {
-    parallel_for(count, grain, [&](std::int64_t b, std::int64_t e) { body(b, e, kernels::gemm_serial); });
+    parallel_for(count, grain, [&](std::int64_t b, std::int64_t e) {
+      body(b, e, [](const auto& args) { kernels::gemm_serial(args); });
+    });
   } else if (count > 0) {
-    body(0, count, kernels::gemm);
+    body(0, count, [](const auto& args) { kernels::gemm(args); });
   }
 }
 
@@ -270,7 +284,8 @@ kernels::ConvShape shape_of(const ConvGeometry& g) {
           .stride_w = g.stride_w};
 }
 
-void conv2d_kernel(const ConvGeometry& g, const float* x, const float* w, float* y) {
+template <class T>
+void conv2d_kernel(const ConvGeometry& g, const T* x, const T* w, T* y) {
   const std::int64_t rows = g.rows();
   const std::int64_t k = g.patch_size();
   if (rows == 0 || g.out_c == 0) return;
@@ -279,45 +294,62 @@ void conv2d_kernel(const ConvGeometry& g, const float* x, const float* w, float*
     return;
   }
   if (is_pointwise(g) || k == 0) {
-    kernels::gemm({.m = rows, .n = g.out_c, .k = k, .a = x, .b = w, .c = y});
+    kernels::gemm(kernels::GemmArgsOf<T>{.m = rows, .n = g.out_c, .k = k, .a = x, .b = w, .c = y});
     return;
   }
   const Blocks blocks = pixel_blocks(rows, k, g.out_c);
-  for_each_share(blocks.count, grain_for(blocks.rows_per_block * k * g.out_c),
-                 [&](std::int64_t b, std::int64_t e, auto gemm) {
-                   float* patches = patch_buffer(blocks.rows_per_block * k);
-                   for (std::int64_t block = b; block < e; ++block) {
-                     const std::int64_t r0 = block * blocks.rows_per_block;
-                     const std::int64_t r1 = std::min(rows, r0 + blocks.rows_per_block);
-                     im2col(g, x, r0, r1, patches);
-                     gemm({.m = r1 - r0, .n = g.out_c, .k = k, .a = patches, .b = w, .c = y + r0 * g.out_c});
-                   }
-                 });
+  for_each_share(
+      blocks.count, grain_for(blocks.rows_per_block * k * g.out_c), [&](std::int64_t b, std::int64_t e, auto gemm) {
+        T* patches = thread_buffer<T>(blocks.rows_per_block * k);
+        for (std::int64_t block = b; block < e; ++block) {
+          const std::int64_t r0 = block * blocks.rows_per_block;
+          const std::int64_t r1 = std::min(rows, r0 + blocks.rows_per_block);
+          im2col(g, x, r0, r1, patches);
+          gemm(kernels::GemmArgsOf<T>{.m = r1 - r0, .n = g.out_c, .k = k, .a = patches, .b = w, .c = y + r0 * g.out_c});
+        }
+      });
 }
 
-void conv2d_backprop_input_kernel(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
+template <class T>
+void conv2d_backprop_input_kernel(const ConvGeometry& g, const T* dy, const T* w, T* dx) {
   const std::int64_t k = g.patch_size();
   const std::int64_t image_size = g.in_h * g.in_w * g.in_c;
   if (is_pointwise(g)) {
-    kernels::gemm({.m = g.rows(), .n = k, .k = g.out_c, .a = dy, .b = w, .transpose_b = true, .c = dx});
+    kernels::gemm(
+        kernels::GemmArgsOf<T>{.m = g.rows(), .n = k, .k = g.out_c, .a = dy, .b = w, .transpose_b = true, .c = dx});
     return;
   }
   const std::int64_t per_image = g.pixels_per_image();
   const Blocks blocks = pixel_blocks(per_image, k, g.out_c);
   // Whole images per share: col2im of overlapping windows adds into one image only.
   for_each_share(g.batch, grain_for(per_image * k * g.out_c), [&](std::int64_t n0, std::int64_t n1, auto gemm) {
-    std::fill(dx + n0 * image_size, dx + n1 * image_size, 0.0f);
-    if (k == 0 || g.out_c == 0) return;
-    float* patches = patch_buffer(blocks.rows_per_block * k);
-    for (std::int64_t r0 = n0 * per_image; r0 < n1 * per_image; r0 += blocks.rows_per_block) {
-      const std::int64_t r1 = std::min(n1 * per_image, r0 + blocks.rows_per_block);
-      gemm({.m = r1 - r0, .n = k, .k = g.out_c, .a = dy + r0 * g.out_c, .b = w, .transpose_b = true, .c = patches});
-      col2im(g, patches, r0, r1, dx);
+    float* patches = thread_buffer<float>(blocks.rows_per_block * k);
+    // Adds the windows of rows [r_begin, r_end) into `images`, which start at image first_image.
+    const auto add_windows = [&](std::int64_t r_begin, std::int64_t r_end, float* images, std::int64_t first_image) {
+      for (std::int64_t r0 = r_begin; k > 0 && g.out_c > 0 && r0 < r_end; r0 += blocks.rows_per_block) {
+        const std::int64_t r1 = std::min(r_end, r0 + blocks.rows_per_block);
+        gemm(kernels::GemmArgsOf<T, float>{
+            .m = r1 - r0, .n = k, .k = g.out_c, .a = dy + r0 * g.out_c, .b = w, .transpose_b = true, .c = patches});
+        col2im(g, patches, r0, r1, images, first_image);
+      }
+    };
+    if constexpr (std::is_same_v<T, float>) {
+      std::fill(dx + n0 * image_size, dx + n1 * image_size, 0.0f);
+      add_windows(n0 * per_image, n1 * per_image, dx, 0);
+    } else {
+      // bfloat16: one image at a time sums in float32 and is rounded once.
+      float* image = thread_buffer<float, 1>(image_size);
+      for (std::int64_t n = n0; n < n1; ++n) {
+        std::fill(image, image + image_size, 0.0f);
+        add_windows(n * per_image, (n + 1) * per_image, image, n);
+        kernels::cpu().round_to_bfloat16(image, image_size, dx + n * image_size);
+      }
     }
   });
 }
 
-void conv2d_backprop_filter_kernel(const ConvGeometry& g, const float* x, const float* dy, float* dw) {
+template <class T>
+void conv2d_backprop_filter_kernel(const ConvGeometry& g, const T* x, const T* dy, T* dw) {
   const std::int64_t rows = g.rows();
   const std::int64_t k = g.patch_size();
   if (direct_applies(g, kMaxDirectFilterGradientChannels)) {
@@ -325,40 +357,60 @@ void conv2d_backprop_filter_kernel(const ConvGeometry& g, const float* x, const 
     return;
   }
   if (is_pointwise(g) || rows == 0) {
-    kernels::gemm({.m = k, .n = g.out_c, .k = rows, .a = x, .transpose_a = true, .b = dy, .c = dw});
+    kernels::gemm(
+        kernels::GemmArgsOf<T>{.m = k, .n = g.out_c, .k = rows, .a = x, .transpose_a = true, .b = dy, .c = dw});
     return;
   }
   const Blocks blocks = pixel_blocks(rows, k, g.out_c);
-  // Each part sums its blocks into its own accumulator (part 0 into dw itself); the parts are
-  // then added in a fixed order, so the result does not depend on which thread ran what.
+  // Each part sums its blocks into its own float32 accumulator (part 0 into a float32 dw itself);
+  // the parts are then added in a fixed order, so the result does not depend on which thread ran
+  // what, and a bfloat16 dw is rounded once.
   const std::int64_t parts = std::clamp<std::int64_t>(rows * k * g.out_c / kMinMacsPerTask, 1,
                                                       std::min<std::int64_t>(num_threads(), blocks.count));
   const std::int64_t filter_size = k * g.out_c;
-  std::vector<float> partials(static_cast<std::size_t>((parts - 1) * filter_size));
+  constexpr bool kFloat32 = std::is_same_v<T, float>;
+  std::vector<float> partials(static_cast<std::size_t>((kFloat32 ? parts - 1 : parts) * filter_size));
+  float* sum = nullptr;
+  if constexpr (kFloat32) {
+    sum = dw;
+  } else {
+    sum = partials.data() + (parts - 1) * filter_size;
+  }
   for_each_share(parts, 1, [&](std::int64_t p0, std::int64_t p1, auto gemm) {
-    float* patches = patch_buffer(blocks.rows_per_block * k);
+    T* patches = thread_buffer<T>(blocks.rows_per_block * k);
     for (std::int64_t part = p0; part < p1; ++part) {
-      float* acc = part == 0 ? dw : partials.data() + (part - 1) * filter_size;
+      float* acc = part == 0 ? sum : partials.data() + (part - 1) * filter_size;
       const std::int64_t first = blocks.count * part / parts;
       const std::int64_t last = blocks.count * (part + 1) / parts;
       for (std::int64_t block = first; block < last; ++block) {
         const std::int64_t r0 = block * blocks.rows_per_block;
         const std::int64_t r1 = std::min(rows, r0 + blocks.rows_per_block);
         im2col(g, x, r0, r1, patches);
-        gemm({.m = k,
-              .n = g.out_c,
-              .k = r1 - r0,
-              .a = patches,
-              .transpose_a = true,
-              .b = dy + r0 * g.out_c,
-              .c = acc,
-              .beta = block == first ? 0.0f : 1.0f});
+        gemm(kernels::GemmArgsOf<T, float>{.m = k,
+                                           .n = g.out_c,
+                                           .k = r1 - r0,
+                                           .a = patches,
+                                           .transpose_a = true,
+                                           .b = dy + r0 * g.out_c,
+                                           .c = acc,
+                                           .beta = block == first ? 0.0f : 1.0f});
       }
     }
   });
   for (std::int64_t part = 1; part < parts; ++part) {
     const float* src = partials.data() + (part - 1) * filter_size;
-    for (std::int64_t i = 0; i < filter_size; ++i) dw[i] += src[i];
+    for (std::int64_t i = 0; i < filter_size; ++i) sum[i] += src[i];
+  }
+  if constexpr (!kFloat32) kernels::cpu().round_to_bfloat16(sum, filter_size, dw);
+}
+
+// Calls kernel(T{}) with T the C++ type of the float dtype every operand of a conv shares.
+template <class Kernel>
+void with_float_type(DType dtype, Kernel&& kernel) {
+  if (dtype == DType::bfloat16) {
+    kernel(bfloat16{});
+  } else {
+    kernel(float{});
   }
 }
 
@@ -376,8 +428,12 @@ class Conv2D final : public PrimitiveOf<Conv2D, OpId::conv2d> {
     check_float_pair(name(), "input", in[0], "filter", in[1]);
     return {geometry(in[0].shape, in[1].shape).output_shape(), in[0].dtype};
   }
+  bool handles_bfloat16() const override { return true; }
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
-    conv2d_kernel(geometry(in[0].shape, in[1].shape), in[0].as<float>(), in[1].as<float>(), out.as<float>());
+    with_float_type(out.dtype, [&](auto t) {
+      using T = decltype(t);
+      conv2d_kernel(geometry(in[0].shape, in[1].shape), in[0].as<T>(), in[1].as<T>(), out.as<T>());
+    });
   }
   std::vector<Tensor> vjp(const VjpArgs& a) const override {
     const Conv2DOptions options = options_of(stride_h_, stride_w_, padding_);
@@ -411,8 +467,12 @@ class Conv2DBackpropInput final : public PrimitiveOf<Conv2DBackpropInput, OpId::
     check_dy(name(), g, input_shape_, in[1].shape, in[0].shape, padding_);
     return {input_shape_, in[0].dtype};
   }
+  bool handles_bfloat16() const override { return true; }
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
-    conv2d_backprop_input_kernel(geometry(in[1].shape), in[0].as<float>(), in[1].as<float>(), out.as<float>());
+    with_float_type(out.dtype, [&](auto t) {
+      using T = decltype(t);
+      conv2d_backprop_input_kernel(geometry(in[1].shape), in[0].as<T>(), in[1].as<T>(), out.as<T>());
+    });
   }
   // Bilinear in (dy, filter): <g, dx> = <conv2d(g, filter), dy>.
   std::vector<Tensor> vjp(const VjpArgs& a) const override {
@@ -448,8 +508,12 @@ class Conv2DBackpropFilter final : public PrimitiveOf<Conv2DBackpropFilter, OpId
     check_dy(name(), g, in[0].shape, filter_shape_, in[1].shape, padding_);
     return {filter_shape_, in[0].dtype};
   }
+  bool handles_bfloat16() const override { return true; }
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
-    conv2d_backprop_filter_kernel(geometry(in[0].shape), in[0].as<float>(), in[1].as<float>(), out.as<float>());
+    with_float_type(out.dtype, [&](auto t) {
+      using T = decltype(t);
+      conv2d_backprop_filter_kernel(geometry(in[0].shape), in[0].as<T>(), in[1].as<T>(), out.as<T>());
+    });
   }
   // Bilinear in (input, dy): <g, dw> = <conv2d(input, g), dy>.
   std::vector<Tensor> vjp(const VjpArgs& a) const override {

@@ -1,6 +1,7 @@
 // Layer normalization over the last axis: (x - mean) / sqrt(var + eps) * gamma + beta, and
 // layer_norm_backprop, its gradient with respect to x. The kernels are
 // framework/ops/kernels/cpu/layer_norm.cpp.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -8,6 +9,7 @@
 #include "framework/core/error.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/kernels/bfloat16_rows.h"
 #include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/nn.h"
 #include "framework/ops/primitive.h"
@@ -73,6 +75,11 @@ TensorSpec check_backprop_inputs(std::span<const TensorSpec> inputs) {
   return x;
 }
 
+// The output has x's dtype, so the inputs tell whether anything is bfloat16.
+bool any_bfloat16(std::span<const TensorView> inputs) {
+  return std::any_of(inputs.begin(), inputs.end(), [](const TensorView& t) { return t.dtype == DType::bfloat16; });
+}
+
 Tensor as_dtype(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : ops::cast(t, dtype); }
 
 std::string epsilon_text(double epsilon) {
@@ -92,10 +99,15 @@ class LayerNorm final : public PrimitiveOf<LayerNorm, OpId::layer_norm> {
   void eval_cpu(std::span<const TensorView> inputs, const TensorView& output) const override {
     const TensorView& x = inputs[0];
     if (x.numel() == 0) return;
+    if (any_bfloat16(inputs)) {
+      kernels::layer_norm_bfloat16(x, inputs[1], inputs[2], output, static_cast<float>(epsilon_));
+      return;
+    }
     const std::int64_t d = x.shape[-1];
     kernels::cpu().layer_norm(x.as<float>(), inputs[1].as<float>(), inputs[2].as<float>(), output.as<float>(),
                               x.numel() / d, d, static_cast<float>(epsilon_));
   }
+  bool handles_bfloat16() const override { return true; }
 
   // dx comes from layer_norm_backprop, one pass over each row. dgamma needs xhat, which
   // layer_norm with gamma = 1 and beta = 0 computes in one pass too. Both recompute mean and
@@ -133,10 +145,15 @@ class LayerNormBackprop final : public PrimitiveOf<LayerNormBackprop, OpId::laye
   void eval_cpu(std::span<const TensorView> inputs, const TensorView& output) const override {
     const TensorView& x = inputs[0];
     if (x.numel() == 0) return;
+    if (any_bfloat16(inputs)) {
+      kernels::layer_norm_backprop_bfloat16(x, inputs[1], inputs[2], output, static_cast<float>(epsilon_));
+      return;
+    }
     const std::int64_t d = x.shape[-1];
     kernels::cpu().layer_norm_backprop(x.as<float>(), inputs[1].as<float>(), inputs[2].as<float>(), output.as<float>(),
                                        x.numel() / d, d, static_cast<float>(epsilon_));
   }
+  bool handles_bfloat16() const override { return true; }
 
   // Not differentiable: Kestrel differentiates layer_norm once only. Backward treats a missing
   // gradient as zero, so returning none would make a gradient of a gradient through layer_norm

@@ -88,25 +88,15 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
             a.dtype};
   }
 
+  // bfloat16 operands multiply without float32 copies of them (kernels/gemm.h).
+  bool handles_bfloat16() const override { return true; }
+
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
-    const Shape& a = in[0].shape;
-    const Shape& b = in[1].shape;
-    const std::int64_t m = out.shape[-2];
-    const std::int64_t n = out.shape[-1];
-    const std::int64_t k = a[transpose_a_ ? -2 : -1];
-    const std::int64_t batch = batch_dims(out.shape).numel();
-    kernels::gemm({.m = m,
-                   .n = n,
-                   .k = k,
-                   .a = in[0].as<float>(),
-                   .transpose_a = transpose_a_,
-                   .b = in[1].as<float>(),
-                   .transpose_b = transpose_b_,
-                   .c = out.as<float>(),
-                   .batch = batch,
-                   .stride_a = a[-2] * a[-1],
-                   .stride_b = b[-2] * b[-1],
-                   .stride_c = m * n});
+    if (out.dtype == DType::bfloat16) {
+      multiply<bfloat16>(in, out);
+    } else {
+      multiply<float>(in, out);
+    }
   }
 
   // With C = op(a) op(b): d op(a) = dC op(b)^T and d op(b) = op(a)^T dC, each undone through
@@ -128,6 +118,27 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
   }
 
  private:
+  template <class T>
+  void multiply(std::span<const TensorView> in, const TensorView& out) const {
+    const Shape& a = in[0].shape;
+    const Shape& b = in[1].shape;
+    const std::int64_t m = out.shape[-2];
+    const std::int64_t n = out.shape[-1];
+    const std::int64_t k = a[transpose_a_ ? -2 : -1];
+    kernels::gemm(kernels::GemmArgsOf<T>{.m = m,
+                                         .n = n,
+                                         .k = k,
+                                         .a = in[0].as<T>(),
+                                         .transpose_a = transpose_a_,
+                                         .b = in[1].as<T>(),
+                                         .transpose_b = transpose_b_,
+                                         .c = out.as<T>(),
+                                         .batch = batch_dims(out.shape).numel(),
+                                         .stride_a = a[-2] * a[-1],
+                                         .stride_b = b[-2] * b[-1],
+                                         .stride_c = m * n});
+  }
+
   bool transpose_a_;
   bool transpose_b_;
 };

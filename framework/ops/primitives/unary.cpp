@@ -135,14 +135,16 @@ class Unary final : public PrimitiveOf<Unary<Op>, Op::kId> {
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
     switch (in[0].dtype) {
       case DType::float32: return kernels::cpu().elementwise_float32(Op::kOpcode, in, out);
+      case DType::bfloat16: return kernels::cpu().elementwise_bfloat16(Op::kOpcode, in, out);
       case DType::int32: return run_int<std::int32_t>(in[0], out);
       case DType::int64: return run_int<std::int64_t>(in[0], out);
-      case DType::bfloat16:  // widened by the dispatcher
-      case DType::bool_:     // rejected by infer
+      case DType::bool_:  // rejected by infer
         KESTREL_DCHECK(false);
         return;
     }
   }
+
+  bool handles_bfloat16() const override { return true; }
 
   std::optional<ElementwiseOpcode> fusion_opcode() const override { return Op::kOpcode; }
 
@@ -176,8 +178,14 @@ class Gelu final : public PrimitiveOf<Gelu, OpId::gelu> {
   }
 
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
-    kernels::cpu().elementwise_float32(opcode(), in, out);
+    if (out.dtype == DType::bfloat16) {
+      kernels::cpu().elementwise_bfloat16(opcode(), in, out);
+    } else {
+      kernels::cpu().elementwise_float32(opcode(), in, out);
+    }
   }
+
+  bool handles_bfloat16() const override { return true; }
 
   std::optional<ElementwiseOpcode> fusion_opcode() const override { return opcode(); }
 

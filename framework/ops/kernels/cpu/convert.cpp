@@ -1,5 +1,6 @@
 // Element type conversion for every CPU level: ops::cast's kernel, and how float32-only kernels
-// see bfloat16 data (widened before, rounded after; framework/ops/dispatch.cpp, the jit's executor).
+// see bfloat16 data (widened before, rounded after; framework/ops/dispatch.cpp, the jit's executor),
+// whole tensors at a time or, for the bfloat16 gemm and convolution, a block at a time.
 #include "framework/ops/kernels/cpu/level.h"
 
 #include <type_traits>
@@ -32,6 +33,14 @@ void convert(const TensorView& in, const TensorView& out) {
       unary_loop<Src, Dst>(in, out, [](Src v) { return convert_one<Src, Dst>(v); });
     });
   });
+}
+
+void widen_bfloat16(const bfloat16* in, std::int64_t n, float* out) {
+  for (std::int64_t i = 0; i < n; ++i) out[i] = convert_one<bfloat16, float>(in[i]);
+}
+
+void round_to_bfloat16(const float* in, std::int64_t n, bfloat16* out) {
+  for (std::int64_t i = 0; i < n; ++i) out[i] = convert_one<float, bfloat16>(in[i]);
 }
 
 }  // namespace kestrel::kernels::KESTREL_CPU_LEVEL

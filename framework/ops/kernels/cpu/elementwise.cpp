@@ -3,6 +3,8 @@
 // framework/ops/kernels/fused_elementwise_kernel.cpp's). Both apply the opcode's functor
 // (elementwise_functors.h), so a fused program rounds exactly as the ops it replaces, at each
 // level. The one switch over opcodes is with_opcode's, expanded from KESTREL_ELEMENTWISE_OPCODES.
+// The opcodes also run on bfloat16 tensors: the same float32 arithmetic on values widened a
+// block at a time, each result rounded once as it is stored.
 #include "framework/ops/kernels/cpu/level.h"
 
 #include <Eigen/Core>
@@ -20,9 +22,25 @@ namespace {
 
 using FloatArray = Eigen::Map<const Eigen::ArrayXf>;
 
+// Threads split on 16-element boundaries: Eigen computes whole packets with its vector functions
+// and only a tail with scalar ones, which round differently (sqrt under fast math). Aligned
+// splits leave one tail, at the end, so the bits do not depend on the thread count.
+constexpr std::int64_t kLanes = 16;
+// bfloat16 elements widened at a time (into an aligned block, so that Eigen starts with whole
+// packets there too): a multiple of kLanes, and 4 KiB of float32, well inside L1.
+constexpr std::int64_t kWidenedBlock = 1024;
+static_assert(kWidenedBlock % kLanes == 0);
+
 template <ElementwiseOpcode kOpcode>
 void unary_run(const float* x, float* y, std::int64_t n) {
   Eigen::Map<Eigen::ArrayXf>(y, n) = ElementwiseFn<kOpcode>{}(FloatArray(x, n));
+}
+
+// Calls fn(lo, hi) over [0, n) in chunks over the thread pool, split on kLanes boundaries.
+template <class Fn>
+void for_each_chunk(std::int64_t n, const Fn& fn) {
+  parallel_for((n + kLanes - 1) / kLanes, kElementwiseGrain / kLanes,
+               [&](std::int64_t first, std::int64_t last) { fn(first * kLanes, std::min(last * kLanes, n)); });
 }
 
 /// A unary functor over a tensor, chunk by chunk over the thread pool.
@@ -30,15 +48,23 @@ template <ElementwiseOpcode kOpcode>
 void unary_tensor(const TensorView& in, const TensorView& out) {
   const float* x = in.as<float>();
   float* y = out.as<float>();
-  // Threads split on 16-element boundaries: Eigen computes whole packets with its vector
-  // functions and only a tail with scalar ones, which round differently (sqrt under fast math).
-  // Aligned splits leave one tail, at the end, so the bits do not depend on the thread count.
-  constexpr std::int64_t kLanes = 16;
-  const std::int64_t n = in.numel();
-  parallel_for((n + kLanes - 1) / kLanes, kElementwiseGrain / kLanes, [&](std::int64_t first, std::int64_t last) {
-    const std::int64_t lo = first * kLanes;
-    const std::int64_t hi = std::min(last * kLanes, n);
-    unary_run<kOpcode>(x + lo, y + lo, hi - lo);
+  for_each_chunk(in.numel(), [&](std::int64_t lo, std::int64_t hi) { unary_run<kOpcode>(x + lo, y + lo, hi - lo); });
+}
+
+// The same over bfloat16, each chunk in blocks that start on kLanes boundaries: every element is
+// computed as unary_tensor computes it on the widened tensor.
+template <ElementwiseOpcode kOpcode>
+void unary_tensor_bf16(const TensorView& in, const TensorView& out) {
+  const bfloat16* x = in.as<bfloat16>();
+  bfloat16* y = out.as<bfloat16>();
+  for_each_chunk(in.numel(), [&](std::int64_t first, std::int64_t hi) {
+    alignas(64) std::array<float, kWidenedBlock> block;
+    for (std::int64_t lo = first; lo < hi; lo += kWidenedBlock) {
+      const std::int64_t count = std::min(kWidenedBlock, hi - lo);
+      widen_bfloat16(x + lo, count, block.data());
+      unary_run<kOpcode>(block.data(), block.data(), count);
+      round_to_bfloat16(block.data(), count, y + lo);
+    }
   });
 }
 
@@ -88,20 +114,43 @@ void step(const std::array<ElementwiseOperand, 3>& args, float* y, std::int64_t 
   }
 }
 
-}  // namespace
-
-void elementwise_float32(ElementwiseOpcode opcode, std::span<const TensorView> in, const TensorView& out) {
+// Each opcode's kernel over whole tensors of T, float or bfloat16 (a bfloat16 result is the
+// float32 one rounded; select copies the chosen bits).
+template <class T>
+void elementwise_tensors(ElementwiseOpcode opcode, std::span<const TensorView> in, const TensorView& out) {
+  constexpr bool kFloat32 = std::is_same_v<T, float>;
   with_opcode(opcode, [&](auto op) {
     using Fn = ElementwiseFn<op.value>;
     if constexpr (opcode_arity(op.value) == 1) {
-      unary_tensor<op.value>(in[0], out);
+      if constexpr (kFloat32) {
+        unary_tensor<op.value>(in[0], out);
+      } else {
+        unary_tensor_bf16<op.value>(in[0], out);
+      }
     } else if constexpr (opcode_arity(op.value) == 2) {
-      using Out = std::invoke_result_t<Fn, float, float>;  // bool for comparisons
-      binary_loop<float, Out>(in[0], in[1], out, Fn{});
+      using Result = std::invoke_result_t<Fn, float, float>;  // bool for comparisons
+      using Out = std::conditional_t<std::is_same_v<Result, bool>, bool, T>;
+      if constexpr (kFloat32) {
+        binary_loop<float, Out>(in[0], in[1], out, Fn{});
+      } else {
+        binary_loop<bfloat16, Out>(in[0], in[1], out, [](bfloat16 a, bfloat16 b) {
+          return Out(Fn{}(static_cast<float>(a), static_cast<float>(b)));
+        });
+      }
     } else {
-      select_loop<float>(in[0], in[1], in[2], out, Fn{});
+      select_loop<T>(in[0], in[1], in[2], out, Fn{});
     }
   });
+}
+
+}  // namespace
+
+void elementwise_float32(ElementwiseOpcode opcode, std::span<const TensorView> in, const TensorView& out) {
+  elementwise_tensors<float>(opcode, in, out);
+}
+
+void elementwise_bfloat16(ElementwiseOpcode opcode, std::span<const TensorView> in, const TensorView& out) {
+  elementwise_tensors<bfloat16>(opcode, in, out);
 }
 
 void elementwise_step(ElementwiseOpcode opcode, const std::array<ElementwiseOperand, 3>& args, float* y,

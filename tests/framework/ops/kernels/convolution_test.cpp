@@ -7,10 +7,10 @@
 
 #include <cstring>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "framework/core/thread_pool.h"
+#include "tests/framework/ops/kernels/replica_threads.h"
 
 namespace kestrel::kernels {
 namespace {
@@ -60,11 +60,7 @@ TEST(Convolution, TheSameBitsWhereverTheRunsExecute) {
   const Results serial = convolve(true);
   EXPECT_TRUE(same_bits(serial.y, pooled.y)) << "forward under a SerialKernelsScope";
   EXPECT_TRUE(same_bits(serial.dw, pooled.dw)) << "filter gradient under a SerialKernelsScope";
-  std::vector<Results> replicas(4);
-  std::vector<std::thread> threads;
-  for (Results& r : replicas) threads.emplace_back([&r] { r = convolve(true); });
-  for (std::thread& t : threads) t.join();
-  for (const Results& r : replicas) {
+  for (const Results& r : testing::on_replica_threads(4, [] { return convolve(true); })) {
     EXPECT_TRUE(same_bits(r.y, pooled.y)) << "forward on a replica thread";
     EXPECT_TRUE(same_bits(r.dw, pooled.dw)) << "filter gradient on a replica thread";
   }

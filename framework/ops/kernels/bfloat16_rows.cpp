@@ -1,0 +1,118 @@
+#include "framework/ops/kernels/bfloat16_rows.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "framework/core/thread_pool.h"
+#include "framework/ops/kernels/cpu_kernels.h"
+
+namespace kestrel::kernels {
+namespace {
+
+// Tensor data is 64-byte aligned (core/buffer.h): 16 floats.
+constexpr std::int64_t kAlignFloats = 16;
+// Elements per parallel_for share, at least.
+constexpr std::int64_t kGrainElements = 1 << 14;
+
+// The calling thread's float32 buffer `slot` (one per operand in use at once), 64-byte aligned,
+// with room for `count` floats.
+float* thread_floats(std::size_t slot, std::int64_t count) {
+  thread_local std::array<std::vector<float>, 3> buffers;
+  std::vector<float>& b = buffers[slot];
+  const auto needed = static_cast<std::size_t>(count + kAlignFloats);
+  if (b.size() < needed) b.resize(needed);
+  void* p = b.data();
+  std::size_t space = b.size() * sizeof(float);
+  return static_cast<float*>(std::align(64, static_cast<std::size_t>(count) * sizeof(float), p, space));
+}
+
+// Elements [offset, offset + count) of t as float32: in place when t is float32, else in buffer
+// `slot` at offset's place modulo 64 bytes, widened when `load`.
+float* run_of(const TensorView& t, std::int64_t offset, std::int64_t count, std::size_t slot, bool load) {
+  if (t.dtype == DType::float32) return t.as<float>() + offset;
+  float* run = thread_floats(slot, count + kAlignFloats) + offset % kAlignFloats;
+  if (load) cpu().widen_bfloat16(t.as<bfloat16>() + offset, count, run);
+  return run;
+}
+
+// Rounds a run computed by run_of(t, ..., load = false) into t, when t is bfloat16.
+void store(const float* run, const TensorView& t, std::int64_t offset, std::int64_t count) {
+  if (t.dtype == DType::bfloat16) cpu().round_to_bfloat16(run, count, t.as<bfloat16>() + offset);
+}
+
+// A [d] parameter as float32: itself, or widened whole into fresh (64-byte aligned) storage.
+class Parameter {
+ public:
+  explicit Parameter(const TensorView& p) {
+    if (p.dtype == DType::float32) {
+      data_ = p.as<float>();
+      return;
+    }
+    wide_ = Tensor::empty(p.shape, DType::float32);
+    cpu().convert(p, wide_.view());
+    data_ = wide_.view().as<float>();
+  }
+  const float* data() const { return data_; }
+
+ private:
+  Tensor wide_;
+  const float* data_ = nullptr;
+};
+
+// Calls fn(row) for each of `rows` runs of `size` elements over the pool.
+template <class Fn>
+void for_each_run(std::int64_t rows, std::int64_t size, const Fn& fn) {
+  parallel_for(rows, std::max<std::int64_t>(1, kGrainElements / std::max<std::int64_t>(size, 1)),
+               [&](std::int64_t begin, std::int64_t end) {
+                 for (std::int64_t r = begin; r < end; ++r) fn(r);
+               });
+}
+
+}  // namespace
+
+void softmax_bfloat16(const TensorView& x, const TensorView& y, int axis, bool log) {
+  if (x.numel() == 0) return;
+  std::int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i) outer *= x.shape[i];
+  for (int i = axis + 1; i < x.shape.rank(); ++i) inner *= x.shape[i];
+  const std::int64_t n = x.shape[axis], slab = n * inner;
+  const Shape run_shape = {1, n, inner};
+  for_each_run(outer, slab, [&](std::int64_t o) {
+    const float* in = run_of(x, o * slab, slab, 0, true);
+    float* out = run_of(y, o * slab, slab, 1, false);
+    cpu().softmax(in, out, run_shape, 1, log);
+    store(out, y, o * slab, slab);
+  });
+}
+
+void layer_norm_bfloat16(const TensorView& x, const TensorView& gamma, const TensorView& beta, const TensorView& y,
+                         float epsilon) {
+  if (x.numel() == 0) return;
+  const std::int64_t d = x.shape[-1];
+  const Parameter scale(gamma), shift(beta);
+  for_each_run(x.numel() / d, d, [&](std::int64_t r) {
+    const float* in = run_of(x, r * d, d, 0, true);
+    float* out = run_of(y, r * d, d, 1, false);
+    cpu().layer_norm(in, scale.data(), shift.data(), out, 1, d, epsilon);
+    store(out, y, r * d, d);
+  });
+}
+
+void layer_norm_backprop_bfloat16(const TensorView& x, const TensorView& gamma, const TensorView& dy,
+                                  const TensorView& dx, float epsilon) {
+  if (x.numel() == 0) return;
+  const std::int64_t d = x.shape[-1];
+  const Parameter scale(gamma);
+  for_each_run(x.numel() / d, d, [&](std::int64_t r) {
+    const float* in = run_of(x, r * d, d, 0, true);
+    const float* dout = run_of(dy, r * d, d, 2, true);
+    float* out = run_of(dx, r * d, d, 1, false);
+    cpu().layer_norm_backprop(in, scale.data(), dout, out, 1, d, epsilon);
+    store(out, dx, r * d, d);
+  });
+}
+
+}  // namespace kestrel::kernels

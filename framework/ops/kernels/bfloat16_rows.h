@@ -1,0 +1,29 @@
+// softmax and layer normalization with bfloat16 operands, a run at a time (a row, or for softmax
+// over another axis than the last one slab [n, inner] of it): each run is widened into the
+// calling thread's float32 buffer, put through the float32 kernel of kernels::cpu() and rounded
+// as it is stored, never a float32 copy of the whole tensor.
+//
+//   kernels::softmax_bfloat16(x, y, axis, /*log=*/false);
+//   kernels::layer_norm_bfloat16(x, gamma, beta, y, 1e-5f);   // any of them bfloat16, the rest float32
+//
+// The bits are those of widening every bfloat16 operand whole, the float32 kernel and rounding
+// (framework/ops/dispatch.cpp): a run is widened to where it would sit in a whole widened tensor
+// modulo 64 bytes (tensor data is 64-byte aligned), so Eigen's vector loops split it alike.
+#pragma once
+
+#include "framework/core/tensor.h"
+
+namespace kestrel::kernels {
+
+/// softmax (log = false) or log_softmax of x over `axis` into y, both bfloat16.
+void softmax_bfloat16(const TensorView& x, const TensorView& y, int axis, bool log);
+
+/// layer_norm of x [..., d] with gamma and beta [d] into y (x's dtype), each float32 or bfloat16.
+void layer_norm_bfloat16(const TensorView& x, const TensorView& gamma, const TensorView& beta, const TensorView& y,
+                         float epsilon);
+
+/// Its gradient in x, dx (x's dtype), from x, gamma and dy, each float32 or bfloat16.
+void layer_norm_backprop_bfloat16(const TensorView& x, const TensorView& gamma, const TensorView& dy,
+                                  const TensorView& dx, float epsilon);
+
+}  // namespace kestrel::kernels
