@@ -120,12 +120,13 @@ void report_bf16_goal(const WorkloadRecords& f32, const WorkloadRecords& mixed, 
   if (!speed) return;
   const auto memory_f32 = step_memory_mb(f32.jit);
   const auto memory_mixed = step_memory_mb(mixed.jit);
-  const std::optional<double> memory_ratio =
-      memory_f32 && memory_mixed && *memory_f32 > 0 ? std::optional<double>(*memory_mixed / *memory_f32) : std::nullopt;
+  // A plain flag and ratio: GCC 12 misreads an optional<double> here as maybe uninitialized.
+  const bool have_memory = memory_f32 && memory_mixed && *memory_f32 > 0;
+  const double memory_ratio = have_memory ? *memory_mixed / *memory_f32 : 0.0;
   const std::string figures = std::string(" [mixed_bfloat16 ") + fixed(mixed.jit->timing.median_ms, 2) +
                               " ms, float32 " + fixed(f32.jit->timing.median_ms, 2) + " ms: " + fixed(*speed, 2) +
                               "x float32's speed, " + fixed(1.0 / *speed, 2) + "x its time; step memory " +
-                              (memory_ratio ? fixed(*memory_ratio, 2) + "x float32's" : std::string("-")) + "]";
+                              (have_memory ? fixed(memory_ratio, 2) + "x float32's" : std::string("-")) + "]";
   if (native_bf16) {
     keep_verdict(harness, out,
                  std::string("bfloat16 goal (") + f32.workload->title +
@@ -134,7 +135,7 @@ void report_bf16_goal(const WorkloadRecords& f32, const WorkloadRecords& mixed, 
     return;
   }
   const bool time_ok = 1.0 / *speed <= kBf16TimeLimit;
-  const bool memory_ok = memory_ratio && *memory_ratio <= kBf16MemoryLimit;
+  const bool memory_ok = have_memory && memory_ratio <= kBf16MemoryLimit;
   keep_verdict(harness, out,
                std::string("bfloat16 goal (") + f32.workload->title + " mixed_bfloat16 jit step at most " +
                    fixed(kBf16TimeLimit, 2) + "x float32's time and " + fixed(kBf16MemoryLimit, 2) +

@@ -26,8 +26,10 @@ class DTypePolicy {
   /// "float32", "mixed_bfloat16" or "bfloat16". Any other name (float16 and mixed_float16
   /// included, which CPUs do not accelerate) is a ValueError listing these.
   DTypePolicy(std::string_view name);  // NOLINT(google-explicit-constructor): {.dtype = "float32"}, as Keras
-  DTypePolicy(const char* name) : DTypePolicy(std::string_view(name)) {}         // NOLINT(google-explicit-constructor)
-  DTypePolicy(const std::string& name) : DTypePolicy(std::string_view(name)) {}  // NOLINT(google-explicit-constructor)
+  DTypePolicy(const char* name)
+      : DTypePolicy(std::string_view(name)) {}  // NOLINT(google-explicit-constructor): as above
+  DTypePolicy(const std::string& name)
+      : DTypePolicy(std::string_view(name)) {}  // NOLINT(google-explicit-constructor): as above
   /// The policy that stores and computes in `dtype`: float32 or bfloat16.
   DTypePolicy(DType dtype);  // NOLINT(google-explicit-constructor): {.dtype = DType::bfloat16}
 

@@ -131,7 +131,9 @@ TEST(MixedPrecision, Bfloat16PolicyKeepsWeightsAndOptimizerStateInBfloat16) {
     const Trained bf16 = train("bfloat16", nullptr, jit, kLong);
     for (const Tensor& w : bf16.weights) EXPECT_EQ(w.dtype(), DType::bfloat16);
     for (const Variable& v : bf16.optimizer_variables) {
-      if (v.shape().rank() > 0) EXPECT_EQ(v.dtype(), DType::bfloat16) << v.name();  // slots, not counters
+      if (v.shape().rank() > 0) {  // slots, not counters
+        EXPECT_EQ(v.dtype(), DType::bfloat16) << v.name();
+      }
     }
     EXPECT_EQ(bf16.predicted.dtype(), DType::bfloat16);
     // The loss and the metrics are float32 whatever the model computes in (logged as doubles).

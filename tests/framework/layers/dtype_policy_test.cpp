@@ -43,7 +43,7 @@ TEST(DTypePolicy, NamesGiveTheirVariableAndComputeDtypes) {
 }
 
 TEST(DTypePolicy, UnknownNamesAndFloat16ListTheSupportedOnes) {
-  const std::string unknown = error_message<ValueError>([] { DTypePolicy("mixed_bf16"); });
+  const std::string unknown = error_message<ValueError>([] { DTypePolicy policy("mixed_bf16"); });
   EXPECT_TRUE(contains(unknown, "unknown dtype policy 'mixed_bf16'")) << unknown;
   EXPECT_TRUE(contains(unknown, "\"float32\", \"mixed_bfloat16\" or \"bfloat16\"")) << unknown;
   for (const char* name : {"mixed_float16", "float16"}) {
@@ -53,7 +53,7 @@ TEST(DTypePolicy, UnknownNamesAndFloat16ListTheSupportedOnes) {
     EXPECT_TRUE(contains(m, "use \"mixed_bfloat16\"")) << m;
   }
   EXPECT_EQ(mixed_precision::global_policy().name(), "float32");  // a failed set changes nothing
-  const std::string int_policy = error_message<ValueError>([] { DTypePolicy(DType::int32); });
+  const std::string int_policy = error_message<ValueError>([] { DTypePolicy policy(DType::int32); });
   EXPECT_TRUE(contains(int_policy, "not int32")) << int_policy;
 }
 

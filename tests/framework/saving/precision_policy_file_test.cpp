@@ -68,7 +68,9 @@ TEST_P(PolicyFiles, Float32CheckpointLoadsIntoABfloat16ModelAndBack) {
   }
   // The optimizer's slots keep the bfloat16 of the variables they belong to.
   for (const Variable& slot : bf16->optimizer()->variables()) {
-    if (slot.shape().rank() > 0) EXPECT_EQ(slot.dtype(), DType::bfloat16) << slot.name();
+    if (slot.shape().rank() > 0) {
+      EXPECT_EQ(slot.dtype(), DType::bfloat16) << slot.name();
+    }
   }
 
   // And back: the bfloat16 values load exactly into a float32 model.
