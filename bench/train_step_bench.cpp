@@ -30,6 +30,7 @@
 #include "bench/train_step_report.h"
 #include "bench/train_step_workloads.h"
 #include "framework/core/thread_pool.h"
+#include "framework/layers/dtype_policy.h"
 #include "framework/logging/logging.h"
 
 namespace {
@@ -161,7 +162,7 @@ int main(int argc, char** argv) {
   harness.cli()
       .add_option("--precisions", precisions, "the precision policies to run, each beside its peer")
       ->delimiter(',')
-      ->check(CLI::IsMember({"float32", "mixed_bfloat16", "bfloat16"}))
+      ->check(CLI::IsMember(kestrel::mixed_precision::policy_names()))
       ->capture_default_str();
   harness.cli()
       .add_option("--workload-child", child_workload, "internal: measure this workload in this process")

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <utility>
 
+#include "framework/layers/dtype_policy.h"
+
 namespace kestrel::bench {
 namespace {
 
@@ -19,7 +21,6 @@ constexpr double kBertCompileGoalMs = 200.0;  // BERT-tiny's train step compiled
 constexpr double kBf16SpeedupGoal = 1.5;
 constexpr double kBf16TimeLimit = 1.1;
 constexpr double kBf16MemoryLimit = 0.75;
-constexpr const char* kPrecisions[] = {"float32", "mixed_bfloat16", "bfloat16"};
 constexpr std::string_view kBf16GoalWorkloads[] = {"bert_tiny", "gpt_tiny"};
 
 const Record* find_record(const Harness& harness, const std::string& label, const std::string& source) {
@@ -206,7 +207,7 @@ void report_compile_goal(const WorkloadRecords& bert, Harness& harness, std::ost
 std::vector<WorkloadRecords> collect_train_step_records(const Harness& harness) {
   std::vector<WorkloadRecords> results;
   for (const Workload& w : train_step_workloads()) {
-    for (const char* precision : kPrecisions) {
+    for (const std::string& precision : mixed_precision::policy_names()) {
       WorkloadRecords r;
       r.workload = &w;
       r.precision = precision;
@@ -259,7 +260,7 @@ void print_tables_at(const std::vector<WorkloadRecords>& results, std::ostream& 
 }  // namespace
 
 void print_train_step_tables(const std::vector<WorkloadRecords>& results, std::ostream& out) {
-  for (const char* precision : kPrecisions) {
+  for (const std::string& precision : mixed_precision::policy_names()) {
     std::vector<WorkloadRecords> at;
     for (const WorkloadRecords& r : results) {
       if (r.precision == precision) at.push_back(r);

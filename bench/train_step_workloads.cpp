@@ -1,5 +1,6 @@
 #include "bench/train_step_workloads.h"
 
+#include <algorithm>
 #include <initializer_list>
 #include <optional>
 #include <string_view>
@@ -177,12 +178,7 @@ TrainStep make_train_step(const Workload& w, Mode mode, const std::string& preci
   const std::string name = w.name;
   random::set_global_seed(0);  // the same weights in every run
   // Layers take the global policy as they are made; the caller's policy comes back afterwards.
-  const DTypePolicy caller_policy = mixed_precision::global_policy();
-  mixed_precision::set_global_policy(precision);
-  struct RestorePolicy {
-    DTypePolicy policy;
-    ~RestorePolicy() { mixed_precision::set_global_policy(policy); }
-  } restore{caller_policy};
+  const mixed_precision::PolicyScope policy(precision);
   TrainStep step;
   if (name == "mlp") {
     step.model = make_mlp();

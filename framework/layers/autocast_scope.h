@@ -25,6 +25,8 @@ class AutocastScope final : public detail::ReadCast {
   AutocastScope& operator=(const AutocastScope&) = delete;
 
   Tensor cast(const Tensor& stored) const override;
+  /// The dtype reads are cast to.
+  DType dtype() const { return dtype_; }
 
  private:
   DType dtype_;
@@ -45,7 +47,6 @@ class CallScope {
  private:
   jit::LayerScope trace_scope_;
   AutocastScope autocast_;
-  DType compute_;
 };
 
 }  // namespace kestrel

@@ -16,6 +16,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "framework/core/dtype.h"
 
@@ -57,6 +58,22 @@ using Policy = DTypePolicy;
 /// The policy layers made from now on take when they are given none ("float32" at start).
 void set_global_policy(const DTypePolicy& policy);
 DTypePolicy global_policy();
+
+/// The names DTypePolicy accepts, for flags and option checks: float32, mixed_bfloat16, bfloat16.
+const std::vector<std::string>& policy_names();
+
+/// Sets the global policy while it lives and restores the one before it (for tests and programs
+/// that build one model under a policy without changing the caller's).
+class PolicyScope {
+ public:
+  explicit PolicyScope(const DTypePolicy& policy) : previous_(global_policy()) { set_global_policy(policy); }
+  ~PolicyScope() { set_global_policy(previous_); }
+  PolicyScope(const PolicyScope&) = delete;
+  PolicyScope& operator=(const PolicyScope&) = delete;
+
+ private:
+  DTypePolicy previous_;
+};
 
 }  // namespace mixed_precision
 

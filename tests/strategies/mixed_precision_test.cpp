@@ -12,12 +12,11 @@
 #include "framework/model/sequential.h"
 #include "framework/optimizers/optimizers.h"
 #include "strategies/tpu_strategy.h"
-#include "tests/support/global_policy.h"
 
 namespace kestrel::distribute {
 namespace {
 
-using testing::ScopedGlobalPolicy;
+using mixed_precision::PolicyScope;
 
 struct Trained {
   std::vector<Tensor> weights;
@@ -48,7 +47,7 @@ Data data_of(std::int64_t n, std::uint64_t seed) {
 constexpr int kShort = 2;
 constexpr int kLong = 10;
 Trained train(const char* policy, const Strategy* strategy, bool jit, int epochs = kShort) {
-  ScopedGlobalPolicy scoped(policy);
+  PolicyScope scoped(policy);
   clear_session();
   random::set_global_seed(5);
   std::optional<DistributionScope> scope;

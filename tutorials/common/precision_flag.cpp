@@ -1,12 +1,14 @@
 #include "tutorials/common/precision_flag.h"
 
+#include "framework/layers/dtype_policy.h"
+
 namespace kestrel::tutorials {
 
 void add_precision_flag(CLI::App& cli, std::string& precision) {
   cli.add_option("--precision", precision,
                  "the dtype policy: float32; mixed_bfloat16 (float32 weights, bfloat16 math); bfloat16 (weights "
                  "too, with the loss and metrics in float32)")
-      ->check(CLI::IsMember({"float32", "mixed_bfloat16", "bfloat16"}))
+      ->check(CLI::IsMember(mixed_precision::policy_names()))
       ->capture_default_str();
 }
 

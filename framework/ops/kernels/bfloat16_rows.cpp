@@ -17,11 +17,14 @@ constexpr std::int64_t kAlignFloats = 16;
 // Elements per parallel_for share, at least.
 constexpr std::int64_t kGrainElements = 1 << 14;
 
+// Buffers of the calling thread: the runs of up to three operands, then gamma and beta.
+enum class Slot : std::size_t { run0, run1, run2, gamma, beta, count };
+
 // The calling thread's float32 buffer `slot` (one per operand in use at once), 64-byte aligned,
 // with room for `count` floats.
-float* thread_floats(std::size_t slot, std::int64_t count) {
-  thread_local std::array<std::vector<float>, 3> buffers;
-  std::vector<float>& b = buffers[slot];
+float* thread_floats(Slot slot, std::int64_t count) {
+  thread_local std::array<std::vector<float>, static_cast<std::size_t>(Slot::count)> buffers;
+  std::vector<float>& b = buffers[static_cast<std::size_t>(slot)];
   const auto needed = static_cast<std::size_t>(count + kAlignFloats);
   if (b.size() < needed) b.resize(needed);
   void* p = b.data();
@@ -31,8 +34,9 @@ float* thread_floats(std::size_t slot, std::int64_t count) {
 
 // Elements [offset, offset + count) of t as float32: in place when t is float32, else in buffer
 // `slot` at offset's place modulo 64 bytes, widened when `load`.
-float* run_of(const TensorView& t, std::int64_t offset, std::int64_t count, std::size_t slot, bool load) {
+float* run_of(const TensorView& t, std::int64_t offset, std::int64_t count, Slot slot, bool load) {
   if (t.dtype == DType::float32) return t.as<float>() + offset;
+  // Room for the run after its shift from the aligned start.
   float* run = thread_floats(slot, count + kAlignFloats) + offset % kAlignFloats;
   if (load) cpu().widen_bfloat16(t.as<bfloat16>() + offset, count, run);
   return run;
@@ -43,24 +47,14 @@ void store(const float* run, const TensorView& t, std::int64_t offset, std::int6
   if (t.dtype == DType::bfloat16) cpu().round_to_bfloat16(run, count, t.as<bfloat16>() + offset);
 }
 
-// A [d] parameter as float32: itself, or widened whole into fresh (64-byte aligned) storage.
-class Parameter {
- public:
-  explicit Parameter(const TensorView& p) {
-    if (p.dtype == DType::float32) {
-      data_ = p.as<float>();
-      return;
-    }
-    wide_ = Tensor::empty(p.shape, DType::float32);
-    cpu().convert(p, wide_.view());
-    data_ = wide_.view().as<float>();
-  }
-  const float* data() const { return data_; }
-
- private:
-  Tensor wide_;
-  const float* data_ = nullptr;
-};
+// A [d] parameter as float32: itself, or widened into the calling thread's buffer `slot`, which
+// the worker threads only read (a compiled step allocates nothing for it).
+const float* parameter(const TensorView& p, Slot slot) {
+  if (p.dtype == DType::float32) return p.as<float>();
+  float* wide = thread_floats(slot, p.numel());
+  cpu().widen_bfloat16(p.as<bfloat16>(), p.numel(), wide);
+  return wide;
+}
 
 // Calls fn(row) for each of `rows` runs of `size` elements over the pool.
 template <class Fn>
@@ -81,8 +75,8 @@ void softmax_bfloat16(const TensorView& x, const TensorView& y, int axis, bool l
   const std::int64_t n = x.shape[axis], slab = n * inner;
   const Shape run_shape = {1, n, inner};
   for_each_run(outer, slab, [&](std::int64_t o) {
-    const float* in = run_of(x, o * slab, slab, 0, true);
-    float* out = run_of(y, o * slab, slab, 1, false);
+    const float* in = run_of(x, o * slab, slab, Slot::run0, true);
+    float* out = run_of(y, o * slab, slab, Slot::run1, false);
     cpu().softmax(in, out, run_shape, 1, log);
     store(out, y, o * slab, slab);
   });
@@ -92,11 +86,12 @@ void layer_norm_bfloat16(const TensorView& x, const TensorView& gamma, const Ten
                          float epsilon) {
   if (x.numel() == 0) return;
   const std::int64_t d = x.shape[-1];
-  const Parameter scale(gamma), shift(beta);
+  const float* scale = parameter(gamma, Slot::gamma);
+  const float* shift = parameter(beta, Slot::beta);
   for_each_run(x.numel() / d, d, [&](std::int64_t r) {
-    const float* in = run_of(x, r * d, d, 0, true);
-    float* out = run_of(y, r * d, d, 1, false);
-    cpu().layer_norm(in, scale.data(), shift.data(), out, 1, d, epsilon);
+    const float* in = run_of(x, r * d, d, Slot::run0, true);
+    float* out = run_of(y, r * d, d, Slot::run1, false);
+    cpu().layer_norm(in, scale, shift, out, 1, d, epsilon);
     store(out, y, r * d, d);
   });
 }
@@ -105,12 +100,12 @@ void layer_norm_backprop_bfloat16(const TensorView& x, const TensorView& gamma, 
                                   const TensorView& dx, float epsilon) {
   if (x.numel() == 0) return;
   const std::int64_t d = x.shape[-1];
-  const Parameter scale(gamma);
+  const float* scale = parameter(gamma, Slot::gamma);
   for_each_run(x.numel() / d, d, [&](std::int64_t r) {
-    const float* in = run_of(x, r * d, d, 0, true);
-    const float* dout = run_of(dy, r * d, d, 2, true);
-    float* out = run_of(dx, r * d, d, 1, false);
-    cpu().layer_norm_backprop(in, scale.data(), dout, out, 1, d, epsilon);
+    const float* in = run_of(x, r * d, d, Slot::run0, true);
+    const float* dout = run_of(dy, r * d, d, Slot::run2, true);
+    float* out = run_of(dx, r * d, d, Slot::run1, false);
+    cpu().layer_norm_backprop(in, scale, dout, out, 1, d, epsilon);
     store(out, dx, r * d, d);
   });
 }

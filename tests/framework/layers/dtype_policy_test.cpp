@@ -12,14 +12,13 @@
 #include "framework/model/sequential.h"
 #include "framework/ops/ops.h"
 #include "tests/support/error_message.h"
-#include "tests/support/global_policy.h"
 
 namespace kestrel {
 namespace {
 
+using mixed_precision::PolicyScope;
 using testing::contains;
 using testing::error_message;
-using testing::ScopedGlobalPolicy;
 
 double max_abs_difference(const Tensor& a, const Tensor& b) {
   const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
@@ -61,7 +60,7 @@ TEST(DTypePolicy, GlobalPolicyAppliesToLayersMadeAfterIt) {
   EXPECT_EQ(mixed_precision::global_policy().name(), "float32");
   layers::Dense before(2);
   {
-    ScopedGlobalPolicy mixed("mixed_bfloat16");
+    PolicyScope mixed("mixed_bfloat16");
     layers::Dense during(2);
     EXPECT_EQ(during.dtype_policy().name(), "mixed_bfloat16");
     EXPECT_EQ(before.dtype_policy().name(), "float32");
@@ -108,7 +107,7 @@ TEST(DTypePolicy, BfloatPolicyStoresTheVariablesInBfloat16) {
 }
 
 TEST(DTypePolicy, Float32LayerInsideAMixedModelComputesInFloat32) {
-  ScopedGlobalPolicy mixed("mixed_bfloat16");
+  PolicyScope mixed("mixed_bfloat16");
   Sequential model{layers::Dense(8, {.activation = "relu"}), layers::Dense(2, {.dtype = "float32"})};
   const Tensor y = model(random::normal({3, 4}, random::Key(4)));
   const auto& hidden = dynamic_cast<const layers::Dense&>(*model.layers()[0]);
@@ -120,7 +119,7 @@ TEST(DTypePolicy, Float32LayerInsideAMixedModelComputesInFloat32) {
 
 TEST(DTypePolicy, MixedModelOutputsComeBackAsFloat32AndBfloat16ModelsKeepBfloat16) {
   for (const char* name : {"mixed_bfloat16", "bfloat16"}) {
-    ScopedGlobalPolicy policy(name);
+    PolicyScope policy(name);
     Sequential model{layers::Dense(4, {.activation = "relu"}), layers::Dense(2)};
     const Tensor y = model(random::normal({3, 5}, random::Key(5)));
     EXPECT_EQ(y.dtype(), DTypePolicy(name).is_mixed() ? DType::float32 : DType::bfloat16) << name;

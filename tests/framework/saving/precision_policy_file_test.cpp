@@ -12,21 +12,20 @@
 #include "framework/optimizers/optimizers.h"
 #include "tests/framework/saving/saving_test_util.h"
 #include "tests/support/error_message.h"
-#include "tests/support/global_policy.h"
 #include "tests/support/log_capture.h"
 
 namespace kestrel {
 namespace {
 
+using mixed_precision::PolicyScope;
 using testing::contains;
 using testing::LogCapture;
-using testing::ScopedGlobalPolicy;
 using testing::ScratchDir;
 
 // An MLP under `policy` (seed 3), built and compiled with Adam, after one training step, so the
 // file holds optimizer slots too.
 std::unique_ptr<Sequential> trained_mlp(const char* policy) {
-  const ScopedGlobalPolicy scoped(policy);
+  const PolicyScope scoped(policy);
   clear_session();
   random::set_global_seed(3);
   auto model = std::make_unique<Sequential>(
