@@ -45,13 +45,14 @@ struct bfloat16 {
   }
 
  private:
+  // Without a branch, so that loops of conversions vectorize.
   static std::uint16_t round_to_bits(float value) {
     std::uint32_t u;
     std::memcpy(&u, &value, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((u >> 16) | 0x40u);  // keep NaN a NaN
     // Round to nearest, ties to even: add 0x7fff plus the lowest kept bit.
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return static_cast<std::uint16_t>(u >> 16);
+    const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const std::uint32_t quiet_nan = (u >> 16) | 0x40u;  // keep NaN a NaN
+    return static_cast<std::uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
   }
 };
 

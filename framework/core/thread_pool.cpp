@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <memory>
 #include <string>
@@ -17,6 +18,21 @@ thread_local int t_serial_kernel_scopes = 0;  // SerialKernelsScopes alive on th
 // pool.parallel_for runs fn(0, n) on the calling thread instead of splitting it: work given to a
 // pool from inside its own work would wait for threads that are busy running it.
 bool must_run_inline(const ThreadPool* pool) { return t_working_for == pool || t_serial_kernel_scopes > 0; }
+
+// How long a thread spins for new work, or for the workers to finish a job, before it sleeps.
+constexpr auto kSpinFor = std::chrono::microseconds(50);
+
+// Spins until done() or kSpinFor has passed; true when done().
+template <class Done>
+bool spin_until(const Done& done) {
+  const auto until = std::chrono::steady_clock::now() + kSpinFor;
+  for (int i = 1;; ++i) {
+    if (done()) return true;
+    // The clock costs more than a check; read it every 64.
+    if (i % 64 == 0 && std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::yield();
+  }
+}
 
 // Marks the thread as running `pool`'s work for the guard's lifetime.
 class WorkingFor {
@@ -42,9 +58,9 @@ struct ThreadPool::Job {
   const std::function<void(std::int64_t, std::int64_t)>* fn;
   std::int64_t n;
   int chunks;
-  std::atomic<int> next_chunk{1};  // chunk 0 belongs to the caller
-  int workers_inside = 0;          // guarded by mutex_; the job outlives every worker that joined it
-  std::exception_ptr error;        // guarded by mutex_
+  std::atomic<int> next_chunk{1};      // chunk 0 belongs to the caller
+  std::atomic<int> workers_inside{0};  // changed under mutex_; the job outlives every worker that joined it
+  std::exception_ptr error;            // guarded by mutex_
 
   void chunk_range(int chunk, std::int64_t& begin, std::int64_t& end) const {
     begin = n * chunk / chunks;
@@ -61,6 +77,7 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
+    published_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
   for (auto& w : workers_) w.join();
@@ -70,6 +87,7 @@ void ThreadPool::worker_loop(int /*index*/) {
   std::uint64_t seen = 0;
   const WorkingFor working(this);
   for (;;) {
+    spin_until([&] { return published_.load(std::memory_order_acquire) != seen; });
     Job* job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -113,6 +131,7 @@ void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain,
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = &job;
     ++generation_;
+    published_.store(generation_, std::memory_order_release);
   }
   wake_.notify_all();
 
@@ -131,6 +150,8 @@ void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain,
       }
     }
   }
+  // Every chunk is claimed: the workers still inside finish soon.
+  spin_until([&] { return job.workers_inside.load(std::memory_order_acquire) == 0; });
   {
     std::unique_lock<std::mutex> lock(mutex_);
     job_ = nullptr;  // workers that wake from now on find nothing to join

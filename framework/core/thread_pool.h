@@ -11,6 +11,7 @@
 //   SerialKernelsScope serial;   // on a replica's thread: parallel_for here runs inline
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -48,6 +49,10 @@ class ThreadPool {
   std::condition_variable done_;
   Job* job_ = nullptr;
   std::uint64_t generation_ = 0;
+  // generation_'s value (or stopping_ = true, as a change) for threads that spin instead of
+  // sleeping on a condition variable: a step's kernels follow each other by a few microseconds,
+  // less than a sleeping thread takes to wake.
+  std::atomic<std::uint64_t> published_{0};
   bool stopping_ = false;
   std::mutex submit_mutex_;  // one parallel_for at a time per pool
 };

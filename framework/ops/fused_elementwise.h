@@ -11,8 +11,8 @@
 // A program is a straight-line list of instructions over virtual registers, one register per
 // instruction, ending in one result. Each input has the output's shape, or a suffix of it (a
 // bias [N] against [B, N], or [L, N] against [B, L, N]: repeated over the leading axes), or is a
-// rank-0 scalar broadcast over it. The kernel computes in float32 (bfloat16 inputs are widened;
-// the result is bfloat16 when every non-scalar input is) with the standalone ops' own
+// rank-0 scalar broadcast over it. The kernel computes in float32 (bfloat16 inputs are widened a
+// block at a time; the result's dtype is FusedElementwiseOptions::dtype) with the standalone ops' own
 // expressions, so it gives their bits: exactly, for arithmetic, square, abs, negative, relu,
 // min/max, comparisons and select. sqrt, rsqrt, exp, log, tanh, sigmoid, erf and the two gelus
 // (one instruction each, as ops::gelu is one op) use Eigen's vector functions, as the standalone
@@ -158,6 +158,9 @@ struct FusedElementwiseOptions {
   /// The output's shape. By default it is the shape of the largest input of the highest rank; give
   /// it when no input has it (every input a scalar or a shorter suffix).
   std::optional<Shape> shape = std::nullopt;
+  /// The output's dtype, float32 or bfloat16. By default bfloat16 when every non-scalar input is
+  /// (every input, when all are scalars), else float32.
+  std::optional<DType> dtype = std::nullopt;
 };
 
 namespace ops {

@@ -123,34 +123,36 @@ constexpr OpKind op_kind(OpId id) { return kOpKinds[static_cast<std::size_t>(id)
 // infix operator for binary ones, a prefix for unary ones, or "" for a call (exp(x)).
 // An op of kind elementwise or broadcast without a line here is a fusion barrier or is only
 // carried through fused regions; tests/framework/ops/fusion_coverage_test.cpp says which and why.
-#define KESTREL_ELEMENTWISE_OPCODES(X)                                               \
-  X(negative, 1, negative, "-")                                                      \
-  X(abs, 1, abs, "")                                                                 \
-  X(square, 1, multiply, "") /* multiply(x, x), which ops::square is */              \
-  X(sqrt, 1, sqrt, "")                                                               \
-  X(rsqrt, 1, rsqrt, "")                                                             \
-  X(exp, 1, exp, "")                                                                 \
-  X(log, 1, log, "")                                                                 \
-  X(tanh, 1, tanh, "")                                                               \
-  X(sigmoid, 1, sigmoid, "")                                                         \
-  X(relu, 1, relu, "")                                                               \
-  X(erf, 1, erf, "")                                                                 \
-  X(gelu, 1, gelu, "")      /* gelu: x * Phi(x), with erf */                         \
-  X(gelu_tanh, 1, gelu, "") /* gelu {.approximate = true}: the tanh approximation */ \
-  X(add, 2, add, "+")                                                                \
-  X(subtract, 2, subtract, "-")                                                      \
-  X(multiply, 2, multiply, "*")                                                      \
-  X(divide, 2, divide, "/")                                                          \
-  X(maximum, 2, maximum, "")                                                         \
-  X(minimum, 2, minimum, "")                                                         \
-  /* comparisons: 1 where true, else 0 (a bool inside a fused program) */            \
-  X(greater, 2, greater, ">")                                                        \
-  X(greater_equal, 2, greater_equal, ">=")                                           \
-  X(less, 2, less, "<")                                                              \
-  X(less_equal, 2, less_equal, "<=")                                                 \
-  X(equal, 2, equal, "==")                                                           \
-  X(not_equal, 2, not_equal, "!=")                                                   \
-  /* select(mask, a, b): a where mask != 0, else b */                                \
+#define KESTREL_ELEMENTWISE_OPCODES(X)                                                  \
+  X(negative, 1, negative, "-")                                                         \
+  X(abs, 1, abs, "")                                                                    \
+  X(square, 1, multiply, "") /* multiply(x, x), which ops::square is */                 \
+  X(sqrt, 1, sqrt, "")                                                                  \
+  X(rsqrt, 1, rsqrt, "")                                                                \
+  X(exp, 1, exp, "")                                                                    \
+  X(log, 1, log, "")                                                                    \
+  X(tanh, 1, tanh, "")                                                                  \
+  X(sigmoid, 1, sigmoid, "")                                                            \
+  X(relu, 1, relu, "")                                                                  \
+  X(erf, 1, erf, "")                                                                    \
+  X(gelu, 1, gelu, "")      /* gelu: x * Phi(x), with erf */                            \
+  X(gelu_tanh, 1, gelu, "") /* gelu {.approximate = true}: the tanh approximation */    \
+  /* a cast to bfloat16 and back: a fused program's bfloat16 values, kept in float32 */ \
+  X(round_bfloat16, 1, cast, "")                                                        \
+  X(add, 2, add, "+")                                                                   \
+  X(subtract, 2, subtract, "-")                                                         \
+  X(multiply, 2, multiply, "*")                                                         \
+  X(divide, 2, divide, "/")                                                             \
+  X(maximum, 2, maximum, "")                                                            \
+  X(minimum, 2, minimum, "")                                                            \
+  /* comparisons: 1 where true, else 0 (a bool inside a fused program) */               \
+  X(greater, 2, greater, ">")                                                           \
+  X(greater_equal, 2, greater_equal, ">=")                                              \
+  X(less, 2, less, "<")                                                                 \
+  X(less_equal, 2, less_equal, "<=")                                                    \
+  X(equal, 2, equal, "==")                                                              \
+  X(not_equal, 2, not_equal, "!=")                                                      \
+  /* select(mask, a, b): a where mask != 0, else b */                                   \
   X(select, 3, where, "")
 
 // Each opcode computes an op of the list that fusion may take: one of kind elementwise or broadcast.

@@ -18,9 +18,10 @@ namespace {
 
 using Value = ElementwiseBuilder::Value;
 
-// Ops that join regions without an instruction of their own: they only relabel a value (cast
-// between float32 and a 0/1 bool), broadcast it (the kernel repeats scalars and suffixes itself),
-// or are fused programs already (inlined). Every other member is an op with a fusion_opcode().
+// Ops that join regions without an instruction of their own: casts (a relabelling between the
+// floating dtypes and a 0/1 bool, or a rounding to bfloat16), broadcasts (the kernel repeats
+// scalars and suffixes itself), and fused programs (inlined). Every other member is an op with a
+// fusion_opcode().
 bool fuses_without_instruction(OpId id) {
   return id == OpId::cast || id == OpId::broadcast_to || id == OpId::fused_elementwise;
 }
@@ -29,9 +30,11 @@ bool has_program(const Primitive& primitive) {
   return primitive.fusion_opcode().has_value() || fuses_without_instruction(primitive.id());
 }
 
-// Programs compute in float32; a bool is carried as 0 or 1, which every instruction that can
-// meet one (select's mask, equal) reads correctly.
-bool carried(DType dtype) { return dtype == DType::float32 || dtype == DType::bool_; }
+// Programs compute in float32. A bfloat16 value is carried as the float32 it widens to: each
+// bfloat16 member's result is rounded (round_bfloat16) as its own kernel rounds what it stores,
+// so the region gives the unfused graph's bits. A bool is carried as 0 or 1, which every
+// instruction that can meet one (select's mask, equal) reads correctly.
+bool carried(DType dtype) { return is_floating(dtype) || dtype == DType::bool_; }
 
 // Whether node could be a region member, judged on itself alone.
 bool fusible(const Graph& graph, const Node& node) {
@@ -69,8 +72,10 @@ Value emit(ElementwiseBuilder& b, const Graph& graph, const Node& node, const st
   if (std::optional<ElementwiseOpcode> opcode = node.primitive->fusion_opcode()) return b.apply(*opcode, in);
   switch (node.primitive->id()) {
     case OpId::cast:
-      // float32 -> bool is x != 0; bool -> float32 is already 0 or 1.
-      if (node.spec.dtype == DType::bool_ && graph.node(node.inputs[0]).spec.dtype == DType::float32) {
+      // A float -> bool is x != 0. Every other carried cast keeps the value: bool -> float is
+      // already 0 or 1, bfloat16 -> float32 is exact, and float32 -> bfloat16 is rounded by the
+      // caller, as every bfloat16 result is.
+      if (node.spec.dtype == DType::bool_ && is_floating(graph.node(node.inputs[0]).spec.dtype)) {
         return b.not_equal(in[0], b.constant(0.0));
       }
       return in[0];
@@ -99,8 +104,8 @@ class Fuser {
   // Forms the regions, from the last op back; true when any has two ops or more.
   bool find_regions() {
     for (ValueId id = graph_.size() - 1; id >= 0; --id) {
-      // A region's result leaves it, so it must be a float32 value (not a 0/1 bool).
-      if (!fusible_[at(id)] || region_of_[at(id)] >= 0 || node(id).spec.dtype != DType::float32) continue;
+      // A region's result leaves it, so it must be a float (not a 0/1 bool).
+      if (!fusible_[at(id)] || region_of_[at(id)] >= 0 || !is_floating(node(id).spec.dtype)) continue;
       std::vector<ValueId> members = grow_valid(id);
       if (members.size() < 2) {
         for (ValueId m : members) region_of_[at(m)] = -1;  // nothing to gain: left as it is
@@ -129,7 +134,8 @@ class Fuser {
           mapped.push_back(rewriter.mapped(in));
           specs.push_back(node(in).spec);
         }
-        auto primitive = detail::fused_elementwise_primitive(std::move(program), {.shape = n.spec.shape});
+        auto primitive =
+            detail::fused_elementwise_primitive(std::move(program), {.shape = n.spec.shape, .dtype = n.spec.dtype});
         KESTREL_DCHECK(primitive->infer(specs) == n.spec);
         rewriter.bind(id, rewriter.add_op(std::move(primitive), std::move(mapped), n.spec, n.name));
       }
@@ -205,7 +211,10 @@ class Fuser {
     for (ValueId m : members) {
       std::vector<Value> in;
       for (ValueId v : node(m).inputs) in.push_back(operand(v));
-      registers.emplace(m, emit(b, graph_, node(m), in));
+      Value value = emit(b, graph_, node(m), in);
+      // The root's bfloat16 result is rounded as the kernel stores it.
+      if (node(m).spec.dtype == DType::bfloat16 && m != root) value = b.round_bfloat16(value);
+      registers.emplace(m, value);
     }
     return {b.build(registers.at(root)), std::move(inputs)};
   }

@@ -6,7 +6,8 @@
 //   with_opcode(opcode, [&](auto op) { using Fn = ElementwiseFn<op.value>; ... });
 //
 // Unary functors take an Eigen float array and return an expression, so they run on Eigen's
-// vector functions; negative and abs, which also take integers, take a scalar too. Binary ones
+// vector functions; negative and abs, which also take integers, take a scalar too, and
+// round_bfloat16 takes only a scalar (the kernels loop over it). Binary ones
 // and select take scalars: their loops vectorize as written, and a scalar a + b rounds as a
 // vector one does. Comparisons return bool (fused programs store it as 1 or 0).
 //
@@ -22,6 +23,7 @@
 #include <type_traits>
 #include <unsupported/Eigen/SpecialFunctions>
 
+#include "framework/core/dtype.h"
 #include "framework/core/error.h"
 #include "framework/ops/elementwise_opcode.h"
 
@@ -139,6 +141,15 @@ struct ElementwiseFn<ElementwiseOpcode::gelu_tanh> {
   auto operator()(const Eigen::ArrayBase<D>& x) const {
     return 0.5f * x * (1.0f + (kScale * (x + kCubic * x.cube())).tanh());
   }
+};
+
+/// To the nearest bfloat16, ties to even, as ops::cast rounds, and back to float32 (exactly): a
+/// fused program computes a bfloat16 op's value in float32 and rounds it here, so it keeps the
+/// bits the op would store. Integer bit arithmetic, which vectorizes as a plain loop; it has no
+/// Eigen form, so the kernels run it element by element.
+template <>
+struct ElementwiseFn<ElementwiseOpcode::round_bfloat16> {
+  float operator()(float x) const { return static_cast<float>(bfloat16(x)); }
 };
 
 template <>

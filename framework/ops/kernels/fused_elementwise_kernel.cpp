@@ -42,6 +42,11 @@ struct Plan {
 // The CPU level's kernel that runs one instruction over a block.
 using StepKernel = decltype(CpuKernels::elementwise_step);
 
+// A rank-0 input's value, widened from bfloat16 if need be.
+float scalar_value(const TensorView& view) {
+  return view.dtype == DType::bfloat16 ? static_cast<float>(view.as<bfloat16>()[0]) : view.as<float>()[0];
+}
+
 // Decides where each register lives: uniform registers are computed here, once; the others get
 // a block buffer, reused once its last reader has run, and the result goes straight to out.
 Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> inputs, StepKernel run_step) {
@@ -62,8 +67,8 @@ Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> in
     const int arity = opcode_arity(in.opcode);
     if (in.opcode == Op::input) {
       const TensorView& view = inputs[operand(r, 0)];
-      places[r] = view.shape.rank() == 0 ? Place{Place::uniform, 0, view.as<float>()[0]}
-                                         : Place{Place::input, in.args[0], 0.0f};
+      places[r] =
+          view.shape.rank() == 0 ? Place{Place::uniform, 0, scalar_value(view)} : Place{Place::input, in.args[0], 0.0f};
       continue;
     }
     if (in.opcode == Op::constant) {
@@ -114,10 +119,30 @@ Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> in
 
 // Where a step finds input k in the block starting at output element lo.
 struct Source {
-  float* data = nullptr;    // the input itself, or its strip of repeated rows
-  std::int64_t period = 0;  // 0: full-shaped, read at data + lo; else read at data + lo % period
-  std::int64_t repeat = 0;  // > 0: one value, data[lo / repeat], for the whole block
+  const float* data = nullptr;       // the input itself, its strip of repeated rows, or its widened values
+  const bfloat16* narrow = nullptr;  // else a bfloat16 input read in place, widened a block at a time
+  std::int64_t period = 0;           // 0: full-shaped, read at lo; else read at lo % period
+  std::int64_t repeat = 0;           // > 0: one value, data[lo / repeat], for the whole block
+
+  std::int64_t offset(std::int64_t lo) const { return period == 0 ? lo : lo % period; }
 };
+
+// x's values as float32: x itself, or its bfloat16 values widened into storage.
+const float* widened(const TensorView& x, std::vector<float>& storage) {
+  if (x.dtype != DType::bfloat16) return x.as<float>();
+  storage.resize(static_cast<std::size_t>(x.numel()));
+  cpu().widen_bfloat16(x.as<bfloat16>(), x.numel(), storage.data());
+  return storage.data();
+}
+
+// Stores n float32 values at element `at` of out, rounded when out is bfloat16.
+void store(const float* values, std::int64_t n, const TensorView& out, std::int64_t at) {
+  if (out.dtype == DType::bfloat16) {
+    cpu().round_to_bfloat16(values, n, out.as<bfloat16>() + at);
+  } else {
+    std::copy(values, values + n, out.as<float>() + at);
+  }
+}
 
 // How the output is cut into blocks: rows of `row` elements, each split into `per_row` blocks of
 // `block` elements (the last one of a row shorter).
@@ -150,82 +175,116 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
   if (n == 0) return;
   const StepKernel run_step = cpu().elementwise_step;
   const Plan plan = make_plan(program, inputs, run_step);
-  float* y = out.as<float>();
   const Place& result = plan.result;
   if (result.kind == Place::uniform) {
-    std::fill(y, y + n, result.value);
+    const std::vector<float> row(static_cast<std::size_t>(std::min(n, kFusedBlock)), result.value);
+    for (std::int64_t lo = 0; lo < n; lo += kFusedBlock) store(row.data(), std::min(kFusedBlock, n - lo), out, lo);
     return;
   }
   if (result.kind == Place::input) {
     // The program is one input: repeat it (whole, a row at a time, or each element) into out.
     const TensorView& x = inputs[static_cast<std::size_t>(result.index)];
-    const float* data = x.as<float>();
+    std::vector<float> storage;
+    const float* data = widened(x, storage);
     const std::int64_t repeat = detail::fused_input_repeat(x.shape, out.shape).value_or(0);
     if (repeat > 0) {
-      for (std::int64_t i = 0; i < x.numel(); ++i) std::fill(y + i * repeat, y + (i + 1) * repeat, data[i]);
+      for (std::int64_t i = 0; i < x.numel(); ++i) {
+        const std::vector<float> same(static_cast<std::size_t>(repeat), data[i]);
+        store(same.data(), repeat, out, i * repeat);
+      }
       return;
     }
     const std::int64_t row = x.numel();
-    for (std::int64_t lo = 0; lo < n; lo += row) std::copy(data, data + row, y + lo);
+    for (std::int64_t lo = 0; lo < n; lo += row) store(data, row, out, lo);
     return;
   }
 
   std::vector<Source> sources(inputs.size());
-  std::vector<std::vector<float>> strips;
-  strips.reserve(inputs.size());
+  std::vector<std::vector<float>> owned;  // strips and widened row-broadcast inputs
+  owned.reserve(inputs.size());
+  std::vector<std::size_t> narrow_inputs;  // read in place as bfloat16: each gets a widened block per thread
   // The shortest row no block may cross: a suffix row longer than a block (read in place), or a
   // run of one repeated element. Rows are products of trailing dimensions, so each divides the next.
   std::int64_t row = n;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const TensorView& x = inputs[k];
     const std::int64_t period = x.numel();
-    sources[k].data = x.as<float>();
-    if (x.shape.rank() == 0 || period == n) continue;
+    if (x.shape.rank() == 0) continue;  // a uniform register of the plan
+    Source& source = sources[k];
+    // Read where it lies: float32 directly, bfloat16 through a widened block.
+    auto read_in_place = [&] {
+      if (x.dtype == DType::bfloat16) {
+        source.narrow = x.as<bfloat16>();
+        narrow_inputs.push_back(k);
+      } else {
+        source.data = x.as<float>();
+      }
+    };
+    if (period == n) {
+      read_in_place();
+      continue;
+    }
     if (const std::int64_t repeat = detail::fused_input_repeat(x.shape, out.shape).value_or(0); repeat > 0) {
-      sources[k].repeat = repeat;
+      source.data = widened(x, owned.emplace_back());
+      source.repeat = repeat;
       row = std::min(row, repeat);
       continue;
     }
-    sources[k].period = period;
+    source.period = period;
     if (period > kFusedBlock) {
       row = std::min(row, period);
+      read_in_place();
       continue;
     }
     // Whole rows covering any offset below one row plus a block: strip + lo % period then reads
     // a block's worth contiguously wherever the block starts.
+    std::vector<float> one_row;
+    const float* values = widened(x, one_row);
     const std::int64_t strip_rows = ceil_div(period - 1 + kFusedBlock, period);
-    std::vector<float>& strip = strips.emplace_back(static_cast<std::size_t>(strip_rows * period));
+    std::vector<float>& strip = owned.emplace_back(static_cast<std::size_t>(strip_rows * period));
     for (std::size_t i = 0; i < strip.size(); i += static_cast<std::size_t>(period)) {
-      std::copy(sources[k].data, sources[k].data + period, strip.begin() + static_cast<std::ptrdiff_t>(i));
+      std::copy(values, values + period, strip.begin() + static_cast<std::ptrdiff_t>(i));
     }
-    sources[k].data = strip.data();
+    source.data = strip.data();
   }
   const Blocks blocks = make_blocks(n, row);
+  const bool narrow_out = out.dtype == DType::bfloat16;
+  float* const y = narrow_out ? nullptr : out.as<float>();
 
   // A long program does more work per element, so it is worth splitting at fewer elements.
   const auto steps = std::max<std::int64_t>(1, static_cast<std::int64_t>(plan.steps.size()) / 2);
   const std::int64_t grain = std::max<std::int64_t>(1, kElementwiseGrain / (blocks.block * steps));
   parallel_for(blocks.count, grain, [&](std::int64_t first, std::int64_t last) {
-    // Register buffers, 64-byte aligned so Eigen's vector loops need no scalar prologue.
-    std::vector<float> storage(static_cast<std::size_t>(plan.buffers * kFusedBlock + 16));
+    // Block buffers, 64-byte aligned so Eigen's vector loops need no scalar prologue: the
+    // program's registers, then each bfloat16 input's widened block, then a bfloat16 output's.
+    const auto count = plan.buffers + static_cast<std::int64_t>(narrow_inputs.size()) + (narrow_out ? 1 : 0);
+    std::vector<float> storage(static_cast<std::size_t>(count * kFusedBlock + 16));
     float* buffers = storage.data();
     while (reinterpret_cast<std::uintptr_t>(buffers) % 64 != 0) ++buffers;
-    auto resolve = [&](const Place& p, std::int64_t lo) -> float* {
-      switch (p.kind) {
-        case Place::input: {
-          const Source& source = sources[static_cast<std::size_t>(p.index)];
-          return source.data + (source.period == 0 ? lo : lo % source.period);
-        }
-        case Place::buffer: return buffers + p.index * kFusedBlock;
-        case Place::output: return y + lo;
-        case Place::uniform: break;
-      }
-      return nullptr;
+    std::vector<float*> widened_block(inputs.size(), nullptr);
+    for (std::size_t j = 0; j < narrow_inputs.size(); ++j) {
+      widened_block[narrow_inputs[j]] = buffers + (plan.buffers + static_cast<std::int64_t>(j)) * kFusedBlock;
+    }
+    float* const out_block = buffers + (count - 1) * kFusedBlock;  // a bfloat16 output's, before rounding
+    // Where a step writes: a register buffer or the output.
+    auto destination = [&](const Place& p, std::int64_t lo) -> float* {
+      if (p.kind == Place::buffer) return buffers + p.index * kFusedBlock;
+      return narrow_out ? out_block : y + lo;
+    };
+    // Where a step reads a full-shaped or suffix operand.
+    auto source = [&](const Place& p, std::int64_t lo) -> const float* {
+      if (p.kind != Place::input) return destination(p, lo);
+      const auto k = static_cast<std::size_t>(p.index);
+      if (sources[k].narrow != nullptr) return widened_block[k];
+      return sources[k].data + sources[k].offset(lo);
     };
     for (std::int64_t block = first; block < last; ++block) {
       const std::int64_t within = block % blocks.per_row * blocks.block;
       const std::int64_t lo = block / blocks.per_row * blocks.row + within;
       const std::int64_t len = std::min(blocks.block, blocks.row - within);
+      for (std::size_t k : narrow_inputs) {
+        cpu().widen_bfloat16(sources[k].narrow + sources[k].offset(lo), len, widened_block[k]);
+      }
       for (const Step& step : plan.steps) {
         std::array<ElementwiseOperand, 3> args;
         for (std::size_t k = 0; k < 3; ++k) {
@@ -236,11 +295,12 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
             const Source& source = sources[static_cast<std::size_t>(p.index)];
             args[k] = ElementwiseOperand{nullptr, source.data[lo / source.repeat]};  // one value over the block
           } else {
-            args[k] = ElementwiseOperand{resolve(p, lo)};
+            args[k] = ElementwiseOperand{source(p, lo)};
           }
         }
-        run_step(step.opcode, args, resolve(step.destination, lo), len);
+        run_step(step.opcode, args, destination(step.destination, lo), len);
       }
+      if (narrow_out) cpu().round_to_bfloat16(out_block, len, out.as<bfloat16>() + lo);
     }
   });
 }

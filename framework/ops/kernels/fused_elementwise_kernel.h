@@ -15,6 +15,10 @@
 // the shortest such input (each row split into near-equal blocks), so no block crosses a row end
 // and each reads input + lo % N directly.
 //
+// bfloat16 is never widened whole: a full-shaped or long-row input is widened a block at a time
+// into a thread's buffer, a short one into its strip, and a bfloat16 output is computed into a
+// block buffer and rounded as it is stored.
+//
 // Row-broadcast inputs (a keepdims reduction [B, T, 1] against [B, T, C], as layer norm's backward
 // pass has them) hold one value per run of C elements: blocks also follow those runs, and within a
 // block such an input is a single value, read once like a scalar.
@@ -32,8 +36,8 @@ namespace kestrel::kernels {
 /// share the L1 cache.
 inline constexpr std::int64_t kFusedBlock = 512;
 
-/// out = program(inputs). Inputs and out are float32; each input has out's shape, a suffix of
-/// it, or is rank-0.
+/// out = program(inputs). Inputs and out are float32 or bfloat16, each independently; each input
+/// has out's shape, a suffix of it, or is rank-0.
 void run_elementwise_program(const ElementwiseProgram& program, std::span<const TensorView> inputs,
                              const TensorView& out);
 

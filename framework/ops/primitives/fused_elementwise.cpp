@@ -1,6 +1,7 @@
 // fused_elementwise: an ElementwiseProgram run in one pass over memory (see fused_elementwise.h).
 // Optimizer updates use it eagerly; the jit's fusion pass (jit/passes/elementwise_fusion.h) emits
 // it for regions of elementwise ops.
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -20,8 +21,15 @@ class FusedElementwise final : public PrimitiveOf<FusedElementwise, OpId::fused_
   FusedElementwise(ElementwiseProgram program, FusedElementwiseOptions options)
       : program_(std::move(program)),
         explicit_shape_(options.shape.has_value()),
-        shape_(options.shape.value_or(Shape{})) {}
-  auto fields() const { return std::tie(program_, explicit_shape_, shape_); }
+        shape_(options.shape.value_or(Shape{})),
+        dtype_(options.dtype) {
+    if (dtype_.has_value() && !is_floating(*dtype_)) {
+      throw TypeError(op_message(
+          "fused_elementwise", "the output dtype must be float32 or bfloat16, not " + std::string(to_string(*dtype_))));
+    }
+  }
+  auto fields() const { return std::tie(program_, explicit_shape_, shape_, dtype_); }
+  bool handles_bfloat16() const override { return true; }
   // The formula, not the instruction list, so a graph dump line stays readable; a given shape is
   // the node's own and shows in its spec.
   std::string params() const override { return program_.to_expression(); }
@@ -71,6 +79,7 @@ class FusedElementwise final : public PrimitiveOf<FusedElementwise, OpId::fused_
                                       "axes, at least 16 elements), or be a rank-0 scalar (broadcast it with "
                                       "ops::broadcast_to first)"));
     }
+    if (dtype_.has_value()) return {shape, *dtype_};
     // Computed in float32; stored as bfloat16 only when every non-scalar input is.
     if (!any_tensor) return {shape, all_bfloat16 && !in.empty() ? DType::bfloat16 : DType::float32};
     return {shape, any_tensor_float32 ? DType::float32 : DType::bfloat16};
@@ -92,6 +101,7 @@ class FusedElementwise final : public PrimitiveOf<FusedElementwise, OpId::fused_
   ElementwiseProgram program_;
   bool explicit_shape_;
   Shape shape_;  // the output's, when explicit_shape_
+  std::optional<DType> dtype_;
 };
 
 }  // namespace

@@ -218,9 +218,7 @@ TEST(ElementwiseFusion, StopsWhereTheKernelCannotReadAnInput) {
         Tensor picked = ops::where(in[1], ops::exp(in[0]) * 2.0, in[0]);
         // A column [8, 1] is a broadcast but not a suffix: that add stays, and relu after it alone.
         Tensor shifted = ops::relu(in[0] + in[2]);
-        // bfloat16 ops round each result, which a float32 program would not: they stay.
-        Tensor half = ops::cast(ops::tanh(ops::cast(in[0], DType::bfloat16)) * 2.0, DType::float32);
-        return std::vector<Tensor>{picked + 1.0, shifted, half};
+        return std::vector<Tensor>{picked + 1.0, shifted};
       },
       {x, mask, column});
   const Graph before = g;
@@ -229,8 +227,33 @@ TEST(ElementwiseFusion, StopsWhereTheKernelCannotReadAnInput) {
   EXPECT_EQ(count_ops(g, OpId::where), 1);
   EXPECT_EQ(count_ops(g, OpId::add), 2);  // the column add, and picked + 1 after the unfused where
   EXPECT_EQ(count_ops(g, OpId::relu), 1);
-  EXPECT_EQ(count_ops(g, OpId::tanh), 1);
   expect_same_outputs(before, g, {x, mask, column});
+}
+
+TEST(ElementwiseFusion, FusesBfloat16ChainsAndCastsRoundingEachValueAsItsOpWould) {
+  Tensor x = random::normal({8, 600}, random::Key(10));
+  Tensor narrow = ops::cast(random::normal({8, 600}, random::Key(11)), DType::bfloat16);
+  Tensor bias = ops::cast(random::normal({600}, random::Key(12)), DType::bfloat16);
+  Graph g = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        // mixed_bfloat16's shape: a float32 value cast down, bfloat16 ops (each rounding its
+        // result), a bfloat16 bias longer than a block, and the result cast back up.
+        Tensor h = ops::tanh(ops::cast(in[0], DType::bfloat16)) * 2.0 + in[1];
+        Tensor up = ops::cast(ops::gelu(h + in[2]), DType::float32);
+        // And a region whose result stays bfloat16.
+        Tensor down = ops::relu(in[1] * in[2]) - 1.0;
+        return std::vector<Tensor>{up, down};
+      },
+      {x, narrow, bias});
+  const Graph before = g;
+  EXPECT_TRUE(run_pass(ElementwiseFusion(), g));
+  ASSERT_EQ(fused_nodes(g).size(), 2u) << g.to_string();
+  EXPECT_EQ(g.num_ops(), 2) << g.to_string();
+  EXPECT_EQ(g.node(g.outputs()[0]).spec.dtype, DType::float32);
+  EXPECT_EQ(g.node(g.outputs()[1]).spec.dtype, DType::bfloat16);
+  const std::string text = g.to_string();
+  EXPECT_NE(text.find("round_bfloat16(in0)"), std::string::npos) << "the cast to bfloat16 rounds: " << text;
+  expect_same_outputs(before, g, {x, narrow, bias});
 }
 
 TEST(ElementwiseFusion, InlinesFusedOpsAndComputesScalarsOnce) {

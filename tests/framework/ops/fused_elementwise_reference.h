@@ -57,6 +57,7 @@ inline Tensor interpret_in_double(const ElementwiseProgram& program, const std::
         case ElementwiseOpcode::gelu_tanh:
           y = 0.5 * a * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (a + 0.044715 * a * a * a)));
           break;
+        case ElementwiseOpcode::round_bfloat16: y = static_cast<float>(bfloat16(static_cast<float>(a))); break;
         case ElementwiseOpcode::add: y = a + b; break;
         case ElementwiseOpcode::subtract: y = a - b; break;
         case ElementwiseOpcode::multiply: y = a * b; break;

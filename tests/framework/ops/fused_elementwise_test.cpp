@@ -191,6 +191,54 @@ TEST(FusedElementwise, Bfloat16IsComputedInFloat32AndRoundedOnce) {
   EXPECT_EQ(ops::fused_elementwise(p, {xb, Tensor::scalar(2.0)}).dtype(), DType::bfloat16);
 }
 
+// bfloat16 inputs of every layout the kernel reads (full-shaped, a suffix shorter and longer than a
+// block, a row-broadcast, a scalar) beside float32 ones, into either output dtype: the same bits
+// as the program on the widened inputs, rounded once.
+TEST(FusedElementwise, Bfloat16InputsOfEveryLayoutAndEitherOutputDtype) {
+  ElementwiseBuilder b;
+  Value full = b.input(0), wide = b.input(1), short_row = b.input(2), long_row = b.input(3), per_row = b.input(4),
+        scale = b.input(5);
+  ElementwiseProgram p = b.build(b.tanh(full * scale + short_row) * wide - long_row / (b.abs(per_row) + 1.0));
+  const Shape shape{6, 1100};
+  const std::vector<Tensor> float32 = {testing::uniform_tensor(shape, 21),  testing::uniform_tensor(shape, 22),
+                                       testing::uniform_tensor({1100}, 23), testing::uniform_tensor({6, 1100}, 24),
+                                       testing::uniform_tensor({6, 1}, 25), Tensor::scalar(0.75)};
+  for (int mask = 0; mask < 64; mask += 7) {  // which inputs are bfloat16
+    std::vector<Tensor> inputs, widened;
+    for (std::size_t k = 0; k < float32.size(); ++k) {
+      const bool narrow = (mask >> k) & 1;
+      inputs.push_back(narrow ? ops::cast(float32[k], DType::bfloat16) : float32[k]);
+      widened.push_back(ops::cast(inputs.back(), DType::float32));
+    }
+    const Tensor want = ops::fused_elementwise(p, widened);
+    for (DType dtype : {DType::float32, DType::bfloat16}) {
+      const Tensor got = ops::fused_elementwise(p, inputs, {.dtype = dtype});
+      ASSERT_EQ(got.dtype(), dtype);
+      EXPECT_EQ(bits(ops::cast(got, DType::float32)), bits(ops::cast(ops::cast(want, dtype), DType::float32)))
+          << "bfloat16 inputs mask " << mask << ", output " << to_string(dtype);
+    }
+  }
+  std::string m = error_message<TypeError>([&] { ops::fused_elementwise(p, float32, {.dtype = DType::int32}); });
+  EXPECT_TRUE(contains(m, "[fused_elementwise] the output dtype must be float32 or bfloat16")) << m;
+}
+
+TEST(FusedElementwise, RoundBfloat16IsTheCastThereAndBack) {
+  ElementwiseBuilder b;
+  ElementwiseProgram p = b.build(b.round_bfloat16(b.input(0)));
+  const std::vector<float> values = {1.0f,
+                                     1.00390625f,
+                                     1.01171875f,
+                                     -3.14159f,
+                                     65504.0f,
+                                     3.0e38f,
+                                     1.0e-40f,
+                                     -0.0f,
+                                     std::numeric_limits<float>::infinity(),
+                                     std::numeric_limits<float>::quiet_NaN()};
+  Tensor x = Tensor::from_vector(values, {static_cast<std::int64_t>(values.size())});
+  EXPECT_EQ(bits(ops::fused_elementwise(p, {x})), bits(ops::cast(ops::cast(x, DType::bfloat16), DType::float32)));
+}
+
 // The point of the op: one pass, the same bits as the ops it replaces.
 TEST(FusedElementwise, AdamUpdateEqualsTheOpsOneByOneBitForBit) {
   // Many blocks, a partial last block, both threads; a multiple of 16 elements, so that the

@@ -26,8 +26,9 @@ namespace {
 const std::map<OpId, std::string> kWithoutInstruction = {
     {OpId::pow, "barrier: std::pow has no vector form for the fused kernel and the op to share"},
     {OpId::cast,
-     "carried: the fusion pass fuses the casts between float32 and bool, which only relabel a 0/1 value "
-     "(float32 -> bool is not_equal(x, 0)); the others change the dtype a program computes in"},
+     "carried: the fusion pass fuses the casts between the floats and bool, which relabel a value (a float -> "
+     "bool is not_equal(x, 0)) or round it (round_bfloat16); casts to and from integers change the dtype a "
+     "program computes in"},
     {OpId::broadcast_to, "carried: the fused kernel repeats scalars and suffixes itself; other broadcasts stop fusion"},
     {OpId::fused_elementwise, "carried: its program is inlined into the region around it"},
 };
@@ -35,6 +36,9 @@ const std::map<OpId, std::string> kWithoutInstruction = {
 // Opcodes no op's primitive reports, and why they exist.
 const std::map<ElementwiseOpcode, std::string> kWithoutOp = {
     {ElementwiseOpcode::square, "for programs written by hand (optimizer updates); ops::square is multiply(x, x)"},
+    {ElementwiseOpcode::round_bfloat16,
+     "the fusion pass emits it for each bfloat16 value of a region; ops::cast has no single opcode, as it also "
+     "converts integers"},
 };
 
 bool fusion_kind(OpId op) { return op_kind(op) == OpKind::elementwise || op_kind(op) == OpKind::broadcast; }

@@ -33,7 +33,12 @@ static_assert(kWidenedBlock % kLanes == 0);
 
 template <ElementwiseOpcode kOpcode>
 void unary_run(const float* x, float* y, std::int64_t n) {
-  Eigen::Map<Eigen::ArrayXf>(y, n) = ElementwiseFn<kOpcode>{}(FloatArray(x, n));
+  using Fn = ElementwiseFn<kOpcode>;
+  if constexpr (std::is_invocable_v<Fn, FloatArray>) {
+    Eigen::Map<Eigen::ArrayXf>(y, n) = Fn{}(FloatArray(x, n));
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) y[i] = Fn{}(x[i]);  // a scalar functor (round_bfloat16)
+  }
 }
 
 // Calls fn(lo, hi) over [0, n) in chunks over the thread pool, split on kLanes boundaries.
