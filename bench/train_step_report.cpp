@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "framework/core/cpu_capability.h"
 #include "framework/layers/dtype_policy.h"
 
 namespace kestrel::bench {
@@ -95,8 +96,10 @@ const WorkloadRecords* results_of(const std::vector<WorkloadRecords>& results, s
   return nullptr;
 }
 
-// True when /proc/cpuinfo lists avx512_bf16: oneDNN then runs bfloat16 matmuls natively.
-bool cpu_has_avx512_bf16() {
+// True when /proc/cpuinfo lists avx512_bf16 and the kernels run at the AVX-512 level (not pinned
+// below it by KESTREL_CPU_CAPABILITY): oneDNN then runs bfloat16 matmuls natively.
+bool computes_bf16_natively() {
+  if (cpu_capability() != CpuCapability::avx512) return false;
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
   while (std::getline(cpuinfo, line)) {
@@ -290,7 +293,7 @@ void report_train_step_goals(const std::vector<WorkloadRecords>& results, Harnes
   report_jit_over_torch_goal(results, harness, out);
   if (gpt != nullptr) report_gpt_goal(*gpt, harness, out);
   if (bert != nullptr) report_compile_goal(*bert, harness, out);
-  const bool native_bf16 = cpu_has_avx512_bf16();
+  const bool native_bf16 = computes_bf16_natively();
   for (std::string_view name : kBf16GoalWorkloads) {
     const WorkloadRecords* f32 = results_of(results, name, "float32");
     const WorkloadRecords* mixed = results_of(results, name, "mixed_bfloat16");

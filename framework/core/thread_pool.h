@@ -4,6 +4,9 @@
 //   parallel_for(n, /*grain=*/4096, [&](std::int64_t begin, std::int64_t end) { ... });
 //
 // The calling thread takes a share of the work, so a pool of size 1 runs everything inline.
+// Idle workers spin for a few tens of microseconds before they sleep, and so does a caller
+// waiting for the workers: a step's kernels follow each other closer than a sleeping thread
+// wakes (train_step_bench, bench/README.md).
 // A parallel_for issued from inside a pool's own work runs inline too, so nesting cannot
 // deadlock. Work of one pool may use another: a strategy's replica threads (a pool of their own)
 // run kernels on the intra-op pool.
