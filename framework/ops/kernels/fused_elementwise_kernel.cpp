@@ -188,8 +188,9 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
     const float* data = widened(x, storage);
     const std::int64_t repeat = detail::fused_input_repeat(x.shape, out.shape).value_or(0);
     if (repeat > 0) {
+      std::vector<float> same(static_cast<std::size_t>(repeat));
       for (std::int64_t i = 0; i < x.numel(); ++i) {
-        const std::vector<float> same(static_cast<std::size_t>(repeat), data[i]);
+        std::fill(same.begin(), same.end(), data[i]);
         store(same.data(), repeat, out, i * repeat);
       }
       return;
