@@ -297,7 +297,10 @@ std::string MemoryPlan::to_string() const {
       in_place_reuses, format_bytes(live_peak_bytes));
   const std::string by_dtype = format_bytes(live_peak_by_dtype);
   if (by_dtype.find(" + ") != std::string::npos) out += " (" + by_dtype + ")";
-  if (scratch_bytes > 0) out += fmt::format(", {} of it bfloat16 scratch", format_bytes(scratch_bytes));
+  // Each op's widening scratch is freed as the op ends, so the arena holds one op's at a time.
+  if (scratch_bytes > 0) {
+    out += fmt::format(", {} of bfloat16 widened to float32 over all its ops", format_bytes(scratch_bytes));
+  }
   out += fmt::format("; outputs {} per run; inputs and constants {}", format_bytes(output_bytes),
                      format_bytes(pinned_bytes));
   if (!aliases.empty()) {

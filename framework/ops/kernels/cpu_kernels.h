@@ -77,7 +77,8 @@ enum class Reduction { sum, max };
   /* through float32, to bool tests != 0 */                                                                        \
   X(convert, void, (const TensorView& in, const TensorView& out))                                                  \
   /* the same between float32 and bfloat16 over one run of n elements on the calling thread, for */                \
-  /* kernels that move blocks between the two (bfloat16 gemm and convolution below AVX-512) */                     \
+  /* kernels that compute bfloat16 in float32 a block at a time (gemm and convolution below AVX-512, */            \
+  /* elementwise ops, softmax and layer norm rows, fused programs) */                                              \
   X(widen_bfloat16, void, (const bfloat16* in, std::int64_t n, float* out))                                        \
   X(round_to_bfloat16, void, (const float* in, std::int64_t n, bfloat16* out))                                     \
   /* Eigen's packed GEMM on the calling thread, leading dims filled in (kernels/gemm.h's */                        \

@@ -42,9 +42,9 @@ struct Plan {
 // The CPU level's kernel that runs one instruction over a block.
 using StepKernel = decltype(CpuKernels::elementwise_step);
 
-// A rank-0 input's value, widened from bfloat16 if need be.
-float scalar_value(const TensorView& view) {
-  return view.dtype == DType::bfloat16 ? static_cast<float>(view.as<bfloat16>()[0]) : view.as<float>()[0];
+// Element i of a float32 or bfloat16 tensor, as float32.
+float element(const TensorView& view, std::int64_t i) {
+  return view.dtype == DType::bfloat16 ? static_cast<float>(view.as<bfloat16>()[i]) : view.as<float>()[i];
 }
 
 // Decides where each register lives: uniform registers are computed here, once; the others get
@@ -68,7 +68,7 @@ Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> in
     if (in.opcode == Op::input) {
       const TensorView& view = inputs[operand(r, 0)];
       places[r] =
-          view.shape.rank() == 0 ? Place{Place::uniform, 0, scalar_value(view)} : Place{Place::input, in.args[0], 0.0f};
+          view.shape.rank() == 0 ? Place{Place::uniform, 0, element(view, 0)} : Place{Place::input, in.args[0], 0.0f};
       continue;
     }
     if (in.opcode == Op::constant) {
@@ -119,10 +119,11 @@ Plan make_plan(const ElementwiseProgram& program, std::span<const TensorView> in
 
 // Where a step finds input k in the block starting at output element lo.
 struct Source {
-  const float* data = nullptr;       // the input itself, its strip of repeated rows, or its widened values
-  const bfloat16* narrow = nullptr;  // else a bfloat16 input read in place, widened a block at a time
-  std::int64_t period = 0;           // 0: full-shaped, read at lo; else read at lo % period
-  std::int64_t repeat = 0;           // > 0: one value, data[lo / repeat], for the whole block
+  const TensorView* input = nullptr;
+  const float* data = nullptr;     // float32 read in place: the input itself, or its strip of repeated rows
+  std::int64_t widened_slot = -1;  // else >= 0: a bfloat16 input widened a block at a time into this buffer
+  std::int64_t period = 0;         // 0: full-shaped, read at lo; else read at lo % period
+  std::int64_t repeat = 0;         // > 0: one value, element lo / repeat, for the whole block
 
   std::int64_t offset(std::int64_t lo) const { return period == 0 ? lo : lo % period; }
 };
@@ -135,12 +136,32 @@ const float* widened(const TensorView& x, std::vector<float>& storage) {
   return storage.data();
 }
 
-// Stores n float32 values at element `at` of out, rounded when out is bfloat16.
-void store(const float* values, std::int64_t n, const TensorView& out, std::int64_t at) {
+// Sets count elements of out from element `at` to value (rounded once when out is bfloat16).
+void fill(const TensorView& out, std::int64_t at, std::int64_t count, float value) {
   if (out.dtype == DType::bfloat16) {
-    cpu().round_to_bfloat16(values, n, out.as<bfloat16>() + at);
+    std::fill_n(out.as<bfloat16>() + at, count, bfloat16(value));
   } else {
-    std::copy(values, values + n, out.as<float>() + at);
+    std::fill_n(out.as<float>() + at, count, value);
+  }
+}
+
+// The program is one input: out is that input (converted), or it repeated (a suffix row at a time,
+// or each element over a run).
+void repeat_input(const TensorView& x, const TensorView& out) {
+  if (x.shape == out.shape) return cpu().convert(x, out);
+  if (const std::int64_t repeat = detail::fused_input_repeat(x.shape, out.shape).value_or(0); repeat > 0) {
+    for (std::int64_t i = 0; i < x.numel(); ++i) fill(out, i * repeat, repeat, element(x, i));
+    return;
+  }
+  std::vector<float> storage;
+  const float* row = widened(x, storage);  // a suffix: a fraction of out
+  const std::int64_t period = x.numel();
+  for (std::int64_t lo = 0; lo < out.numel(); lo += period) {
+    if (out.dtype == DType::bfloat16) {
+      cpu().round_to_bfloat16(row, period, out.as<bfloat16>() + lo);
+    } else {
+      std::copy(row, row + period, out.as<float>() + lo);
+    }
   }
 }
 
@@ -176,34 +197,13 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
   const StepKernel run_step = cpu().elementwise_step;
   const Plan plan = make_plan(program, inputs, run_step);
   const Place& result = plan.result;
-  if (result.kind == Place::uniform) {
-    const std::vector<float> row(static_cast<std::size_t>(std::min(n, kFusedBlock)), result.value);
-    for (std::int64_t lo = 0; lo < n; lo += kFusedBlock) store(row.data(), std::min(kFusedBlock, n - lo), out, lo);
-    return;
-  }
-  if (result.kind == Place::input) {
-    // The program is one input: repeat it (whole, a row at a time, or each element) into out.
-    const TensorView& x = inputs[static_cast<std::size_t>(result.index)];
-    std::vector<float> storage;
-    const float* data = widened(x, storage);
-    const std::int64_t repeat = detail::fused_input_repeat(x.shape, out.shape).value_or(0);
-    if (repeat > 0) {
-      std::vector<float> same(static_cast<std::size_t>(repeat));
-      for (std::int64_t i = 0; i < x.numel(); ++i) {
-        std::fill(same.begin(), same.end(), data[i]);
-        store(same.data(), repeat, out, i * repeat);
-      }
-      return;
-    }
-    const std::int64_t row = x.numel();
-    for (std::int64_t lo = 0; lo < n; lo += row) store(data, row, out, lo);
-    return;
-  }
+  if (result.kind == Place::uniform) return fill(out, 0, n, result.value);
+  if (result.kind == Place::input) return repeat_input(inputs[static_cast<std::size_t>(result.index)], out);
 
   std::vector<Source> sources(inputs.size());
-  std::vector<std::vector<float>> owned;  // strips and widened row-broadcast inputs
-  owned.reserve(inputs.size());
-  std::vector<std::size_t> narrow_inputs;  // read in place as bfloat16: each gets a widened block per thread
+  std::vector<std::vector<float>> strips;
+  strips.reserve(inputs.size());
+  std::vector<std::size_t> narrow_inputs;  // read in place as bfloat16, each into its widened_slot
   // The shortest row no block may cross: a suffix row longer than a block (read in place), or a
   // run of one repeated element. Rows are products of trailing dimensions, so each divides the next.
   std::int64_t row = n;
@@ -212,10 +212,12 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
     const std::int64_t period = x.numel();
     if (x.shape.rank() == 0) continue;  // a uniform register of the plan
     Source& source = sources[k];
-    // Read where it lies: float32 directly, bfloat16 through a widened block.
+    source.input = &x;
+    // Read where it lies: float32 directly, bfloat16 through a widened block (buffers after the
+    // program's registers).
     auto read_in_place = [&] {
       if (x.dtype == DType::bfloat16) {
-        source.narrow = x.as<bfloat16>();
+        source.widened_slot = plan.buffers + static_cast<std::int64_t>(narrow_inputs.size());
         narrow_inputs.push_back(k);
       } else {
         source.data = x.as<float>();
@@ -226,8 +228,7 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
       continue;
     }
     if (const std::int64_t repeat = detail::fused_input_repeat(x.shape, out.shape).value_or(0); repeat > 0) {
-      source.data = widened(x, owned.emplace_back());
-      source.repeat = repeat;
+      source.repeat = repeat;  // read one element per block, where it lies
       row = std::min(row, repeat);
       continue;
     }
@@ -242,7 +243,7 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
     std::vector<float> one_row;
     const float* values = widened(x, one_row);
     const std::int64_t strip_rows = ceil_div(period - 1 + kFusedBlock, period);
-    std::vector<float>& strip = owned.emplace_back(static_cast<std::size_t>(strip_rows * period));
+    std::vector<float>& strip = strips.emplace_back(static_cast<std::size_t>(strip_rows * period));
     for (std::size_t i = 0; i < strip.size(); i += static_cast<std::size_t>(period)) {
       std::copy(values, values + period, strip.begin() + static_cast<std::ptrdiff_t>(i));
     }
@@ -258,33 +259,33 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
   parallel_for(blocks.count, grain, [&](std::int64_t first, std::int64_t last) {
     // Block buffers, 64-byte aligned so Eigen's vector loops need no scalar prologue: the
     // program's registers, then each bfloat16 input's widened block, then a bfloat16 output's.
-    const auto count = plan.buffers + static_cast<std::int64_t>(narrow_inputs.size()) + (narrow_out ? 1 : 0);
+    const auto narrow_count = static_cast<std::int64_t>(narrow_inputs.size());
+    const auto count = plan.buffers + narrow_count + (narrow_out ? 1 : 0);
     std::vector<float> storage(static_cast<std::size_t>(count * kFusedBlock + 16));
     float* buffers = storage.data();
     while (reinterpret_cast<std::uintptr_t>(buffers) % 64 != 0) ++buffers;
-    std::vector<float*> widened_block(inputs.size(), nullptr);
-    for (std::size_t j = 0; j < narrow_inputs.size(); ++j) {
-      widened_block[narrow_inputs[j]] = buffers + (plan.buffers + static_cast<std::int64_t>(j)) * kFusedBlock;
-    }
-    float* const out_block = buffers + (count - 1) * kFusedBlock;  // a bfloat16 output's, before rounding
+    auto buffer = [&](std::int64_t slot) { return buffers + slot * kFusedBlock; };
+    // A bfloat16 output's block, before rounding.
+    float* const out_block = narrow_out ? buffer(plan.buffers + narrow_count) : nullptr;
     // Where a step writes: a register buffer or the output.
     auto destination = [&](const Place& p, std::int64_t lo) -> float* {
-      if (p.kind == Place::buffer) return buffers + p.index * kFusedBlock;
+      if (p.kind == Place::buffer) return buffer(p.index);
       return narrow_out ? out_block : y + lo;
     };
     // Where a step reads a full-shaped or suffix operand.
     auto source = [&](const Place& p, std::int64_t lo) -> const float* {
       if (p.kind != Place::input) return destination(p, lo);
-      const auto k = static_cast<std::size_t>(p.index);
-      if (sources[k].narrow != nullptr) return widened_block[k];
-      return sources[k].data + sources[k].offset(lo);
+      const Source& in = sources[static_cast<std::size_t>(p.index)];
+      if (in.widened_slot >= 0) return buffer(in.widened_slot);
+      return in.data + in.offset(lo);
     };
     for (std::int64_t block = first; block < last; ++block) {
       const std::int64_t within = block % blocks.per_row * blocks.block;
       const std::int64_t lo = block / blocks.per_row * blocks.row + within;
       const std::int64_t len = std::min(blocks.block, blocks.row - within);
       for (std::size_t k : narrow_inputs) {
-        cpu().widen_bfloat16(sources[k].narrow + sources[k].offset(lo), len, widened_block[k]);
+        const Source& in = sources[k];
+        cpu().widen_bfloat16(in.input->as<bfloat16>() + in.offset(lo), len, buffer(in.widened_slot));
       }
       for (const Step& step : plan.steps) {
         std::array<ElementwiseOperand, 3> args;
@@ -293,8 +294,8 @@ void run_elementwise_program(const ElementwiseProgram& program, std::span<const 
           if (p.kind == Place::uniform) {
             args[k] = ElementwiseOperand{nullptr, p.value};
           } else if (p.kind == Place::input && sources[static_cast<std::size_t>(p.index)].repeat > 0) {
-            const Source& source = sources[static_cast<std::size_t>(p.index)];
-            args[k] = ElementwiseOperand{nullptr, source.data[lo / source.repeat]};  // one value over the block
+            const Source& in = sources[static_cast<std::size_t>(p.index)];
+            args[k] = ElementwiseOperand{nullptr, element(*in.input, lo / in.repeat)};  // one value over the block
           } else {
             args[k] = ElementwiseOperand{source(p, lo)};
           }

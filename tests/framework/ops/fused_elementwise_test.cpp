@@ -14,6 +14,7 @@
 #include "framework/core/thread_pool.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/fused_elementwise.h"
+#include "framework/ops/shape_ops.h"
 #include "tests/framework/ops/fused_elementwise_reference.h"
 #include "tests/framework/ops/op_case.h"
 #include "tests/support/error_message.h"
@@ -140,6 +141,32 @@ TEST(FusedElementwise, ConstantAndIdentityProgramsFillAndCopy) {
   EXPECT_EQ(filled.shape(), Shape({700}));
   EXPECT_EQ(filled.to_vector<float>(), std::vector<float>(700, 6.0f));
   EXPECT_EQ(ops::fused_elementwise(b.build(b.exp(x)), {Tensor::zeros({0, 3})}).shape(), Shape({0, 3}));
+}
+
+// The same in either dtype: a program that is one input (full-shaped, a suffix or a row-broadcast)
+// converts or repeats it; a constant one fills, rounded once.
+TEST(FusedElementwise, ConstantAndIdentityProgramsConvertBetweenDtypes) {
+  ElementwiseBuilder b;
+  const ElementwiseProgram identity = b.build(b.input(0));
+  const Shape shape{6, 40};
+  for (const Tensor& x :
+       {testing::uniform_tensor(shape, 31), testing::uniform_tensor({40}, 32), testing::uniform_tensor({6, 1}, 33)}) {
+    const Tensor want = ops::broadcast_to(x, shape);
+    for (DType in : {DType::float32, DType::bfloat16}) {
+      for (DType out : {DType::float32, DType::bfloat16}) {
+        const Tensor got = ops::fused_elementwise(identity, {ops::cast(x, in)}, {.shape = shape, .dtype = out});
+        ASSERT_EQ(got.dtype(), out);
+        EXPECT_EQ(bits(ops::cast(got, DType::float32)),
+                  bits(ops::cast(ops::cast(ops::cast(want, in), out), DType::float32)))
+            << x.shape().to_string() << " " << to_string(in) << " -> " << to_string(out);
+      }
+    }
+  }
+  ElementwiseBuilder constant;  // reads no input
+  const Tensor filled = ops::fused_elementwise(constant.build(constant.constant(1.0 / 3.0)), {},
+                                               {.shape = shape, .dtype = DType::bfloat16});
+  EXPECT_EQ(ops::cast(filled, DType::float32).to_vector<float>(),
+            std::vector<float>(240, static_cast<float>(bfloat16(1.0f / 3.0f))));
 }
 
 TEST(FusedElementwise, BadInputsNameTheInputAndTheFix) {

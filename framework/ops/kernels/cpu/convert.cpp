@@ -1,6 +1,8 @@
 // Element type conversion for every CPU level: ops::cast's kernel, and how float32-only kernels
 // see bfloat16 data (widened before, rounded after; framework/ops/dispatch.cpp, the jit's executor),
-// whole tensors at a time or, for the bfloat16 gemm and convolution, a block at a time.
+// whole tensors at a time or, for the kernels that compute bfloat16 in float32 (gemm and
+// convolution below AVX-512, elementwise ops, softmax and layer norm rows, fused programs), a
+// block at a time.
 #include "framework/ops/kernels/cpu/level.h"
 
 #include <type_traits>
