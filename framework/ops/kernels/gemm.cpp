@@ -122,8 +122,7 @@ PrimitiveKey key_of(const GemmArgsOf<T, Out>& g) {
           static_cast<std::int64_t>(data_type<T>()) << 8 | static_cast<std::int64_t>(data_type<Out>())};
 }
 
-}  // namespace
-
+// `g` with the leading dimensions left 0 set to the dense ones.
 template <class T, class Out>
 GemmArgsOf<T, Out> with_leading_dims(GemmArgsOf<T, Out> g) {
   if (g.lda == 0) g.lda = g.transpose_a ? g.m : g.k;
@@ -132,11 +131,6 @@ GemmArgsOf<T, Out> with_leading_dims(GemmArgsOf<T, Out> g) {
   KESTREL_DCHECK(g.lda >= (g.transpose_a ? g.m : g.k) && g.ldb >= (g.transpose_b ? g.k : g.n) && g.ldc >= g.n);
   return g;
 }
-template GemmArgs with_leading_dims(GemmArgs);
-template GemmBf16Args with_leading_dims(GemmBf16Args);
-template GemmBf16Float32Args with_leading_dims(GemmBf16Float32Args);
-
-namespace {
 
 // C = beta * C, for the products with nothing to multiply (k = 0 or alpha = 0), which oneDNN
 // would skip without writing C.
@@ -183,6 +177,11 @@ void run_on_this_thread(const GemmArgsOf<T, Out>& g) {
   if constexpr (std::is_same_v<T, float>) {
     if (packed_gemm_is_faster(g)) {
       cpu().packed_gemm(g);
+      return;
+    }
+  } else {
+    if (!onednn::computes_bf16()) {  // oneDNN 2.6 has no bfloat16 matmul below AVX-512
+      widened_gemm_on_this_thread(g);
       return;
     }
   }
@@ -284,13 +283,11 @@ void tiled(const GemmArgsOf<T, Out>& args) {
 }  // namespace
 
 void gemm(const GemmArgs& args) { tiled(args); }
-void gemm(const GemmBf16Args& args) { onednn::computes_bf16() ? tiled(args) : widened_gemm(args); }
-void gemm(const GemmBf16Float32Args& args) { onednn::computes_bf16() ? tiled(args) : widened_gemm(args); }
+void gemm(const GemmBf16Args& args) { tiled(args); }
+void gemm(const GemmBf16Float32Args& args) { tiled(args); }
 
 void gemm_serial(const GemmArgs& args) { serial(args); }
-void gemm_serial(const GemmBf16Args& args) { onednn::computes_bf16() ? serial(args) : widened_gemm_serial(args); }
-void gemm_serial(const GemmBf16Float32Args& args) {
-  onednn::computes_bf16() ? serial(args) : widened_gemm_serial(args);
-}
+void gemm_serial(const GemmBf16Args& args) { serial(args); }
+void gemm_serial(const GemmBf16Float32Args& args) { serial(args); }
 
 }  // namespace kestrel::kernels

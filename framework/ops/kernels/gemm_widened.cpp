@@ -1,12 +1,10 @@
 #include "framework/ops/kernels/gemm_widened.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
 
-#include "framework/core/thread_pool.h"
 #include "framework/ops/kernels/cpu_kernels.h"
 
 namespace kestrel::kernels {
@@ -18,56 +16,31 @@ namespace {
 constexpr std::int64_t kTileRows = 256;
 constexpr std::int64_t kTileCols = 256;
 constexpr std::int64_t kDepth = 256;
-// Tiles split finer than this many rows or columns only to give each thread a tile.
-constexpr std::int64_t kTileAlign = 16;
-// Below this many multiply-adds per extra thread, waking a worker costs more than it saves.
-constexpr std::int64_t kMinMacsPerTask = std::int64_t{1} << 21;
-
-std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
 
 struct Tiling {
-  std::int64_t rows, cols;        // of one tile of C (the last ones in a row or column may be shorter)
-  std::int64_t tiles_m, tiles_n;  // per matrix
-  std::int64_t depth;             // of one block of k
+  std::int64_t rows, cols;  // of one tile of C (the last ones in a row or column may be shorter)
+  std::int64_t depth;       // of one block of k
 };
 
-// Tiles of at most kTileRows x kTileCols; when that gives fewer tiles than threads, the longer
-// side of C is cut finer so that every thread gets one.
 template <class Out>
-Tiling tiling_for(const GemmArgsOf<bfloat16, Out>& g, std::int64_t threads) {
-  Tiling t{.rows = std::min(g.m, kTileRows),
-           .cols = std::min(g.n, kTileCols),
-           .tiles_m = 0,
-           .tiles_n = 0,
-           .depth = std::min(g.k, kDepth)};
-  const std::int64_t per_matrix = ceil_div(threads, g.batch);
-  if (ceil_div(g.m, t.rows) * ceil_div(g.n, t.cols) < per_matrix) {
-    if (g.m >= g.n) {
-      const std::int64_t parts = ceil_div(per_matrix, ceil_div(g.n, t.cols));
-      t.rows = std::min(g.m, ceil_div(ceil_div(g.m, parts), kTileAlign) * kTileAlign);
-    } else {
-      const std::int64_t parts = ceil_div(per_matrix, ceil_div(g.m, t.rows));
-      t.cols = std::min(g.n, ceil_div(ceil_div(g.n, parts), kTileAlign) * kTileAlign);
-    }
-  }
-  t.tiles_m = ceil_div(g.m, t.rows);
-  t.tiles_n = ceil_div(g.n, t.cols);
-  return t;
+Tiling tiling_for(const GemmArgsOf<bfloat16, Out>& g) {
+  return {.rows = std::min(g.m, kTileRows), .cols = std::min(g.n, kTileCols), .depth = std::min(g.k, kDepth)};
 }
 
-// Each thread's widened blocks and float32 tile, grown to the largest tiling it has run.
+// Each thread's widened blocks, and float32 tile for a bfloat16 C, grown to the largest tiling
+// it has run.
 struct Workspace {
   std::vector<float> a, b, c;
 };
 
-Workspace& workspace(const Tiling& t) {
+Workspace& workspace(const Tiling& t, bool float32_tile) {
   thread_local Workspace w;
   const auto grow = [](std::vector<float>& v, std::int64_t size) {
     if (v.size() < static_cast<std::size_t>(size)) v.resize(static_cast<std::size_t>(size));
   };
   grow(w.a, t.rows * t.depth);
   grow(w.b, t.depth * t.cols);
-  grow(w.c, t.rows * t.cols);
+  if (float32_tile) grow(w.c, t.rows * t.cols);
   return w;
 }
 
@@ -126,44 +99,25 @@ void tile_product(const GemmArgsOf<bfloat16, Out>& g, std::int64_t p, std::int64
 }
 
 template <class Out>
-std::int64_t threads_for(const GemmArgsOf<bfloat16, Out>& g) {
-  const std::int64_t macs = g.batch * g.m * g.n * std::max<std::int64_t>(g.k, 1);
-  return std::max<std::int64_t>(1, std::min<std::int64_t>(num_threads(), macs / kMinMacsPerTask));
-}
-
-// Every tile of `args`, tiled for `threads`; a tile goes to whichever thread claims it next, and
-// its result does not depend on which one that is.
-template <class Out>
-void run_tiles(const GemmArgsOf<bfloat16, Out>& args, std::int64_t threads) {
-  if (args.m <= 0 || args.n <= 0 || args.batch <= 0) return;
-  const GemmArgsOf<bfloat16, Out> g = with_leading_dims(args);
-  const Tiling t = tiling_for(g, threads);
-  const std::int64_t tiles = t.tiles_m * t.tiles_n;
-  const std::int64_t tasks = g.batch * tiles;
-  const auto run_task = [&](std::int64_t task) {
-    const std::int64_t i0 = task % tiles / t.tiles_n * t.rows;
-    const std::int64_t j0 = task % t.tiles_n * t.cols;
-    tile_product(g, task / tiles, i0, std::min(t.rows, g.m - i0), j0, std::min(t.cols, g.n - j0), workspace(t));
-  };
-  if (threads <= 1) {
-    for (std::int64_t task = 0; task < tasks; ++task) run_task(task);
-    return;
+void on_this_thread(const GemmArgsOf<bfloat16, Out>& g) {
+  const Tiling t = tiling_for(g);
+  Workspace& w = workspace(t, !std::is_same_v<Out, float>);
+  for (std::int64_t p = 0; p < g.batch; ++p) {
+    for (std::int64_t i0 = 0; i0 < g.m; i0 += t.rows) {
+      for (std::int64_t j0 = 0; j0 < g.n; j0 += t.cols) {
+        tile_product(g, p, i0, std::min(t.rows, g.m - i0), j0, std::min(t.cols, g.n - j0), w);
+      }
+    }
   }
-  std::atomic<std::int64_t> next{0};
-  parallel_for(threads, 1, [&](std::int64_t, std::int64_t) {
-    for (std::int64_t task = next.fetch_add(1); task < tasks; task = next.fetch_add(1)) run_task(task);
-  });
 }
 
 }  // namespace
 
-void widened_gemm(const GemmBf16Args& args) { run_tiles(args, threads_for(args)); }
-void widened_gemm(const GemmBf16Float32Args& args) { run_tiles(args, threads_for(args)); }
-void widened_gemm_serial(const GemmBf16Args& args) { run_tiles(args, 1); }
-void widened_gemm_serial(const GemmBf16Float32Args& args) { run_tiles(args, 1); }
+void widened_gemm_on_this_thread(const GemmBf16Args& g) { on_this_thread(g); }
+void widened_gemm_on_this_thread(const GemmBf16Float32Args& g) { on_this_thread(g); }
 
 std::size_t widened_gemm_workspace_bytes(const GemmBf16Args& args) {
-  const Tiling t = tiling_for(args, threads_for(args));
+  const Tiling t = tiling_for(args);
   return static_cast<std::size_t>(t.rows * t.depth + t.depth * t.cols + t.rows * t.cols) * sizeof(float);
 }
 

@@ -5,10 +5,11 @@
 // float32 C, the blocks add into C itself). The workspace is bounded by the block sizes, not by
 // the operands (widened_gemm_workspace_bytes).
 //
-//   kernels::widened_gemm(args);   // what kernels::gemm(GemmBf16Args) runs below AVX-512
+//   kernels::widened_gemm_on_this_thread(task);   // each of kernels::gemm's tasks below AVX-512
 //
-// The tiles depend on the shape and kestrel::num_threads() only, so results are bitwise
-// reproducible for one CPU level and thread count, whichever threads run the tiles.
+// kernels::gemm splits the product into tasks as for every element type (gemm.cpp); the tiles of
+// a task depend on its shape alone, so results stay bitwise reproducible for one CPU level and
+// thread count, whichever threads run the tasks.
 //
 // kernels_bench (AVX2, 1 thread, median of 30), GFLOP/s bfloat16 vs float32: n = 256 82 vs 80,
 // 512 59 vs 61, 1024 63 vs 76, 2048 59 vs 79; [4096,128] x [128,512] 55 vs 64 (PyTorch 1.13's
@@ -21,19 +22,12 @@
 
 namespace kestrel::kernels {
 
-/// The product split into tiles over the thread pool.
-void widened_gemm(const GemmBf16Args& args);
-void widened_gemm(const GemmBf16Float32Args& args);
+/// The whole product (leading dimensions filled in) on the calling thread, tile by tile: what
+/// kernels::gemm runs for each of its tasks below AVX-512.
+void widened_gemm_on_this_thread(const GemmBf16Args& g);
+void widened_gemm_on_this_thread(const GemmBf16Float32Args& g);
 
-/// The product on the calling thread, in the tiles one thread would use.
-void widened_gemm_serial(const GemmBf16Args& args);
-void widened_gemm_serial(const GemmBf16Float32Args& args);
-
-/// The most workspace one thread of widened_gemm holds for `args`, in bytes.
+/// The workspace one thread holds for a task of `args`, in bytes: at most three 256 x 256 blocks.
 std::size_t widened_gemm_workspace_bytes(const GemmBf16Args& args);
-
-/// `g` with the leading dimensions left 0 set to the dense ones (gemm.cpp).
-template <class T, class Out>
-GemmArgsOf<T, Out> with_leading_dims(GemmArgsOf<T, Out> g);
 
 }  // namespace kestrel::kernels
