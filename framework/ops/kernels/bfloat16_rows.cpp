@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <memory>
-#include <vector>
 
 #include "framework/core/thread_pool.h"
+#include "framework/ops/kernels/aligned_buffer.h"
 #include "framework/ops/kernels/cpu_kernels.h"
 
 namespace kestrel::kernels {
@@ -23,13 +22,8 @@ enum class Slot : std::size_t { run0, run1, run2, gamma, beta, count };
 // The calling thread's float32 buffer `slot` (one per operand in use at once), 64-byte aligned,
 // with room for `count` floats.
 float* thread_floats(Slot slot, std::int64_t count) {
-  thread_local std::array<std::vector<float>, static_cast<std::size_t>(Slot::count)> buffers;
-  std::vector<float>& b = buffers[static_cast<std::size_t>(slot)];
-  const auto needed = static_cast<std::size_t>(count + kAlignFloats);
-  if (b.size() < needed) b.resize(needed);
-  void* p = b.data();
-  std::size_t space = b.size() * sizeof(float);
-  return static_cast<float*>(std::align(64, static_cast<std::size_t>(count) * sizeof(float), p, space));
+  thread_local std::array<AlignedBuffer<float>, static_cast<std::size_t>(Slot::count)> buffers;
+  return buffers[static_cast<std::size_t>(slot)].get(static_cast<std::size_t>(count));
 }
 
 // Elements [offset, offset + count) of t as float32: in place when t is float32, else in buffer

@@ -10,6 +10,7 @@
 
 #include "framework/core/error.h"
 #include "framework/core/thread_pool.h"
+#include "framework/ops/kernels/aligned_buffer.h"
 #include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/kernels/onednn.h"
 #include "framework/ops/kernels/primitive_cache.h"
@@ -199,16 +200,16 @@ void sum_over_runs(const ConvShape& s, float* dw, float* partials, std::int64_t 
 // calling thread's buffers, never a float32 copy of the whole batch.
 struct WidenedChunks {
   std::int64_t per_chunk;
-  std::vector<float>& image;
-  std::vector<float>& output;
+  float* image;
+  float* output;
 };
 WidenedChunks widened_chunks(const ConvShape& s) {
-  thread_local std::vector<float> image, output;
+  thread_local AlignedBuffer<float> image, output;
   const std::int64_t image_size = s.in_h * s.in_w * s.in_c, output_size = s.out_h * s.out_w * s.out_c;
-  const std::int64_t per_chunk = std::max<std::int64_t>(1, kWidenedElements / (image_size + output_size));
-  image.resize(static_cast<std::size_t>(std::min(per_chunk, s.batch) * image_size));
-  output.resize(static_cast<std::size_t>(std::min(per_chunk, s.batch) * output_size));
-  return {std::min(per_chunk, s.batch), image, output};
+  const std::int64_t per_chunk =
+      std::min(s.batch, std::max<std::int64_t>(1, kWidenedElements / (image_size + output_size)));
+  return {per_chunk, image.get(static_cast<std::size_t>(per_chunk * image_size)),
+          output.get(static_cast<std::size_t>(per_chunk * output_size))};
 }
 
 }  // namespace
@@ -240,9 +241,9 @@ void convolution_forward(const ConvShape& s, const bfloat16* x, const bfloat16* 
     const WidenedChunks chunks = widened_chunks(s);
     for (std::int64_t n = first; n < first + images; n += chunks.per_chunk) {
       const std::int64_t count = std::min(chunks.per_chunk, first + images - n);
-      cpu().widen_bfloat16(x + n * image, count * image, chunks.image.data());
-      run(Direction::forward, DataType::f32, s, count, chunks.image.data(), chunks.output.data(), wide_w.data());
-      cpu().round_to_bfloat16(chunks.output.data(), count * output, y + n * output);
+      cpu().widen_bfloat16(x + n * image, count * image, chunks.image);
+      run(Direction::forward, DataType::f32, s, count, chunks.image, chunks.output, wide_w.data());
+      cpu().round_to_bfloat16(chunks.output, count * output, y + n * output);
     }
   });
 }
@@ -275,22 +276,22 @@ void convolution_backward_weights(const ConvShape& s, const bfloat16* x, const b
                         const_cast<bfloat16*>(x + first * image), const_cast<bfloat16*>(dy + first * output), sum);
                   });
   } else if (s.batch > 0) {
-    sum_over_runs(
-        s, sums.data(), sums.data() + filter_size, runs, [&](std::int64_t first, std::int64_t images, float* sum) {
-          const WidenedChunks chunks = widened_chunks(s);
-          thread_local std::vector<float> chunk_sum;
-          chunk_sum.resize(static_cast<std::size_t>(filter_size));
-          for (std::int64_t n = first; n < first + images; n += chunks.per_chunk) {
-            const std::int64_t count = std::min(chunks.per_chunk, first + images - n);
-            cpu().widen_bfloat16(x + n * image, count * image, chunks.image.data());
-            cpu().widen_bfloat16(dy + n * output, count * output, chunks.output.data());
-            float* into = n == first ? sum : chunk_sum.data();
-            run(Direction::backward_weights, DataType::f32, s, count, chunks.image.data(), chunks.output.data(), into);
-            if (into != sum) {
-              for (std::int64_t i = 0; i < filter_size; ++i) sum[i] += chunk_sum[i];
-            }
-          }
-        });
+    sum_over_runs(s, sums.data(), sums.data() + filter_size, runs,
+                  [&](std::int64_t first, std::int64_t images, float* sum) {
+                    const WidenedChunks chunks = widened_chunks(s);
+                    thread_local AlignedBuffer<float> chunk_sum_buffer;
+                    float* chunk_sum = chunk_sum_buffer.get(static_cast<std::size_t>(filter_size));
+                    for (std::int64_t n = first; n < first + images; n += chunks.per_chunk) {
+                      const std::int64_t count = std::min(chunks.per_chunk, first + images - n);
+                      cpu().widen_bfloat16(x + n * image, count * image, chunks.image);
+                      cpu().widen_bfloat16(dy + n * output, count * output, chunks.output);
+                      float* into = n == first ? sum : chunk_sum;
+                      run(Direction::backward_weights, DataType::f32, s, count, chunks.image, chunks.output, into);
+                      if (into != sum) {
+                        for (std::int64_t i = 0; i < filter_size; ++i) sum[i] += chunk_sum[i];
+                      }
+                    }
+                  });
   }
   cpu().round_to_bfloat16(sums.data(), filter_size, dw);
 }

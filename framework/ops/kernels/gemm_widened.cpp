@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
-#include <vector>
 
+#include "framework/ops/kernels/aligned_buffer.h"
 #include "framework/ops/kernels/cpu_kernels.h"
 
 namespace kestrel::kernels {
@@ -30,18 +30,14 @@ Tiling tiling_for(const GemmArgsOf<bfloat16, Out>& g) {
 // Each thread's widened blocks, and float32 tile for a bfloat16 C, grown to the largest tiling
 // it has run.
 struct Workspace {
-  std::vector<float> a, b, c;
+  float *a, *b, *c;
 };
 
-Workspace& workspace(const Tiling& t, bool float32_tile) {
-  thread_local Workspace w;
-  const auto grow = [](std::vector<float>& v, std::int64_t size) {
-    if (v.size() < static_cast<std::size_t>(size)) v.resize(static_cast<std::size_t>(size));
-  };
-  grow(w.a, t.rows * t.depth);
-  grow(w.b, t.depth * t.cols);
-  if (float32_tile) grow(w.c, t.rows * t.cols);
-  return w;
+Workspace workspace(const Tiling& t, bool float32_tile) {
+  thread_local AlignedBuffer<float> a, b, c;
+  const auto room = [](std::int64_t count) { return static_cast<std::size_t>(count); };
+  return {a.get(room(t.rows * t.depth)), b.get(room(t.depth * t.cols)),
+          float32_tile ? c.get(room(t.rows * t.cols)) : nullptr};
 }
 
 // dst [rows, cols] dense = src [rows, cols] with leading dimension ld, widened.
@@ -53,22 +49,22 @@ void widen(const bfloat16* src, std::int64_t ld, std::int64_t rows, std::int64_t
 // and multiplied by the float32 kernel, the first one with the caller's beta.
 template <class Out>
 void tile_product(const GemmArgsOf<bfloat16, Out>& g, std::int64_t p, std::int64_t i0, std::int64_t rows,
-                  std::int64_t j0, std::int64_t cols, Workspace& w) {
+                  std::int64_t j0, std::int64_t cols, const Workspace& w) {
   const bfloat16* a = g.a + p * g.stride_a;
   const bfloat16* b = g.b + p * g.stride_b;
   Out* c = g.c + p * g.stride_c + i0 * g.ldc + j0;
   GemmArgs block{.m = rows,
                  .n = cols,
-                 .a = w.a.data(),
+                 .a = w.a,
                  .transpose_a = g.transpose_a,
-                 .b = w.b.data(),
+                 .b = w.b,
                  .transpose_b = g.transpose_b,
                  .alpha = g.alpha};
   if constexpr (std::is_same_v<Out, float>) {
     block.c = c;
     block.ldc = g.ldc;
   } else {
-    block.c = w.c.data();
+    block.c = w.c;
     block.ldc = cols;
     if (g.beta != 0.0f) widen(c, g.ldc, rows, cols, block.c);
   }
@@ -76,17 +72,17 @@ void tile_product(const GemmArgsOf<bfloat16, Out>& g, std::int64_t p, std::int64
   do {
     block.k = std::min(kDepth, g.k - q0);
     if (g.transpose_a) {
-      widen(a + q0 * g.lda + i0, g.lda, block.k, rows, w.a.data());
+      widen(a + q0 * g.lda + i0, g.lda, block.k, rows, w.a);
       block.lda = rows;
     } else {
-      widen(a + i0 * g.lda + q0, g.lda, rows, block.k, w.a.data());
+      widen(a + i0 * g.lda + q0, g.lda, rows, block.k, w.a);
       block.lda = block.k;
     }
     if (g.transpose_b) {
-      widen(b + j0 * g.ldb + q0, g.ldb, cols, block.k, w.b.data());
+      widen(b + j0 * g.ldb + q0, g.ldb, cols, block.k, w.b);
       block.ldb = block.k;
     } else {
-      widen(b + q0 * g.ldb + j0, g.ldb, block.k, cols, w.b.data());
+      widen(b + q0 * g.ldb + j0, g.ldb, block.k, cols, w.b);
       block.ldb = cols;
     }
     block.beta = q0 == 0 ? g.beta : 1.0f;
@@ -101,7 +97,7 @@ void tile_product(const GemmArgsOf<bfloat16, Out>& g, std::int64_t p, std::int64
 template <class Out>
 void on_this_thread(const GemmArgsOf<bfloat16, Out>& g) {
   const Tiling t = tiling_for(g);
-  Workspace& w = workspace(t, !std::is_same_v<Out, float>);
+  const Workspace w = workspace(t, !std::is_same_v<Out, float>);
   for (std::int64_t p = 0; p < g.batch; ++p) {
     for (std::int64_t i0 = 0; i0 < g.m; i0 += t.rows) {
       for (std::int64_t j0 = 0; j0 < g.n; j0 += t.cols) {

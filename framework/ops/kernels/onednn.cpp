@@ -2,12 +2,12 @@
 
 #include <omp.h>
 
-#include <memory>
-#include <new>
+#include <cstddef>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 
 #include "framework/core/error.h"
+#include "framework/ops/kernels/aligned_buffer.h"
 
 namespace kestrel::kernels::onednn {
 namespace {
@@ -22,24 +22,6 @@ dnnl::cpu_isa to_dnnl(CpuCapability level) {
   // float32 kernels and which Kestrel's own kernels do not use either.
   return dnnl::cpu_isa::avx512_core_bf16;
 }
-
-class AlignedBuffer {
- public:
-  void* get(std::size_t bytes) {
-    if (bytes > size_) {
-      data_.reset(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{64})));
-      size_ = bytes;
-    }
-    return data_.get();
-  }
-
- private:
-  struct AlignedDelete {
-    void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{64}); }
-  };
-  std::unique_ptr<std::byte, AlignedDelete> data_;
-  std::size_t size_ = 0;
-};
 
 }  // namespace
 
@@ -105,7 +87,7 @@ void execute(dnnl_primitive* primitive, std::initializer_list<Argument> argument
 }
 
 void* scratchpad(std::size_t bytes) {
-  thread_local AlignedBuffer buffer;
+  thread_local AlignedBuffer<std::byte> buffer;
   return buffer.get(bytes);
 }
 

@@ -22,6 +22,7 @@
 #include "framework/core/thread_pool.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/kernels/aligned_buffer.h"
 #include "framework/ops/kernels/convolution.h"
 #include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/kernels/gemm.h"
@@ -208,9 +209,8 @@ bool is_pointwise(const ConvGeometry& g) { return g.k_h == 1 && g.k_w == 1 && g.
 // The calling thread's buffer of at least `count` elements; Tag tells apart buffers in use at once.
 template <class T, int Tag = 0>
 T* thread_buffer(std::int64_t count) {
-  thread_local std::vector<T> buffer;
-  if (buffer.size() < static_cast<std::size_t>(count)) buffer.resize(static_cast<std::size_t>(count));
-  return buffer.data();
+  thread_local kernels::AlignedBuffer<T> buffer;
+  return buffer.get(static_cast<std::size_t>(count));
 }
 
 // Pixel blocks: about kBlockElements elements in a block's patches and in its output rows, and a

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <memory>
-#include <new>
+
+#include "framework/ops/kernels/aligned_buffer.h"
 
 namespace kestrel::kernels::KESTREL_CPU_LEVEL {
 namespace {
@@ -38,25 +38,8 @@ struct OutputMapper : ei::blas_data_mapper<float, Index, Eigen::ColMajor, Eigen:
 };
 
 // Packing buffers reused across calls by each thread (large mallocs would page-fault every call).
-class Workspace {
- public:
-  float* get(std::size_t count) {
-    if (count > size_) {
-      data_.reset(static_cast<float*>(::operator new[](count * sizeof(float), std::align_val_t{64})));
-      size_ = count;
-    }
-    return data_.get();
-  }
-
- private:
-  struct AlignedDelete {
-    void operator()(float* p) const { ::operator delete[](p, std::align_val_t{64}); }
-  };
-  std::unique_ptr<float, AlignedDelete> data_;
-  std::size_t size_ = 0;
-};
-thread_local Workspace t_block_lhs;
-thread_local Workspace t_block_rhs;
+thread_local AlignedBuffer<float> t_block_lhs;
+thread_local AlignedBuffer<float> t_block_rhs;
 
 // One column-major product res[rows, cols] = beta * res + alpha * lhs[rows, depth] * rhs[depth, cols],
 // which is the row-major C = op(A) op(B) read transposed: lhs = op(B)^T, rhs = op(A)^T.

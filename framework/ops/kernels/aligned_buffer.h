@@ -1,0 +1,37 @@
+// Scratch memory for kernels: a buffer that only grows, 64-byte aligned (a cache line, and the
+// alignment vector loads want), its elements left uninitialised. Kept thread_local, it gives each
+// thread its own scratch with no allocation once a step's shapes have been seen.
+//
+//   thread_local AlignedBuffer<float> scratch;
+//   float* block = scratch.get(rows * cols);   // reallocated only past the largest count yet
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <new>
+
+namespace kestrel::kernels {
+
+template <class T>
+class AlignedBuffer {
+ public:
+  static constexpr std::size_t kAlignment = 64;
+
+  /// Room for `count` elements; earlier contents are kept unless it grows.
+  T* get(std::size_t count) {
+    if (count > size_) {
+      data_.reset(static_cast<T*>(::operator new[](count * sizeof(T), std::align_val_t{kAlignment})));
+      size_ = count;
+    }
+    return data_.get();
+  }
+
+ private:
+  struct AlignedDelete {
+    void operator()(T* p) const { ::operator delete[](p, std::align_val_t{kAlignment}); }
+  };
+  std::unique_ptr<T, AlignedDelete> data_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace kestrel::kernels
