@@ -67,12 +67,32 @@ void softmax_bfloat16(const TensorView& x, const TensorView& y, int axis, bool l
   for (int i = 0; i < axis; ++i) outer *= x.shape[i];
   for (int i = axis + 1; i < x.shape.rank(); ++i) inner *= x.shape[i];
   const std::int64_t n = x.shape[axis], slab = n * inner;
-  const Shape run_shape = {1, n, inner};
-  for_each_run(outer, slab, [&](std::int64_t o) {
-    const float* in = run_of(x, o * slab, slab, Slot::run0, true);
-    float* out = run_of(y, o * slab, slab, Slot::run1, false);
-    cpu().softmax(in, out, run_shape, 1, log);
-    store(out, y, o * slab, slab);
+  if (inner == 1) {
+    for_each_run(outer, n, [&](std::int64_t r) {
+      const float* in = run_of(x, r * n, n, Slot::run0, true);
+      float* out = run_of(y, r * n, n, Slot::run1, false);
+      cpu().softmax(in, out, Shape{1, n}, 1, log);
+      store(out, y, r * n, n);
+    });
+    return;
+  }
+  // Another axis: the float32 kernel's tasks, [n, width] column blocks of each slab, each widened
+  // into rows whose stride is inner's modulo 16 floats, so that every row sits where it would in a
+  // whole widened tensor modulo 64 bytes.
+  const std::int64_t blocks = (inner + kSoftmaxColumns - 1) / kSoftmaxColumns;
+  for_each_run(outer * blocks, n * std::min(inner, kSoftmaxColumns), [&](std::int64_t task) {
+    const std::int64_t c0 = task % blocks * kSoftmaxColumns, width = std::min(kSoftmaxColumns, inner - c0);
+    const std::int64_t first = task / blocks * slab + c0;  // element (o, 0, c0)
+    const std::int64_t stride = width + (inner - width) % kAlignFloats;
+    const std::int64_t shift = first % kAlignFloats, count = shift + n * stride;
+    float* in = thread_floats(Slot::run0, count) + shift;
+    float* out = thread_floats(Slot::run1, count) + shift;
+    for (std::int64_t k = 0; k < n; ++k)
+      cpu().widen_bfloat16(x.as<bfloat16>() + first + k * inner, width, in + k * stride);
+    cpu().softmax_columns(in, out, n, stride, width, log);
+    for (std::int64_t k = 0; k < n; ++k) {
+      cpu().round_to_bfloat16(out + k * stride, width, y.as<bfloat16>() + first + k * inner);
+    }
   });
 }
 

@@ -1,7 +1,7 @@
 // softmax and layer normalization with bfloat16 operands, a run at a time (a row, or for softmax
-// over another axis than the last one slab [n, inner] of it): each run is widened into the
-// calling thread's float32 buffer, put through the float32 kernel of kernels::cpu() and rounded
-// as it is stored, never a float32 copy of the whole tensor.
+// over another axis than the last a block of at most kSoftmaxColumns columns of a slab): each run
+// is widened into the calling thread's float32 buffer, put through the float32 kernel of
+// kernels::cpu() and rounded as it is stored, never a float32 copy of the whole tensor.
 //
 //   kernels::softmax_bfloat16(x, y, axis, /*log=*/false);
 //   kernels::layer_norm_bfloat16(x, gamma, beta, y, 1e-5f);   // any of them bfloat16, the rest float32

@@ -26,6 +26,9 @@ namespace kestrel::kernels {
 
 enum class Reduction { sum, max };
 
+/// Columns per task of softmax over another axis than the last (softmax_columns).
+inline constexpr std::int64_t kSoftmaxColumns = 256;
+
 // X(name, result type, (parameters)): one entry per kernel.
 #define KESTREL_CPU_KERNELS(X)                                                                                     \
   /* out = opcode(in...) over float32 tensors with NumPy broadcasting: the kernel of each op with */               \
@@ -40,6 +43,10 @@ enum class Reduction { sum, max };
     (ElementwiseOpcode opcode, const std::array<ElementwiseOperand, 3>& args, float* y, std::int64_t n))           \
   /* softmax (log = false) or log_softmax (log = true) of float32 x over one axis of shape */                      \
   X(softmax, void, (const float* x, float* y, const Shape& shape, int axis, bool log))                             \
+  /* the same over columns [0, width) of x [n, stride] (y alike), reduced over the n rows, on the */               \
+  /* calling thread: softmax's task over another axis than the last, kSoftmaxColumns wide at most */               \
+  X(softmax_columns, void,                                                                                         \
+    (const float* x, float* y, std::int64_t n, std::int64_t stride, std::int64_t width, bool log))                 \
   /* per row of [rows, classes] logits: logsumexp - logit of the label (0 where ignored); labels */                \
   /* int32 or int64, already checked */                                                                            \
   X(sparse_softmax_cross_entropy, void,                                                                            \

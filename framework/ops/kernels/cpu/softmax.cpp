@@ -19,7 +19,6 @@ using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
 using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
 
 constexpr std::int64_t kGrainElements = 1 << 14;  // elements per parallel_for chunk, at least
-constexpr std::int64_t kColumnBlock = 256;        // columns per task when the axis is not the last
 
 struct AxisSplit {
   std::int64_t outer = 1;
@@ -49,11 +48,11 @@ void row_softmax(const float* x, float* y, std::int64_t n, bool log) {
   }
 }
 
-// Columns [c0, c0 + width) of one [n, inner] slab, reduced over n.
-void column_softmax(const float* x, float* y, std::int64_t n, std::int64_t inner, std::int64_t c0, std::int64_t width,
-                    bool log) {
-  auto in_row = [&](std::int64_t k) { return ConstArrayMap(x + k * inner + c0, width); };
-  auto out_row = [&](std::int64_t k) { return ArrayMap(y + k * inner + c0, width); };
+}  // namespace
+
+void softmax_columns(const float* x, float* y, std::int64_t n, std::int64_t stride, std::int64_t width, bool log) {
+  auto in_row = [&](std::int64_t k) { return ConstArrayMap(x + k * stride, width); };
+  auto out_row = [&](std::int64_t k) { return ArrayMap(y + k * stride, width); };
   Eigen::ArrayXf m = in_row(0);
   for (std::int64_t k = 1; k < n; ++k) m = m.max(in_row(k));
   Eigen::ArrayXf total = Eigen::ArrayXf::Zero(width);
@@ -71,8 +70,6 @@ void column_softmax(const float* x, float* y, std::int64_t n, std::int64_t inner
   }
 }
 
-}  // namespace
-
 void softmax(const float* x, float* y, const Shape& shape, int axis, bool log) {
   if (shape.numel() == 0) return;
   const AxisSplit s = split_at(shape, axis);
@@ -82,15 +79,15 @@ void softmax(const float* x, float* y, const Shape& shape, int axis, bool log) {
     });
     return;
   }
-  const std::int64_t blocks = (s.inner + kColumnBlock - 1) / kColumnBlock;
-  const std::int64_t block_elements = s.n * std::min(s.inner, kColumnBlock);
+  const std::int64_t blocks = (s.inner + kSoftmaxColumns - 1) / kSoftmaxColumns;
+  const std::int64_t block_elements = s.n * std::min(s.inner, kSoftmaxColumns);
   parallel_for(s.outer * blocks, std::max<std::int64_t>(1, kGrainElements / block_elements),
                [&](std::int64_t begin, std::int64_t end) {
                  for (std::int64_t task = begin; task < end; ++task) {
                    const std::int64_t o = task / blocks;
-                   const std::int64_t c0 = (task % blocks) * kColumnBlock;
-                   const std::int64_t offset = o * s.n * s.inner;
-                   column_softmax(x + offset, y + offset, s.n, s.inner, c0, std::min(kColumnBlock, s.inner - c0), log);
+                   const std::int64_t c0 = (task % blocks) * kSoftmaxColumns;
+                   const std::int64_t offset = o * s.n * s.inner + c0;
+                   softmax_columns(x + offset, y + offset, s.n, s.inner, std::min(kSoftmaxColumns, s.inner - c0), log);
                  }
                });
 }
