@@ -20,6 +20,9 @@ endif()
 # kestrel::datasets: Unicode (BERT normalization) and JSON (tokenizer.json, Example dumps).
 find_package(Utf8proc REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
+# Keras 3's .keras model archives are zip files, written and read through libzip (libzip-dev,
+# framework/io/zip_archive.h); cmake/FindLibzip.cmake says why its own CMake package is not used.
+find_package(Libzip 1.7 REQUIRED)
 if(KESTREL_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

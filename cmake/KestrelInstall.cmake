@@ -16,4 +16,5 @@ configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/KestrelConfig.cmake.i
 write_basic_package_version_file("${PROJECT_BINARY_DIR}/KestrelConfigVersion.cmake" COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/KestrelConfig.cmake" "${PROJECT_BINARY_DIR}/KestrelConfigVersion.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/FindUtf8proc.cmake"
+              "${PROJECT_SOURCE_DIR}/cmake/FindLibzip.cmake"
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Kestrel)

@@ -20,7 +20,7 @@ seconds="${2:-300}"
 shift $(($# >= 2 ? 2 : 1))
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(tfrecord example example_json wordpiece vocab_files idx hdf5)
+  targets=(tfrecord example example_json wordpiece vocab_files idx hdf5 zip)
 fi
 
 cmake --build "$build" -j2 --target "${targets[@]/%/_fuzzer}"

@@ -21,6 +21,7 @@
 #include "framework/model/model.h"
 #include "framework/ops/ops.h"
 #include "framework/optimizers/optimizer.h"
+#include "tests/support/python_peer.h"
 
 namespace kestrel::testing {
 
@@ -217,25 +218,13 @@ inline void write_bytes(const std::string& path, const std::string& bytes) {
 }
 
 /// True when /usr/bin/python3 can import h5py (Debian's python3-h5py).
-inline bool have_h5py() { return std::system("/usr/bin/python3 -c 'import h5py' >/dev/null 2>&1") == 0; }
+inline bool have_h5py() { return have_python_module("h5py"); }
 
-/// Runs a Python script (written to dir) with arguments; returns its stdout, failing the test on a non-zero exit.
+/// Runs a Python script (written to dir) with arguments; returns its output, failing the test on a non-zero exit.
 inline std::string run_python(const ScratchDir& dir, const std::string& script, const std::string& args) {
   const std::string script_path = dir.file("script.py");
   write_bytes(script_path, script);
-  const std::string command = "/usr/bin/python3 " + script_path + " " + args + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "cannot run " << command;
-    return {};
-  }
-  std::string out;
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  const int status = ::pclose(pipe);
-  EXPECT_EQ(status, 0) << command << " failed:\n" << out;
-  return out;
+  return run_python_file(script_path, args);
 }
 
 }  // namespace kestrel::testing
