@@ -72,12 +72,4 @@ Tensor AveragePooling2D::call(const Tensor& x, bool training) {
   return with_layer_name(*this, [&] { return ops::avg_pool2d(x, to_ops(options_)); });
 }
 
-GlobalAveragePooling2D::GlobalAveragePooling2D(GlobalAveragePooling2DOptions options)
-    : Layer("GlobalAveragePooling2D", options.name, options.dtype), options_(std::move(options)) {}
-
-Tensor GlobalAveragePooling2D::call(const Tensor& x, bool training) {
-  check_images(*this, x);
-  return ops::mean(x, {.axes = {1, 2}, .keepdims = options_.keepdims});
-}
-
 }  // namespace kestrel::layers

@@ -1,10 +1,11 @@
-// Pooling layers over NHWC images, as keras.layers.MaxPooling2D, AveragePooling2D and
-// GlobalAveragePooling2D.
+// Window pooling layers over NHWC images, as keras.layers.MaxPooling2D and AveragePooling2D.
 //
 //   layers::MaxPooling2D pool;                                  // 2x2 windows, stride 2
 //   Tensor y = pool(x);                                         // [N,26,26,32] -> [N,13,13,32]
 //   layers::AveragePooling2D avg({.pool_size = {3, 3}, .strides = {1, 1}, .padding = "same"});
-//   layers::GlobalAveragePooling2D gap;                         // [N,7,7,64] -> [N,64]
+//
+// Pooling over a whole sequence or image (GlobalAveragePooling2D and the rest) is in
+// layers/global_pooling.h.
 #pragma once
 
 #include <array>
@@ -45,24 +46,6 @@ class AveragePooling2D : public Layer {
 
  private:
   Pooling2DOptions options_;
-};
-
-struct GlobalAveragePooling2DOptions {
-  bool keepdims = false;  ///< true: [N,1,1,C] instead of [N,C]
-  std::string name;
-  /// The precision policy (unset: the parent's, else the global one; layers/dtype_policy.h).
-  std::optional<DTypePolicy> dtype;
-};
-
-class GlobalAveragePooling2D : public Layer {
- public:
-  explicit GlobalAveragePooling2D(GlobalAveragePooling2DOptions options = {});
-  /// The mean over height and width, per channel.
-  Tensor call(const Tensor& x, bool training) override;
-  const GlobalAveragePooling2DOptions& options() const { return options_; }
-
- private:
-  GlobalAveragePooling2DOptions options_;
 };
 
 }  // namespace kestrel::layers

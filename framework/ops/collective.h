@@ -7,8 +7,11 @@
 //   Tensor summed = ops::cross_replica_sum(gradient, 8);   // the same shape, summed over 8 replicas
 //   Tensor rows = ops::all_gather(y_pred, 8);              // [4,10] on each -> [32,10], replica order
 //
-// A group of one replica is the value itself, which is what running them eagerly means: outside a
-// replicated program there is no other replica, so replicas > 1 is a JitError naming the op.
+// A group of one replica is the value itself. Run eagerly in a step whose replicas meet
+// (Strategy::run, fit's eager step under a strategy), cross_replica_sum meets the other replicas
+// as a merge point does and gives each the sum, in the backward pass too (batch normalization's
+// synchronized statistics). Elsewhere there is no other replica, so replicas > 1 is a JitError
+// naming the op.
 #pragma once
 
 #include "framework/core/tensor.h"

@@ -38,22 +38,11 @@ TEST(AveragePooling2D, AveragesWindows) {
   EXPECT_EQ(strided(ramp()).shape(), Shape({1, 3, 3, 1}));
 }
 
-TEST(GlobalAveragePooling2D, MeansOverHeightAndWidth) {
-  layers::GlobalAveragePooling2D gap;
-  EXPECT_EQ(gap.class_name(), "GlobalAveragePooling2D");
-  EXPECT_EQ(gap(ramp()).shape(), Shape({1, 1}));
-  EXPECT_FLOAT_EQ(static_cast<float>(gap(ramp()).item()), 7.5f);
-  EXPECT_EQ(gap(Tensor::ones({4, 7, 7, 64})).shape(), Shape({4, 64}));
-  layers::GlobalAveragePooling2D keep({.keepdims = true});
-  EXPECT_EQ(keep(Tensor::ones({4, 7, 7, 64})).shape(), Shape({4, 1, 1, 64}));
-}
-
 TEST(Pooling, Gradients) {
   Tensor x = random::normal({1, 4, 4, 2}, random::Key(3));
   layers::MaxPooling2D max_pool;
   layers::AveragePooling2D avg_pool({.pool_size = {3, 3}, .strides = {1, 1}, .padding = "same"});
-  layers::GlobalAveragePooling2D gap;
-  for (Layer* layer : std::vector<Layer*>{&max_pool, &avg_pool, &gap}) {
+  for (Layer* layer : std::vector<Layer*>{&max_pool, &avg_pool}) {
     GradcheckResult r = gradcheck([&](const std::vector<Tensor>& a) { return (*layer)(a[0]); }, {x});
     EXPECT_TRUE(r.ok) << layer->class_name() << ": " << r.report;
   }
@@ -70,7 +59,6 @@ TEST(Pooling, ErrorsNameTheLayer) {
   EXPECT_TRUE(contains(m, "(AveragePooling2D)")) << m;
   EXPECT_THROW(layers::MaxPooling2D({.pool_size = {0, 2}}), ValueError);
   EXPECT_THROW(layers::MaxPooling2D({.strides = {-1, 1}}), ValueError);
-  EXPECT_THROW(layers::GlobalAveragePooling2D()(Tensor::ones({2, 3})), ShapeError);
 }
 
 }  // namespace
