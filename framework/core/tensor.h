@@ -22,6 +22,9 @@ namespace kestrel {
 
 class Primitive;
 class Tensor;
+namespace functional {
+struct Node;
+}
 
 /// Shape and dtype without data: what shape inference works on.
 struct TensorSpec {
@@ -54,11 +57,13 @@ struct GradRecord {
 };
 
 /// What a symbolic tensor knows: one made while a jit trace runs has a shape and a dtype but no
-/// data, and stands for a value of the traced graph.
+/// data, and stands for a value of the traced graph. A Keras tensor of the Functional API
+/// (layers/keras_tensor.h) belongs to no trace: it stands for the output of a layer call instead.
 struct SymbolicValue {
-  const void* trace = nullptr;  ///< the trace it belongs to
+  const void* trace = nullptr;  ///< the trace it belongs to (null for a Keras tensor)
   std::int64_t id = -1;         ///< its value in that trace's graph
   std::string origin;           ///< "op 'greater' in layer 'dense_1' (Dense)", for error messages
+  std::shared_ptr<const functional::Node> keras_history;  ///< the layer call that made a Keras tensor
 };
 
 struct TensorImpl {

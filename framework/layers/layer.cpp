@@ -8,6 +8,8 @@
 #include "framework/core/random.h"
 #include "framework/distribute/replica_context.h"
 #include "framework/layers/autocast_scope.h"
+#include "framework/layers/keras_tensor.h"
+#include "framework/layers/layer_classes.h"
 
 namespace kestrel {
 namespace {
@@ -79,14 +81,55 @@ Layer::Layer(Layer&& other) noexcept
 
 Layer::~Layer() = default;
 
-Tensor Layer::operator()(const Tensor& x, bool training) {
+Tensor Layer::operator()(const Tensor& x, bool training) & {
   if (!x.defined()) throw ValueError(error_prefix() + "called on an undefined tensor");
+  if (functional::is_keras_tensor(x)) return functional::record_call(*this, nullptr, {x});
   const CallScope scope(*this);
   const Tensor input = scope.input(x);
   maybe_build(input.shape());
   Tensor y = call(input, training);
   if (y.defined()) record_output_shape(y.shape());
   return y;
+}
+
+Tensor Layer::operator()(const Tensor& x, bool training) && {
+  if (x.defined() && functional::is_keras_tensor(x)) {
+    std::shared_ptr<Layer> kept = move_to_heap(std::move(*this));
+    return functional::record_call(*kept, kept, {x});
+  }
+  return (*this)(x, training);
+}
+
+Tensor Layer::operator()(const std::vector<Tensor>& xs, bool training) & {
+  if (xs.empty()) throw ValueError(error_prefix() + "called on an empty list of tensors");
+  for (const Tensor& x : xs) {
+    if (!x.defined()) throw ValueError(error_prefix() + "called on a list holding an undefined tensor");
+  }
+  if (functional::is_keras_tensor(xs.front())) return functional::record_call(*this, nullptr, xs, {.list = true});
+  const CallScope scope(*this);
+  std::vector<Tensor> inputs;
+  std::vector<Shape> shapes;
+  for (const Tensor& x : xs) {
+    inputs.push_back(scope.input(x));
+    shapes.push_back(inputs.back().shape());
+  }
+  maybe_build(shapes);
+  Tensor y = call_list(inputs, training);
+  if (y.defined()) record_output_shape(y.shape());
+  return y;
+}
+
+Tensor Layer::operator()(const std::vector<Tensor>& xs, bool training) && {
+  if (!xs.empty() && xs.front().defined() && functional::is_keras_tensor(xs.front())) {
+    std::shared_ptr<Layer> kept = move_to_heap(std::move(*this));
+    return functional::record_call(*kept, kept, xs, {.list = true});
+  }
+  return (*this)(xs, training);
+}
+
+Tensor Layer::call_list(const std::vector<Tensor>& xs, bool training) {
+  throw ValueError(error_prefix() + "takes one tensor, not a list of " + std::to_string(xs.size()) +
+                   "; call it on each tensor, or merge them first (layers::Concatenate, layers::Add)");
 }
 
 void Layer::record_output_shape(const Shape& shape) {
@@ -101,6 +144,12 @@ Tensor Layer::call(const Tensor& x, bool training) {
 void Layer::maybe_build(const Shape& input_shape) {
   if (built_) return;
   build(input_shape);
+  built_ = true;
+}
+
+void Layer::maybe_build(const std::vector<Shape>& input_shapes) {
+  if (built_) return;
+  build_list(input_shapes);
   built_ = true;
 }
 
@@ -139,6 +188,11 @@ void Layer::replace_weight(const Variable& weight, const Variable& replacement) 
     }
   }
   throw ValueError(error_prefix() + "replace_weight: '" + weight.name() + "' is not one of this layer's weights");
+}
+
+void Layer::track_layer(Layer& child) {
+  if (child.parent_ == nullptr) child.parent_ = this;
+  children_.push_back(&child);
 }
 
 void Layer::adopt(std::unique_ptr<Layer> child) {

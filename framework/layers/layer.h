@@ -56,13 +56,23 @@ class Layer {
   Layer(Layer&& other) noexcept;
   Layer& operator=(Layer&&) = delete;
 
-  /// Builds on first use from x's shape, then runs call().
-  Tensor operator()(const Tensor& x, bool training = false);
+  /// Builds on first use from x's shape, then runs call(). On a Keras tensor (layers/input_layer.h)
+  /// the call is recorded for a Functional model instead, and its output is a Keras tensor too.
+  Tensor operator()(const Tensor& x, bool training = false) &;
+  /// The same for a temporary layer, as in `layers::Dense(10)(x)`: on a Keras tensor the layer is
+  /// moved into the recorded call, which keeps it (its class must be registered, layers/layer_classes.h).
+  Tensor operator()(const Tensor& x, bool training = false) &&;
+  /// Calls a layer that takes a list of tensors (Add, Concatenate): build_list(), then call_list().
+  Tensor operator()(const std::vector<Tensor>& xs, bool training = false) &;
+  Tensor operator()(const std::vector<Tensor>& xs, bool training = false) &&;
 
   /// Creates the weights for inputs of this shape (batch dim first). Called once, by the first call.
   virtual void build(const Shape& input_shape) {}
   /// The computation. Layers with other signatures (attention) leave this and offer their own operator().
   virtual Tensor call(const Tensor& x, bool training);
+  /// build() and call() of a layer that takes a list of tensors; the defaults reject lists.
+  virtual void build_list(const std::vector<Shape>& input_shapes) {}
+  virtual Tensor call_list(const std::vector<Tensor>& xs, bool training);
 
   const std::string& name() const { return name_; }
   /// The Keras class name ("Dense").
@@ -105,6 +115,7 @@ class Layer {
 
   /// Builds if not built yet; layers with their own call signatures call this first.
   void maybe_build(const Shape& input_shape);
+  void maybe_build(const std::vector<Shape>& input_shapes);
 
  protected:
   /// Creates a weight named "<path>/<name>" from the initializer and the global random stream, in
@@ -117,6 +128,9 @@ class Layer {
   /// (resizing a vocabulary, say). A tie the old variable had does not carry over: the model's
   /// tie_weights() makes it again, and a strategy placing the model checks (layers/weight_ties.h).
   void replace_weight(const Variable& weight, const Variable& replacement);
+  /// Lists a layer someone else owns among this one's children (a Functional model's layers): its
+  /// weights become this layer's, and its parent is this layer unless it already had one.
+  void track_layer(Layer& child);
   /// Creates a child layer owned by this one.
   template <class T, class... Args>
   T& add(Args&&... args) {

@@ -7,13 +7,50 @@
 #include "framework/distribute/default_distribution.h"
 #include "framework/distribute/replica_context.h"
 #include "framework/layers/autocast_scope.h"
+#include "framework/layers/keras_tensor.h"
+#include "framework/model/functional_graph.h"
 #include "framework/model/step_functions.h"
 #include "framework/ops/elementwise.h"
 
 namespace kestrel {
 
 Model::Model(std::string name, std::string class_name) : Layer(std::move(class_name), std::move(name)) {}
+
+Model::Model(const Inputs& inputs, const Tensor& outputs, std::string name) : Layer("Functional", std::move(name)) {
+  std::vector<std::string> keys;
+  std::vector<Tensor> tensors;
+  if (inputs.is_named()) {
+    for (const auto& [key, tensor] : inputs.named()) {
+      keys.push_back(key);
+      tensors.push_back(tensor);
+    }
+  } else {
+    tensors.push_back(inputs.tensor());
+  }
+  functional_ = std::make_shared<const FunctionalGraph>(std::move(tensors), std::move(keys), outputs, error_prefix());
+  for (Layer* layer : functional_->layers()) track_layer(*layer);
+  mark_built();
+  tie_weights();
+}
+
+Model::Model(const std::vector<Tensor>& inputs, const Tensor& outputs, std::string name)
+    : Layer("Functional", std::move(name)) {
+  functional_ = std::make_shared<const FunctionalGraph>(inputs, std::vector<std::string>{}, outputs, error_prefix());
+  for (Layer* layer : functional_->layers()) track_layer(*layer);
+  mark_built();
+  tie_weights();
+}
+
 Model::~Model() = default;
+
+Tensor Model::call(const Inputs& inputs, bool training) {
+  if (functional_ == nullptr) {
+    throw ValueError(error_prefix() +
+                     "has no forward pass: a subclass of Model overrides call(), and a Functional model is made "
+                     "from Keras tensors, Model(inputs, outputs)");
+  }
+  return functional_->run(inputs, training);
+}
 
 namespace {
 
@@ -25,10 +62,34 @@ Inputs in_compute_dtype(const Inputs& inputs, const CallScope& scope) {
   return Inputs(std::move(named));
 }
 
+// A model called on Keras tensors: the call becomes one of the Functional model being built.
+Tensor record_on_keras_tensors(Model& model, const Inputs& inputs) {
+  functional::RecordOptions options;
+  std::vector<Tensor> tensors;
+  if (inputs.is_named()) {
+    for (const auto& [key, tensor] : inputs.named()) {
+      options.input_keys.push_back(key);
+      tensors.push_back(tensor);
+    }
+  } else {
+    tensors.push_back(inputs.tensor());
+  }
+  options.call = [&model, keys = options.input_keys](const std::vector<Tensor>& xs, bool training) {
+    if (keys.empty()) return model(Inputs(xs.front()), training);
+    std::map<std::string, Tensor> named;
+    for (std::size_t i = 0; i < keys.size(); ++i) named.emplace(keys[i], xs[i]);
+    return model(Inputs(std::move(named)), training);
+  };
+  return functional::record_call(model, nullptr, std::move(tensors), std::move(options));
+}
+
 }  // namespace
 
 Tensor Model::operator()(const Inputs& inputs, bool training) {
   if (!inputs.defined()) throw ValueError("model '" + this->name() + "' was called on empty inputs");
+  if (const std::vector<Tensor> tensors = inputs.tensors(); functional::is_keras_tensor(tensors.front())) {
+    return record_on_keras_tensors(*this, inputs);
+  }
   const CallScope scope(*this);
   Tensor y = call(in_compute_dtype(inputs, scope), training);
   // Under mixed_bfloat16 the outputs come back in the variables' float32, so what follows the model

@@ -43,6 +43,8 @@ class DistributedDataset;
 
 namespace kestrel {
 
+class FunctionalGraph;
+
 namespace detail {
 class BatchSource;
 class StepFunctions;
@@ -58,14 +60,24 @@ struct LoadWeightsOptions {
 class Model : public Layer {
  public:
   explicit Model(std::string name = "", std::string class_name = "Model");
+  /// A Functional model (Keras's Model(inputs, outputs)): it replays the layer calls that lead from
+  /// `inputs`, Input() tensors, to `outputs` (layers/input_layer.h). Its data is one tensor for one
+  /// input, and named tensors for named inputs ({{"ids", ids}, {"mask", mask}}). The layers called
+  /// on Keras tensors as variables must outlive the model; temporaries are kept by it.
+  Model(const Inputs& inputs, const Tensor& outputs, std::string name = "");
+  /// Several inputs whose data is named by the Inputs' names.
+  Model(const std::vector<Tensor>& inputs, const Tensor& outputs, std::string name = "");
   ~Model() override;
 
-  /// The forward pass, written by subclasses.
-  virtual Tensor call(const Inputs& inputs, bool training) = 0;
+  /// The forward pass, written by subclasses; a Functional model's replays its layer calls.
+  virtual Tensor call(const Inputs& inputs, bool training);
   Tensor call(const Tensor& x, bool training) override { return call(Inputs(x), training); }
   bool is_model() const override { return true; }
-  /// Builds on first use from the inputs, then runs call().
+  /// Builds on first use from the inputs, then runs call(). On Keras tensors the call is recorded
+  /// for a Functional model instead (a model is a layer of another).
   Tensor operator()(const Inputs& inputs, bool training = false);
+  /// The Functional model's layer graph; null for a subclassed or Sequential model.
+  const FunctionalGraph* functional_graph() const { return functional_.get(); }
 
   /// Builds the weights by running the model once, in inference mode, on zeros of this shape.
   void build(const Shape& input_shape) override;
@@ -213,6 +225,7 @@ class Model : public Layer {
   };
   std::optional<TrainingPosition> resume_at_;  // set during on_train_begin by resume_training_at
   const distribute::Distribution* distribution_ = nullptr;
+  std::shared_ptr<const FunctionalGraph> functional_;
 };
 
 }  // namespace kestrel

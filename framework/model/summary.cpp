@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "framework/core/error.h"
+#include "framework/model/functional_graph.h"
+#include "framework/model/keras_shape.h"
 #include "framework/model/model.h"
 
 namespace kestrel {
@@ -13,15 +15,10 @@ namespace {
 constexpr int kMinNameWidth = 29;
 constexpr int kShapeWidth = 26;
 constexpr int kParamWidth = 10;
+constexpr int kConnectedWidth = 24;
 
 // Keras writes the batch dim as None: (None, 512).
-std::string keras_shape(const std::optional<Shape>& shape) {
-  if (!shape) return "?";
-  std::string out = "(None";
-  for (int d = 1; d < shape->rank(); ++d) out += ", " + std::to_string((*shape)[d]);
-  if (shape->rank() == 1) out += ",";
-  return out + ")";
-}
+std::string keras_shape(const std::optional<Shape>& shape) { return shape ? keras_batch_shape(*shape) : "?"; }
 
 std::string with_commas(std::int64_t n) {
   std::string digits = std::to_string(n);
@@ -51,17 +48,33 @@ void Model::summary(std::ostream& out) const {
   for (const Layer* layer : layers()) {
     name_width = std::max(name_width, static_cast<int>(layer->name().size() + layer->class_name().size()) + 5);
   }
-  const auto table_width = static_cast<std::size_t>(name_width + kShapeWidth + kParamWidth);
+  // A Functional model that is not a plain chain also shows which tensors each layer reads.
+  const FunctionalGraph* graph = functional_graph();
+  const bool connections = graph != nullptr && !graph->is_chain();
+  const int connected_width = connections ? kConnectedWidth : 0;
+  const auto table_width = static_cast<std::size_t>(name_width + kShapeWidth + kParamWidth + connected_width);
   const std::string rule(table_width, '_');
   const std::string double_rule(table_width, '=');
   out << "Model: \"" << name() << "\"\n" << rule << "\n";
-  out << cell("Layer (type)", name_width) << cell("Output Shape", kShapeWidth) << cell("Param #", kParamWidth) << "\n";
-  out << double_rule << "\n";
+  out << cell("Layer (type)", name_width) << cell("Output Shape", kShapeWidth) << cell("Param #", kParamWidth);
+  if (connections) out << cell("Connected to", connected_width);
+  out << "\n" << double_rule << "\n";
   for (std::size_t i = 0; i < layers().size(); ++i) {
     const Layer* layer = layers()[i];
     out << cell(layer->name() + " (" + layer->class_name() + ")", name_width)
         << cell(keras_shape(layer->last_output_shape()), kShapeWidth)
-        << cell(std::to_string(layer->count_params()), kParamWidth) << "\n";
+        << cell(std::to_string(layer->count_params()), kParamWidth);
+    if (connections) {
+      // One inbound tensor per line, the first beside the layer, as Keras prints them.
+      const std::vector<std::string> inbound = graph->connected_to(*layer);
+      out << cell(inbound.empty() ? "" : inbound.front(), connected_width);
+      for (std::size_t k = 1; k < inbound.size(); ++k) {
+        out << "\n"
+            << cell("", name_width) << cell("", kShapeWidth) << cell("", kParamWidth)
+            << cell(inbound[k], connected_width);
+      }
+    }
+    out << "\n";
     if (i + 1 < layers().size()) out << "\n";
   }
   std::int64_t trainable = 0, non_trainable = 0;

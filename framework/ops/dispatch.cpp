@@ -1,6 +1,7 @@
 #include "framework/ops/dispatch.h"
 
 #include <string>
+#include <string_view>
 
 #include "framework/core/error.h"
 #include "framework/ops/kernels/cpu_kernels.h"
@@ -33,6 +34,20 @@ void run_widened(const Primitive& p, const std::vector<Tensor>& inputs, const Te
   kernels::cpu().convert(wide_out.view(), out.view());
 }
 
+// An op run eagerly on a symbolic tensor: one of a trace that has finished, or a Keras tensor.
+[[noreturn]] void throw_symbolic_input(std::string_view op, const Tensor& t) {
+  const SymbolicValue& s = *t.symbolic();
+  if (s.keras_history) {
+    throw ValueError(op_message(op, "was given " + s.origin +
+                                        ", a Keras tensor, outside a layer: the Functional API records layer "
+                                        "calls, so put the op inside the call() of a Layer subclass and call "
+                                        "that layer on the tensor"));
+  }
+  throw JitError(op_message(op, "was given " + s.origin +
+                                    ", a tensor of a jit trace that has finished; a traced value has no data "
+                                    "outside its compiled step: return it from the step instead"));
+}
+
 }  // namespace
 
 void run_kernel(const Primitive& p, const std::vector<Tensor>& inputs, const Tensor& out) {
@@ -60,8 +75,15 @@ Tensor apply(std::shared_ptr<const Primitive> primitive, std::vector<Tensor> inp
   }
   TensorSpec out_spec = primitive->infer(specs);
 
+  OpRecorder* recorder = op_recorder();
+  if (recorder == nullptr) {
+    for (const Tensor& t : inputs) {
+      if (t.is_symbolic()) throw_symbolic_input(primitive->name(), t);
+    }
+  }
+
   Tensor out;
-  if (OpRecorder* recorder = op_recorder()) {
+  if (recorder != nullptr) {
     out = recorder->record(primitive, inputs, out_spec);  // no kernel: the op joins the traced graph
   } else if (primitive->is_view()) {
     out = Tensor::from_buffer(inputs[0].buffer(), out_spec.shape, out_spec.dtype);

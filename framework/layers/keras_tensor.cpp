@@ -1,0 +1,82 @@
+#include "framework/layers/keras_tensor.h"
+
+#include <utility>
+
+#include "framework/core/error.h"
+#include "framework/jit/trace.h"
+#include "framework/layers/layer.h"
+
+namespace kestrel::functional {
+
+bool is_keras_tensor(const Tensor& tensor) {
+  const detail::SymbolicValue* s = tensor.symbolic();
+  return s != nullptr && s->keras_history != nullptr;
+}
+
+const std::shared_ptr<const Node>& history(const Tensor& keras_tensor) {
+  if (!is_keras_tensor(keras_tensor)) {
+    throw ValueError(
+        "expected a Keras tensor (the output of Input() or of a layer called on one), got " +
+        (keras_tensor.defined() ? keras_tensor.spec().to_string() + " holding data" : "an undefined tensor"));
+  }
+  return keras_tensor.symbolic()->keras_history;
+}
+
+Tensor make_keras_tensor(const TensorSpec& spec, std::shared_ptr<const Node> node) {
+  auto impl = std::make_shared<detail::TensorImpl>();
+  impl->spec = spec;
+  const Layer& layer = *node->layer;
+  impl->symbolic = std::make_shared<const detail::SymbolicValue>(detail::SymbolicValue{
+      .trace = nullptr,
+      .id = -1,
+      .origin = "the output of layer '" + layer.name() + "' (" + layer.class_name() + ")",
+      .keras_history = std::move(node),
+  });
+  return Tensor(std::move(impl));
+}
+
+Tensor record_call(Layer& layer, std::shared_ptr<Layer> kept, std::vector<Tensor> inputs, RecordOptions options) {
+  for (const Tensor& input : inputs) {
+    if (!is_keras_tensor(input)) {
+      throw ValueError(layer.error_prefix() +
+                       "was called on Keras tensors mixed with tensors holding data; a Functional model takes its "
+                       "data through its Inputs: make this one an Input() too, or fold the constant into a layer");
+    }
+  }
+  LayerCall call = std::move(options.call);
+  if (!call) {
+    Layer* target = &layer;
+    call = options.list
+               ? LayerCall([target](const std::vector<Tensor>& xs, bool training) { return (*target)(xs, training); })
+               : LayerCall([target](const std::vector<Tensor>& xs, bool training) {
+                   return (*target)(xs.front(), training);
+                 });
+  }
+
+  // Run the layer on traced stand-ins: it builds from their shapes, and the trace infers the output.
+  TensorSpec output;
+  {
+    jit::Trace trace;
+    const jit::TraceScope active(trace);
+    std::vector<Tensor> traced;
+    traced.reserve(inputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      traced.push_back(trace.input(inputs[i].spec(), "input_" + std::to_string(i)));
+    }
+    const Tensor y = call(traced, /*training=*/false);
+    if (!y.defined())
+      throw ValueError(layer.error_prefix() + "returned no tensor, so a Functional model cannot use it");
+    output = y.spec();
+  }
+
+  auto node = std::make_shared<Node>();
+  node->layer = &layer;
+  node->kept = std::move(kept);
+  node->inputs = std::move(inputs);
+  node->input_keys = std::move(options.input_keys);
+  node->list = options.list;
+  node->call = std::move(call);
+  return make_keras_tensor(output, std::move(node));
+}
+
+}  // namespace kestrel::functional
