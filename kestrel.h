@@ -34,6 +34,7 @@
 #include "framework/model/sequential.h"
 #include "framework/ops/ops.h"
 #include "framework/optimizers/optimizers.h"
+#include "framework/saving/model_file.h"
 #include "strategies/mirrored_strategy.h"
 #include "strategies/multi_worker_mirrored_strategy.h"
 #include "strategies/strategy.h"

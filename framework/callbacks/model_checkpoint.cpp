@@ -9,6 +9,7 @@
 #include "framework/core/error.h"
 #include "framework/logging/logging.h"
 #include "framework/model/model.h"
+#include "framework/saving/model_file.h"
 #include "framework/saving/weights_file.h"
 
 namespace kestrel::callbacks {
@@ -27,10 +28,16 @@ ModelCheckpoint::ModelCheckpoint(std::string filepath, ModelCheckpointOptions op
       options_(std::move(options)),
       direction_(detail::resolve_direction(options_.mode, options_.monitor, "ModelCheckpoint")),
       schedule_(options_.save_freq, "ModelCheckpoint") {
-  if (!ends_with(filepath_, ".h5")) {
+  if (!ends_with(filepath_, ".h5") && !ends_with(filepath_, ".keras")) {
     throw ValueError(
-        "ModelCheckpoint: the filepath must end in \".weights.h5\" (Keras 3 layout) or \".h5\" "
-        "(Keras 2 layout); Kestrel saves weights with optimizer state. Got '" +
+        "ModelCheckpoint: the filepath must end in \".keras\" (the whole model), \".weights.h5\" (weights, Keras 3 "
+        "layout) or \".h5\" (weights, Keras 2 layout). Got '" +
+        filepath_ + "'");
+  }
+  if (options_.save_weights_only && ends_with(filepath_, ".keras")) {
+    throw ValueError(
+        "ModelCheckpoint: save_weights_only saves weights, so the filepath must end in \".weights.h5\", "
+        "not \".keras\" (a whole-model file). Got '" +
         filepath_ + "'");
   }
   best_ = options_.initial_value_threshold ? *options_.initial_value_threshold : detail::worst_value(direction_);
@@ -94,7 +101,11 @@ void ModelCheckpoint::save(int epoch, std::optional<std::int64_t> batch, const L
     if (ec) throw IOError("ModelCheckpoint: cannot create directory '" + parent.string() + "': " + ec.message());
   }
   // The chief alone runs this callback: it writes without waiting for the other workers.
-  saving::save_weights(model(), path);
+  if (ends_with(path, ".keras")) {
+    saving::save_model(model(), path);
+  } else {
+    saving::save_weights(model(), path);
+  }
   if (options_.verbose > 0) {
     logging::get("kestrel.callbacks")->info("Epoch {}: finished saving model to {}", epoch + 1, path);
   }

@@ -6,10 +6,10 @@
 //   // ckpt/01-0.4211.weights.h5, ckpt/03-0.3907.weights.h5, ...
 //
 // The path is a Python format string filled with `epoch` (1-based), `batch` (1-based, when
-// saving every N batches) and the logs ("{val_loss:.4f}", "{accuracy:.2%}"). Saving goes through
-// Model::save_weights, so the path ends in ".weights.h5" (Keras 3 layout) or ".h5" (Keras 2);
-// optimizer state is included. Kestrel has no whole-model file format, so save_weights_only = false
-// saves the same weights file. Parent directories are created as needed.
+// saving every N batches) and the logs ("{val_loss:.4f}", "{accuracy:.2%}"). As in Keras 3, a
+// path ending in ".keras" saves the whole model (Model::save: config, weights, optimizer state),
+// and one ending in ".weights.h5" (Keras 3 layout) or ".h5" (Keras 2) saves the weights with the
+// optimizer state. Parent directories are created as needed.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +30,7 @@ struct ModelCheckpointOptions {
   int verbose = 0;
   /// Save only when the monitored value improves on the best so far.
   bool save_best_only = false;
-  /// Accepted for Keras compatibility: Kestrel always saves weights (with optimizer state).
+  /// True saves only the weights (the path must end in ".h5"); a ".keras" path saves the model.
   bool save_weights_only = false;
   /// "min", "max", or "auto" (max for accuracy-like names, min otherwise).
   std::string mode = "auto";
@@ -44,7 +44,8 @@ class ModelCheckpoint : public Callback {
  public:
   /// The chief of a multi-worker job alone runs it (Callback::chief_worker_only).
   bool chief_worker_only() const override { return true; }
-  /// Throws ValueError for a path not ending in ".h5", an unknown mode, or a bad save_freq.
+  /// Throws ValueError for a path ending in neither ".keras" nor ".h5", a ".keras" path with
+  /// save_weights_only, an unknown mode, or a bad save_freq.
   explicit ModelCheckpoint(std::string filepath, ModelCheckpointOptions options = {});
 
   void on_epoch_begin(int epoch, const Logs& logs) override;

@@ -1,26 +1,59 @@
 #include "framework/jit/trace.h"
 
+#include <utility>
+
 #include "framework/core/error.h"
 
 namespace kestrel::jit {
+namespace {
+// The layers running eagerly on this thread, (name, class) outermost first: where a loop body
+// traced for an eager loop starts, so that its errors name the layer as a compiled step's do.
+thread_local std::vector<std::pair<std::string, std::string>> t_eager_layers;
+}  // namespace
 
 Trace* active_trace() { return dynamic_cast<Trace*>(kestrel::detail::op_recorder()); }
 
-TraceScope::TraceScope(Trace& trace) {
-  if (kestrel::detail::op_recorder() != nullptr) {
+TraceScope::TraceScope(Trace& trace) : previous_(kestrel::detail::op_recorder()) {
+  const bool loop_body = previous_ != nullptr && previous_ == static_cast<const OpRecorder*>(trace.enclosing());
+  if (previous_ != nullptr && !loop_body) {
     throw JitError("a jit trace is already running on this thread; a traced function cannot trace another one");
   }
   kestrel::detail::set_op_recorder(&trace);
 }
 
-TraceScope::~TraceScope() { kestrel::detail::set_op_recorder(nullptr); }
+TraceScope::~TraceScope() { kestrel::detail::set_op_recorder(previous_); }
 
-LayerScope::LayerScope(const std::string& name, const std::string& class_name) : trace_(active_trace()) {
-  if (trace_ != nullptr) trace_->push_scope(name, class_name);
+LayerScope::LayerScope(const std::string& name, const std::string& class_name)
+    : trace_(active_trace()), eager_(trace_ == nullptr) {
+  if (eager_) {
+    t_eager_layers.emplace_back(name, class_name);
+  } else {
+    trace_->push_scope(name, class_name);
+  }
 }
 
 LayerScope::~LayerScope() {
-  if (trace_ != nullptr) trace_->pop_scope();
+  if (eager_) {
+    t_eager_layers.pop_back();
+  } else {
+    trace_->pop_scope();
+  }
+}
+
+Trace::Trace(std::string loop_op, const Trace* enclosing)
+    : loop_op_(std::move(loop_op)),
+      enclosing_(enclosing),
+      records_gradients_(kestrel::detail::gradient_recording_depth() > 0) {
+  if (enclosing != nullptr) {
+    scopes_ = enclosing->scopes_;
+  } else {
+    for (const auto& [name, class_name] : t_eager_layers) scopes_.push_back({name, class_name});
+  }
+}
+
+std::string Trace::layer_description() const {
+  if (scopes_.empty()) return {};
+  return "layer '" + scopes_.back().name + "' (" + scopes_.back().class_name + ")";
 }
 
 Tensor Trace::symbolic(ValueId id, const TensorSpec& spec, std::string origin, bool requires_grad) {
@@ -42,11 +75,26 @@ std::string Trace::scope_path() const {
 
 Tensor Trace::input(const TensorSpec& spec, std::string name, bool requires_grad) {
   const ValueId id = graph_.add_input(spec, name);
-  return symbolic(id, spec, "input '" + name + "'", requires_grad);
+  std::string origin = "input '" + name + "'";
+  if (!loop_op_.empty()) {
+    origin += " of the " + loop_op_ + " body";
+    if (!scopes_.empty()) origin += " in " + layer_description();
+  }
+  return symbolic(id, spec, std::move(origin), requires_grad);
 }
 
 ValueId Trace::value_of(const Tensor& tensor) {
   if (const detail::SymbolicValue* s = tensor.symbolic()) {
+    bool from_enclosing = false;
+    for (const Trace* t = enclosing_; t != nullptr && !from_enclosing; t = t->enclosing_)
+      from_enclosing = s->trace == t;
+    if (from_enclosing) {
+      const std::string where = scopes_.empty() ? "" : " in " + layer_description();
+      throw JitError("[" + loop_op_ + "]" + where + ": the loop body uses " + s->origin +
+                     ", a value computed outside the loop; a compiled loop's body sees only its operands. Pass "
+                     "the tensor to ops::" +
+                     loop_op_ + " in ScanArgs::consts and take it from the body's consts argument");
+    }
     if (s->trace != this) {
       throw JitError("a traced tensor (" + s->origin +
                      ") from another trace was used here; values of one compiled "
@@ -56,6 +104,13 @@ ValueId Trace::value_of(const Tensor& tensor) {
   }
   auto found = constants_.find(tensor.id());
   if (found != constants_.end()) return found->second;
+  if (records_gradients_ && tensor.requires_grad()) {
+    const std::string where = scopes_.empty() ? "" : " in " + layer_description();
+    throw ValueError("[" + loop_op_ + "]" + where + ": the loop body uses a " + tensor.spec().to_string() +
+                     " tensor that gradients flow to (a weight's value?) without taking it as an operand, so its "
+                     "gradient would be lost. Pass it to ops::" +
+                     loop_op_ + " in ScanArgs::consts and take it from the body's consts argument");
+  }
   const ValueId id = graph_.add_constant(tensor);
   constants_.emplace(tensor.id(), id);
   captured_.push_back(tensor);

@@ -9,6 +9,11 @@
 //     Tensor y = ops::relu(ops::matmul(x, w));     // recorded; w is captured as a constant
 //     graph = trace.finish({y});
 //   }
+//
+// A loop's body (ops::scan, jit/scan.h) is traced into a graph of its own by a body trace, made
+// inside the trace the loop runs in (or, for a loop run eagerly, on its own):
+//   jit::Trace body("scan", jit::active_trace());   // starts in the layer that runs the loop
+//   { jit::TraceScope active(body); ... }           // the enclosing trace resumes after
 #pragma once
 
 #include <memory>
@@ -24,6 +29,11 @@ namespace kestrel::jit {
 class Trace final : public OpRecorder {
  public:
   Trace() = default;
+  /// A trace of the body of `loop_op` ("scan"), whose ops run inside `enclosing`, the trace active
+  /// when the loop started (null: the loop runs eagerly). It starts in the layer running the loop
+  /// (its errors name it), and a value of an enclosing trace used in the body is a JitError saying to
+  /// pass it in; so is a tensor that gradients flow to, captured while a GradientTape records.
+  Trace(std::string loop_op, const Trace* enclosing);
   Trace(const Trace&) = delete;
   Trace& operator=(const Trace&) = delete;
 
@@ -43,6 +53,10 @@ class Trace final : public OpRecorder {
     scopes_.push_back({std::move(name), std::move(class_name)});
   }
   void pop_scope() { scopes_.pop_back(); }
+  /// The innermost layer running, as errors name it ("layer 'lstm' (LSTM)"), or "" outside layers.
+  std::string layer_description() const;
+  /// For a loop body's trace, the trace the loop runs in (null when eager or not a body trace).
+  const Trace* enclosing() const { return enclosing_; }
 
  private:
   Tensor symbolic(ValueId id, const TensorSpec& spec, std::string origin, bool requires_grad);
@@ -56,21 +70,30 @@ class Trace final : public OpRecorder {
     std::string class_name;
   };
   std::vector<Scope> scopes_;
+  // Loop bodies only: the loop op, the trace it runs in, and whether gradients were being recorded.
+  std::string loop_op_;
+  const Trace* enclosing_ = nullptr;
+  bool records_gradients_ = false;
 };
 
 /// The trace active on this thread, or null (the common, eager case).
 Trace* active_trace();
 
-/// Makes a trace active on this thread for its lifetime. Traces do not nest (JitError).
+/// Makes a trace active on this thread for its lifetime. Traces do not nest (JitError), except a
+/// loop body's trace inside its enclosing trace, which is active again afterwards.
 class TraceScope {
  public:
   explicit TraceScope(Trace& trace);
   ~TraceScope();
   TraceScope(const TraceScope&) = delete;
   TraceScope& operator=(const TraceScope&) = delete;
+
+ private:
+  OpRecorder* previous_;
 };
 
-/// Names the layer that runs within its lifetime, when a trace is active.
+/// Names the layer that runs within its lifetime: on the active trace, or, when none is, for the
+/// body traces of loops the layer runs eagerly.
 class LayerScope {
  public:
   LayerScope(const std::string& name, const std::string& class_name);
@@ -80,6 +103,7 @@ class LayerScope {
 
  private:
   Trace* trace_;
+  bool eager_;  // no trace was active: the layer went on this thread's eager layer stack
 };
 
 }  // namespace kestrel::jit

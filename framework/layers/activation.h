@@ -25,6 +25,9 @@ class Activation : public Layer {
   explicit Activation(ActivationFn activation, ActivationOptions options = {});
   Tensor call(const Tensor& x, bool training) override { return activation_(x); }
 
+  nlohmann::json get_config() const override;
+  static Activation from_config(const nlohmann::json& config);
+
   const ActivationFn& activation() const { return activation_; }
 
  private:

@@ -1,12 +1,14 @@
 #include "framework/layers/batch_normalization.h"
 
 #include <sstream>
+#include <string>
 #include <utility>
 
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
 #include "framework/distribute/merge_call.h"
 #include "framework/distribute/replica_context.h"
+#include "framework/layers/serialization.h"
 #include "framework/ops/collective.h"
 #include "framework/ops/ops.h"
 
@@ -166,6 +168,56 @@ void BatchNormalization::update_moving_statistics(const Moments& batch) {
                            const Tensor replicas = part(sums, 2 * dim_, 1);
                            assign(part(sums, 0, dim_) / replicas, part(sums, dim_, dim_) / replicas);
                          });
+}
+
+nlohmann::json BatchNormalization::get_config() const {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const BatchNormalizationOptions& o = options_;
+  nlohmann::json config = Layer::get_config();
+  config["axis"] = o.axis;
+  config["momentum"] = o.momentum;
+  config["epsilon"] = o.epsilon;
+  config["center"] = o.center;
+  config["scale"] = o.scale;
+  config["beta_initializer"] = to_config(o.beta_initializer);
+  config["gamma_initializer"] = to_config(o.gamma_initializer);
+  config["moving_mean_initializer"] = to_config(o.moving_mean_initializer);
+  config["moving_variance_initializer"] = to_config(o.moving_variance_initializer);
+  put_null(config, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
+  config["synchronized"] = o.synchronized;
+  // Keras 3.14 added batch renormalization (renorm, renorm_clipping, renorm_momentum), which Kestrel
+  // lacks; its keys are read but not written, as earlier releases reject keys they do not know.
+  return config;
+}
+
+BatchNormalization BatchNormalization::from_config(const nlohmann::json& config) {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const std::string what = "layer class 'BatchNormalization'";
+  LayerBase base = layer_base_from_config(config, what);
+  check_null(config,
+             {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint", "activity_regularizer"},
+             what);
+  const std::string no_renorm =
+      "Kestrel has no batch renormalization: set 'renorm' to false, 'renorm_clipping' to null and "
+      "'renorm_momentum' to 0.99";
+  check_unsupported(config, "renorm", false, what, no_renorm);
+  check_unsupported(config, "renorm_clipping", nullptr, what, no_renorm);
+  check_unsupported(config, "renorm_momentum", 0.99, what, no_renorm);
+  const auto initializer = [&](const char* key, const char* fallback) {
+    return config.contains(key) ? initializer_from_config(config.at(key), what) : Initializer(fallback);
+  };
+  return BatchNormalization({.axis = optional<int>(config, "axis", -1, what),
+                             .momentum = optional<double>(config, "momentum", 0.99, what),
+                             .epsilon = optional<double>(config, "epsilon", 1e-3, what),
+                             .center = optional<bool>(config, "center", true, what),
+                             .scale = optional<bool>(config, "scale", true, what),
+                             .beta_initializer = initializer("beta_initializer", "zeros"),
+                             .gamma_initializer = initializer("gamma_initializer", "ones"),
+                             .moving_mean_initializer = initializer("moving_mean_initializer", "zeros"),
+                             .moving_variance_initializer = initializer("moving_variance_initializer", "ones"),
+                             .synchronized = optional<bool>(config, "synchronized", false, what),
+                             .name = std::move(base.name),
+                             .dtype = base.dtype});
 }
 
 }  // namespace kestrel::layers

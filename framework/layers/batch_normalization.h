@@ -62,6 +62,9 @@ class BatchNormalization : public Layer {
   void build(const Shape& input_shape) override;
   Tensor call(const Tensor& x, bool training) override;
 
+  nlohmann::json get_config() const override;
+  static BatchNormalization from_config(const nlohmann::json& config);
+
   const BatchNormalizationOptions& options() const { return options_; }
   /// The features' axis as a non-negative index; -1 until built.
   int axis() const { return axis_; }

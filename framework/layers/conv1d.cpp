@@ -1,9 +1,12 @@
 #include "framework/layers/conv1d.h"
 
+#include <array>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/ops/conv.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/shape_ops.h"
@@ -115,6 +118,44 @@ Tensor Conv1D::call(const Tensor& x, bool training) {
   Tensor y = d == 1 ? conv_steps(input, filter, options_.strides, padding) : dilated_conv_steps(input, filter, d);
   if (bias_.defined()) y = ops::add(y, bias_.value());
   return options_.activation(y);
+}
+
+nlohmann::json Conv1D::get_config() const {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  nlohmann::json config = Layer::get_config();
+  config["filters"] = filters_;
+  // Keras keeps its tuple options as tuples of one: [3], not 3.
+  config["kernel_size"] = nlohmann::json::array({kernel_size_});
+  config["strides"] = nlohmann::json::array({options_.strides});
+  config["padding"] = options_.padding;
+  config["data_format"] = "channels_last";
+  config["dilation_rate"] = nlohmann::json::array({options_.dilation_rate});
+  config["groups"] = 1;
+  put_kernel_options(config, options_, error_prefix());
+  put_null(config, {"activity_regularizer"});
+  return config;
+}
+
+Conv1D Conv1D::from_config(const nlohmann::json& config) {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const std::string what = "layer class 'Conv1D'";
+  LayerBase base = layer_base_from_config(config, what);
+  check_channels_last(config, what);
+  check_unsupported(config, "groups", 1, what,
+                    "Kestrel's Conv1D convolves every input channel with every filter: set 'groups' to 1");
+  check_null(config,
+             {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint",
+              "lora_rank", "lora_alpha"},
+             what);
+  required<nlohmann::json>(config, "kernel_size", what);  // no default, as in Keras
+  Conv1DOptions options{.strides = int_tuple<1>(config, "strides", {1}, what)[0],
+                        .padding = padding_from_config(config, what, /*allow_causal=*/true),
+                        .dilation_rate = int_tuple<1>(config, "dilation_rate", {1}, what)[0],
+                        .name = std::move(base.name),
+                        .dtype = base.dtype};
+  read_kernel_options(config, options, what);
+  return Conv1D(required<int>(config, "filters", what), int_tuple<1>(config, "kernel_size", {0}, what)[0],
+                std::move(options));
 }
 
 }  // namespace kestrel::layers

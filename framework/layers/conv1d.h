@@ -44,6 +44,9 @@ class Conv1D : public Layer {
   /// activation(conv1d(x, kernel) + bias) for x [N, steps, C].
   Tensor call(const Tensor& x, bool training) override;
 
+  nlohmann::json get_config() const override;
+  static Conv1D from_config(const nlohmann::json& config);
+
   int filters() const { return filters_; }
   int kernel_size() const { return kernel_size_; }
   const Conv1DOptions& options() const { return options_; }

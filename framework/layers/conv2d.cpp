@@ -1,8 +1,11 @@
 #include "framework/layers/conv2d.h"
 
+#include <array>
+#include <string>
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/ops/ops.h"
 
 namespace kestrel::layers {
@@ -67,6 +70,46 @@ Tensor Conv2D::call(const Tensor& x, bool training) {
   }
   if (bias_.defined()) y = ops::add(y, bias_.value());
   return options_.activation(y);
+}
+
+nlohmann::json Conv2D::get_config() const {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  nlohmann::json config = Layer::get_config();
+  config["filters"] = filters_;
+  config["kernel_size"] = kernel_size_;
+  config["strides"] = options_.strides;
+  config["padding"] = options_.padding.name();
+  config["data_format"] = "channels_last";
+  config["dilation_rate"] = std::array<int, 2>{1, 1};
+  config["groups"] = 1;
+  put_kernel_options(config, options_, error_prefix());
+  put_null(config, {"activity_regularizer"});
+  return config;
+}
+
+Conv2D Conv2D::from_config(const nlohmann::json& config) {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const std::string what = "layer class 'Conv2D'";
+  LayerBase base = layer_base_from_config(config, what);
+  check_channels_last(config, what);
+  check_unsupported(config, "groups", 1, what,
+                    "Kestrel's Conv2D convolves every input channel with every filter: set 'groups' to 1");
+  if (int_tuple<2>(config, "dilation_rate", {1, 1}, what) != std::array<int, 2>{1, 1}) {
+    check_unsupported(config, "dilation_rate", std::array<int, 2>{1, 1}, what,
+                      "Kestrel's Conv2D has no dilation: set 'dilation_rate' to [1, 1]");
+  }
+  check_null(config,
+             {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint",
+              "lora_rank", "lora_alpha"},
+             what);
+  required<nlohmann::json>(config, "kernel_size", what);  // no default, as in Keras
+  Conv2DOptions options{.strides = int_tuple<2>(config, "strides", {1, 1}, what),
+                        .padding = padding_from_config(config, what),
+                        .name = std::move(base.name),
+                        .dtype = base.dtype};
+  read_kernel_options(config, options, what);
+  return Conv2D(required<int>(config, "filters", what), int_tuple<2>(config, "kernel_size", {0, 0}, what),
+                std::move(options));
 }
 
 }  // namespace kestrel::layers

@@ -57,6 +57,9 @@ class Conv2D : public Layer {
   /// activation(conv2d(x, kernel) + bias) for x [N, H, W, C].
   Tensor call(const Tensor& x, bool training) override;
 
+  nlohmann::json get_config() const override;
+  static Conv2D from_config(const nlohmann::json& config);
+
   int filters() const { return filters_; }
   const std::array<int, 2>& kernel_size() const { return kernel_size_; }
   const Conv2DOptions& options() const { return options_; }

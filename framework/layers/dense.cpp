@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/ops/ops.h"
 
 namespace kestrel::layers {
@@ -38,6 +39,23 @@ Tensor Dense::call(const Tensor& x, bool training) {
   Tensor y = ops::matmul(x, kernel_.value());
   if (bias_.defined()) y = ops::add(y, bias_.value());
   return options_.activation(y);
+}
+
+nlohmann::json Dense::get_config() const {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  nlohmann::json config = Layer::get_config();
+  config["units"] = units_;
+  put_kernel_options(config, options_, error_prefix());
+  return config;
+}
+
+Dense Dense::from_config(const nlohmann::json& config) {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const std::string what = "layer class 'Dense'";
+  LayerBase base = layer_base_from_config(config, what);
+  DenseOptions options{.name = std::move(base.name), .dtype = base.dtype};
+  read_kernel_options(config, options, what);
+  return Dense(required<std::int64_t>(config, "units", what), std::move(options));
 }
 
 }  // namespace kestrel::layers

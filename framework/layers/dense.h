@@ -38,6 +38,9 @@ class Dense : public Layer {
   /// activation(x @ kernel + bias) over the last axis of x (rank >= 2).
   Tensor call(const Tensor& x, bool training) override;
 
+  nlohmann::json get_config() const override;
+  static Dense from_config(const nlohmann::json& config);
+
   std::int64_t units() const { return units_; }
   const DenseOptions& options() const { return options_; }
   /// The kernel [in, units]; undefined until the layer is built.

@@ -1,9 +1,12 @@
 #include "framework/layers/dropout.h"
 
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "framework/core/error.h"
 #include "framework/distribute/replica_context.h"
+#include "framework/layers/serialization.h"
 #include "framework/layers/training_step.h"
 #include "framework/ops/nn.h"
 
@@ -12,6 +15,7 @@ namespace kestrel::layers {
 Dropout::Dropout(double rate, DropoutOptions options)
     : Layer("Dropout", options.name, options.dtype),
       rate_(rate),
+      seed_(options.seed),
       base_key_(options.seed ? random::Key(*options.seed) : random::next_global_key()) {
   if (!(rate >= 0.0 && rate < 1.0)) {
     std::ostringstream r;
@@ -36,6 +40,25 @@ Tensor Dropout::call(const Tensor& x, bool training) {
     key = random::fold_in(key, id);
   }
   return ops::dropout(x, rate_, key);
+}
+
+nlohmann::json Dropout::get_config() const {
+  nlohmann::json config = Layer::get_config();
+  config["rate"] = rate_;
+  config["seed"] = serialization::seed_to_config(seed_);
+  config["noise_shape"] = nullptr;  // one mask entry per input entry
+  return config;
+}
+
+Dropout Dropout::from_config(const nlohmann::json& config) {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const std::string what = "layer class 'Dropout'";
+  LayerBase base = layer_base_from_config(config, what);
+  check_null(config, {"activity_regularizer"}, what);
+  check_unsupported(config, "noise_shape", nullptr, what,
+                    "Kestrel's Dropout draws one mask entry per input entry: set 'noise_shape' to null");
+  return Dropout(required<double>(config, "rate", what),
+                 {.seed = seed_from_config(config, what), .name = std::move(base.name), .dtype = base.dtype});
 }
 
 }  // namespace kestrel::layers

@@ -34,12 +34,16 @@ class Dropout : public Layer {
 
   Tensor call(const Tensor& x, bool training) override;
 
+  nlohmann::json get_config() const override;
+  static Dropout from_config(const nlohmann::json& config);
+
   double rate() const { return rate_; }
   /// The key every mask of this layer derives from.
   const random::Key& base_key() const { return base_key_; }
 
  private:
   double rate_;
+  std::optional<std::uint64_t> seed_;
   random::Key base_key_;
 };
 

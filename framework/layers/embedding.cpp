@@ -1,8 +1,10 @@
 #include "framework/layers/embedding.h"
 
+#include <string>
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/ops/shape_ops.h"
 
 namespace kestrel::layers {
@@ -37,6 +39,37 @@ Tensor Embedding::call(const Tensor& ids, bool training) {
     throw IndexError(error_prefix() + e.what() + "; ids must be in [0, " + std::to_string(input_dim_) +
                      "): make input_dim at least the vocabulary size");
   }
+}
+
+nlohmann::json Embedding::get_config() const {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  nlohmann::json config = Layer::get_config();
+  config["input_dim"] = input_dim_;
+  config["output_dim"] = output_dim_;
+  config["embeddings_initializer"] = to_config(options_.embeddings_initializer);
+  put_null(config, {"embeddings_regularizer", "activity_regularizer", "embeddings_constraint"});
+  config["mask_zero"] = false;
+  return config;
+}
+
+Embedding Embedding::from_config(const nlohmann::json& config) {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const std::string what = "layer class 'Embedding'";
+  LayerBase base = layer_base_from_config(config, what);
+  check_null(config,
+             {"embeddings_regularizer", "activity_regularizer", "embeddings_constraint", "lora_rank", "lora_alpha",
+              "quantization_config"},
+             what);
+  check_unsupported(config, "mask_zero", false, what,
+                    "Kestrel's layers take no Keras masks: set 'mask_zero' to false and pass a padding mask to "
+                    "the attention layers instead");
+  return Embedding(required<std::int64_t>(config, "input_dim", what),
+                   required<std::int64_t>(config, "output_dim", what),
+                   {.embeddings_initializer = config.contains("embeddings_initializer")
+                                                  ? initializer_from_config(config.at("embeddings_initializer"), what)
+                                                  : EmbeddingOptions{}.embeddings_initializer,
+                    .name = std::move(base.name),
+                    .dtype = base.dtype});
 }
 
 }  // namespace kestrel::layers

@@ -35,6 +35,9 @@ class Embedding : public Layer {
   /// ids [...] (int32/int64) -> [..., output_dim].
   Tensor call(const Tensor& ids, bool training) override;
 
+  nlohmann::json get_config() const override;
+  static Embedding from_config(const nlohmann::json& config);
+
   std::int64_t input_dim() const { return input_dim_; }
   std::int64_t output_dim() const { return output_dim_; }
   /// The table [input_dim, output_dim], built on first use, so an output projection can tie to it

@@ -21,6 +21,9 @@ class Flatten : public Layer {
  public:
   explicit Flatten(FlattenOptions options = {});
   Tensor call(const Tensor& x, bool training) override;
+
+  nlohmann::json get_config() const override;
+  static Flatten from_config(const nlohmann::json& config);
 };
 
 }  // namespace kestrel::layers

@@ -1,8 +1,10 @@
 #include "framework/layers/global_pooling.h"
 
+#include <string>
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/ops/reduce.h"
 
 namespace kestrel::layers {
@@ -30,6 +32,22 @@ void check_images(const Layer& layer, const Tensor& x, const char* sequences_lay
   }
   throw ShapeError(layer.error_prefix() + "input is " + x.shape().to_string() + "; " + layer.class_name() +
                    " takes images [batch, height, width, channels]" + fix);
+}
+
+nlohmann::json global_pooling_config(nlohmann::json config, const GlobalPoolingOptions& o) {
+  config["data_format"] = "channels_last";
+  config["keepdims"] = o.keepdims;
+  return config;
+}
+
+GlobalPoolingOptions global_pooling_options_from_config(const nlohmann::json& config, const std::string& class_name) {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const std::string what = "layer class '" + class_name + "'";
+  LayerBase base = layer_base_from_config(config, what);
+  check_channels_last(config, what);
+  check_null(config, {"activity_regularizer"}, what);
+  return {
+      .keepdims = optional<bool>(config, "keepdims", false, what), .name = std::move(base.name), .dtype = base.dtype};
 }
 
 }  // namespace
@@ -64,6 +82,34 @@ GlobalMaxPooling2D::GlobalMaxPooling2D(GlobalPoolingOptions options)
 Tensor GlobalMaxPooling2D::call(const Tensor& x, bool training) {
   check_images(*this, x, "GlobalMaxPooling1D");
   return ops::max(x, {.axes = {1, 2}, .keepdims = options_.keepdims});
+}
+
+nlohmann::json GlobalAveragePooling1D::get_config() const {
+  return global_pooling_config(Layer::get_config(), options_);
+}
+
+GlobalAveragePooling1D GlobalAveragePooling1D::from_config(const nlohmann::json& config) {
+  return GlobalAveragePooling1D(global_pooling_options_from_config(config, "GlobalAveragePooling1D"));
+}
+
+nlohmann::json GlobalMaxPooling1D::get_config() const { return global_pooling_config(Layer::get_config(), options_); }
+
+GlobalMaxPooling1D GlobalMaxPooling1D::from_config(const nlohmann::json& config) {
+  return GlobalMaxPooling1D(global_pooling_options_from_config(config, "GlobalMaxPooling1D"));
+}
+
+nlohmann::json GlobalAveragePooling2D::get_config() const {
+  return global_pooling_config(Layer::get_config(), options_);
+}
+
+GlobalAveragePooling2D GlobalAveragePooling2D::from_config(const nlohmann::json& config) {
+  return GlobalAveragePooling2D(global_pooling_options_from_config(config, "GlobalAveragePooling2D"));
+}
+
+nlohmann::json GlobalMaxPooling2D::get_config() const { return global_pooling_config(Layer::get_config(), options_); }
+
+GlobalMaxPooling2D GlobalMaxPooling2D::from_config(const nlohmann::json& config) {
+  return GlobalMaxPooling2D(global_pooling_options_from_config(config, "GlobalMaxPooling2D"));
 }
 
 }  // namespace kestrel::layers

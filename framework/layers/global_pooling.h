@@ -30,6 +30,9 @@ class GlobalAveragePooling1D : public Layer {
   Tensor call(const Tensor& x, bool training) override;
   const GlobalPoolingOptions& options() const { return options_; }
 
+  nlohmann::json get_config() const override;
+  static GlobalAveragePooling1D from_config(const nlohmann::json& config);
+
  private:
   GlobalPoolingOptions options_;
 };
@@ -40,6 +43,9 @@ class GlobalMaxPooling1D : public Layer {
   /// The maximum over the steps of x [N, steps, C], per channel.
   Tensor call(const Tensor& x, bool training) override;
   const GlobalPoolingOptions& options() const { return options_; }
+
+  nlohmann::json get_config() const override;
+  static GlobalMaxPooling1D from_config(const nlohmann::json& config);
 
  private:
   GlobalPoolingOptions options_;
@@ -52,6 +58,9 @@ class GlobalAveragePooling2D : public Layer {
   Tensor call(const Tensor& x, bool training) override;
   const GlobalPoolingOptions& options() const { return options_; }
 
+  nlohmann::json get_config() const override;
+  static GlobalAveragePooling2D from_config(const nlohmann::json& config);
+
  private:
   GlobalPoolingOptions options_;
 };
@@ -62,6 +71,9 @@ class GlobalMaxPooling2D : public Layer {
   /// The maximum over height and width of x [N, H, W, C], per channel.
   Tensor call(const Tensor& x, bool training) override;
   const GlobalPoolingOptions& options() const { return options_; }
+
+  nlohmann::json get_config() const override;
+  static GlobalMaxPooling2D from_config(const nlohmann::json& config);
 
  private:
   GlobalPoolingOptions options_;

@@ -1,6 +1,8 @@
 #include "framework/layers/initializers.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "framework/core/error.h"
 
@@ -39,9 +41,10 @@ Initializer by_name(const std::string& name) {
   if (name == "he_normal") return HeNormal();
   if (name == "lecun_uniform") return LecunUniform();
   if (name == "lecun_normal") return LecunNormal();
+  if (name == "orthogonal") return Orthogonal();
   throw ValueError("unknown initializer '" + name +
                    "': expected one of zeros, ones, random_normal, random_uniform (uniform), truncated_normal, "
-                   "glorot_uniform, glorot_normal, he_uniform, he_normal, lecun_uniform, lecun_normal");
+                   "glorot_uniform, glorot_normal, he_uniform, he_normal, lecun_uniform, lecun_normal, orthogonal");
 }
 
 }  // namespace
@@ -55,27 +58,34 @@ std::pair<double, double> compute_fans(const Shape& shape) {
 }
 
 Initializer Constant(double value) {
-  return Initializer("constant", [value](const Shape& shape, DType dtype, const random::Key&) {
-    return Tensor::full(shape, value, dtype);
-  });
+  return Initializer(
+      "constant",
+      [value](const Shape& shape, DType dtype, const random::Key&) { return Tensor::full(shape, value, dtype); },
+      {{"value", value}});
 }
 Initializer Zeros() { return Initializer("zeros", Constant(0.0)); }
 Initializer Ones() { return Initializer("ones", Constant(1.0)); }
 
 Initializer RandomNormal(RandomNormalOptions o) {
-  return Initializer("random_normal", [o](const Shape& shape, DType dtype, const random::Key& key) {
-    return random::normal(shape, key, o.mean, o.stddev, dtype);
-  });
+  return Initializer("random_normal",
+                     [o](const Shape& shape, DType dtype, const random::Key& key) {
+                       return random::normal(shape, key, o.mean, o.stddev, dtype);
+                     },
+                     {{"mean", o.mean}, {"stddev", o.stddev}});
 }
 Initializer RandomUniform(RandomUniformOptions o) {
-  return Initializer("random_uniform", [o](const Shape& shape, DType dtype, const random::Key& key) {
-    return random::uniform(shape, key, o.minval, o.maxval, dtype);
-  });
+  return Initializer("random_uniform",
+                     [o](const Shape& shape, DType dtype, const random::Key& key) {
+                       return random::uniform(shape, key, o.minval, o.maxval, dtype);
+                     },
+                     {{"minval", o.minval}, {"maxval", o.maxval}});
 }
 Initializer TruncatedNormal(RandomNormalOptions o) {
-  return Initializer("truncated_normal", [o](const Shape& shape, DType dtype, const random::Key& key) {
-    return random::truncated_normal(shape, key, o.mean, o.stddev, dtype);
-  });
+  return Initializer("truncated_normal",
+                     [o](const Shape& shape, DType dtype, const random::Key& key) {
+                       return random::truncated_normal(shape, key, o.mean, o.stddev, dtype);
+                     },
+                     {{"mean", o.mean}, {"stddev", o.stddev}});
 }
 Initializer GlorotUniform() { return variance_scaling("glorot_uniform", 1.0, Mode::fan_avg, Distribution::uniform); }
 Initializer GlorotNormal() {
@@ -88,9 +98,71 @@ Initializer LecunNormal() {
   return variance_scaling("lecun_normal", 1.0, Mode::fan_in, Distribution::truncated_normal);
 }
 
+namespace {
+
+// Keras's Orthogonal, for a shape seen as [rows, cols] = [prod(shape[:-1]), shape[-1]].
+Tensor orthogonal_matrix(const Shape& shape, DType dtype, const random::Key& key, double gain) {
+  if (shape.rank() < 2) {
+    throw ValueError("initializer 'orthogonal': the shape is " + shape.to_string() +
+                     "; an orthogonal matrix needs at least two dims (Keras's Orthogonal)");
+  }
+  if (dtype != DType::float32 && dtype != DType::bfloat16) {
+    throw TypeError("initializer 'orthogonal': dtype must be float32 or bfloat16, got " +
+                    std::string(to_string(dtype)));
+  }
+  const std::int64_t rows = shape.numel() / std::max<std::int64_t>(shape[-1], 1);
+  const std::int64_t cols = shape[-1];
+  const std::int64_t tall = std::max(rows, cols);
+  const std::int64_t narrow = std::min(rows, cols);
+  // q [tall, narrow], row-major, from a normal matrix by Gram-Schmidt on its columns (each pass run
+  // twice, which keeps it orthogonal to rounding). Its R has a positive diagonal, which is what
+  // Keras's q *= sign(diag(r)) makes of LAPACK's Householder QR: the same Q.
+  std::vector<double> q = random::normal({tall, narrow}, key).to_vector<double>();
+  auto at = [&](std::int64_t i, std::int64_t j) -> double& { return q[static_cast<std::size_t>(i * narrow + j)]; };
+  for (std::int64_t j = 0; j < narrow; ++j) {
+    for (int pass = 0; pass < 2; ++pass) {
+      for (std::int64_t k = 0; k < j; ++k) {
+        double dot = 0;
+        for (std::int64_t i = 0; i < tall; ++i) dot += at(i, k) * at(i, j);
+        for (std::int64_t i = 0; i < tall; ++i) at(i, j) -= dot * at(i, k);
+      }
+    }
+    double norm = 0;
+    for (std::int64_t i = 0; i < tall; ++i) norm += at(i, j) * at(i, j);
+    norm = std::sqrt(norm);
+    for (std::int64_t i = 0; i < tall; ++i) at(i, j) = norm > 0 ? at(i, j) / norm : 0.0;
+  }
+  Tensor out = Tensor::empty(shape, dtype);
+  void* data = out.view().data;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cols; ++c) {
+      // A wide matrix takes q transposed: orthonormal rows.
+      const auto v = static_cast<float>(gain * (rows >= cols ? at(r, c) : at(c, r)));
+      const auto index = static_cast<std::size_t>(r * cols + c);
+      if (dtype == DType::float32) {
+        static_cast<float*>(data)[index] = v;
+      } else {
+        static_cast<bfloat16*>(data)[index] = bfloat16(v);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Initializer Orthogonal(OrthogonalOptions o) {
+  return Initializer("orthogonal",
+                     [o](const Shape& shape, DType dtype, const random::Key& key) {
+                       return orthogonal_matrix(shape, dtype, key, o.gain);
+                     },
+                     {{"gain", o.gain}});
+}
+
 }  // namespace initializers
 
-Initializer::Initializer(std::string name, Fn fn) : name_(std::move(name)), fn_(std::move(fn)) {}
+Initializer::Initializer(std::string name, Fn fn, Arguments arguments)
+    : name_(std::move(name)), fn_(std::move(fn)), arguments_(std::move(arguments)) {}
 Initializer::Initializer(const char* name) : Initializer(std::string(name)) {}
 Initializer::Initializer(const std::string& name) : Initializer(initializers::by_name(name)) {}
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 
 #include "framework/core/random.h"
@@ -20,19 +21,25 @@ class Initializer {
  public:
   using Fn = std::function<Tensor(const Shape& shape, DType dtype, const random::Key& key)>;
 
-  Initializer(std::string name, Fn fn);
+  /// The numbers a Keras config gives this initializer ({"mean": 0, "stddev": 0.05}), by Keras key.
+  using Arguments = std::map<std::string, double>;
+
+  Initializer(std::string name, Fn fn, Arguments arguments = {});
   /// By Keras name: glorot_uniform, glorot_normal, he_uniform, he_normal, lecun_uniform, lecun_normal,
-  /// zeros, ones, random_normal, random_uniform (or "uniform"), truncated_normal. Other names throw ValueError.
+  /// zeros, ones, random_normal, random_uniform (or "uniform"), truncated_normal, orthogonal. Other names
+  /// throw ValueError.
   Initializer(const char* name);  // NOLINT(google-explicit-constructor): Keras takes strings
   // NOLINTNEXTLINE(google-explicit-constructor): kernel_initializer = "he_normal", as Keras takes it
   Initializer(const std::string& name);
 
   Tensor operator()(const Shape& shape, DType dtype, const random::Key& key) const { return fn_(shape, dtype, key); }
   const std::string& name() const { return name_; }
+  const Arguments& arguments() const { return arguments_; }
 
  private:
   std::string name_;
   Fn fn_;
+  Arguments arguments_;
 };
 
 namespace initializers {
@@ -40,6 +47,9 @@ namespace initializers {
 struct RandomNormalOptions {
   double mean = 0.0;
   double stddev = 0.05;
+};
+struct OrthogonalOptions {
+  double gain = 1.0;  ///< multiplies the orthogonal matrix
 };
 struct RandomUniformOptions {
   double minval = -0.05;
@@ -59,6 +69,10 @@ Initializer HeUniform();
 Initializer HeNormal();
 Initializer LecunUniform();
 Initializer LecunNormal();
+/// Keras's Orthogonal: the Q of a QR decomposition of a standard normal matrix, its columns' signs
+/// fixed by R's diagonal, times gain. The shape is seen as [prod(shape[:-1]), shape[-1]]: orthonormal
+/// columns when that is tall, orthonormal rows when wide (an RNN's recurrent_kernel [units, 4 * units]).
+Initializer Orthogonal(OrthogonalOptions options = {});
 // NOLINTEND(readability-identifier-naming)
 
 /// (fan_in, fan_out) of a weight shape, as Keras computes them.

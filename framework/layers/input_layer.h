@@ -34,6 +34,9 @@ class InputLayer : public Layer {
   /// The data it was given, unchanged.
   Tensor call(const Tensor& x, bool training) override { return x; }
 
+  nlohmann::json get_config() const override;
+  static InputLayer from_config(const nlohmann::json& config);
+
   /// The shape without the batch dim.
   const Shape& shape() const { return shape_; }
   DType dtype() const { return options_.dtype; }
@@ -49,5 +52,7 @@ class InputLayer : public Layer {
 
 /// A Keras tensor standing for the model's data of this shape (batch dim excluded).
 Tensor Input(const Shape& shape, InputOptions options = {});  // NOLINT(readability-identifier-naming): keras.Input
+/// The Input() an InputLayer's Keras config describes (what a Functional model's config starts from).
+Tensor input_from_config(const nlohmann::json& config);
 
 }  // namespace kestrel

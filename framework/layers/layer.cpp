@@ -10,6 +10,7 @@
 #include "framework/layers/autocast_scope.h"
 #include "framework/layers/keras_tensor.h"
 #include "framework/layers/layer_classes.h"
+#include "framework/layers/serialization.h"
 
 namespace kestrel {
 namespace {
@@ -72,8 +73,11 @@ Layer::Layer(Layer&& other) noexcept
       owned_(std::move(other.owned_)),
       children_(std::move(other.children_)),
       weights_(std::move(other.weights_)),
+      weights_trainable_(std::move(other.weights_trainable_)),
       trainable_(other.trainable_),
       built_(other.built_),
+      build_input_shapes_(std::move(other.build_input_shapes_)),
+      built_for_list_(other.built_for_list_),
       last_output_shape_(std::move(other.last_output_shape_)) {
   // Children live on the heap and stay put; only their back pointer must follow the move.
   for (Layer* child : children_) child->parent_ = this;
@@ -145,12 +149,19 @@ void Layer::maybe_build(const Shape& input_shape) {
   if (built_) return;
   build(input_shape);
   built_ = true;
+  build_input_shapes_ = {input_shape};
 }
 
 void Layer::maybe_build(const std::vector<Shape>& input_shapes) {
   if (built_) return;
   build_list(input_shapes);
   built_ = true;
+  build_input_shapes_ = input_shapes;
+  built_for_list_ = true;
+}
+
+nlohmann::json Layer::get_config() const {
+  return {{"name", name_}, {"trainable", trainable_}, {"dtype", serialization::to_config(dtype_policy_)}};
 }
 
 std::string Layer::path() const {
@@ -172,12 +183,14 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape, const In
   }
   Variable v(std::move(full), initial, options.trainable && trainable_, options.autocast);
   weights_.push_back(v);
+  weights_trainable_.push_back(options.trainable);
   return v;
 }
 
 void Layer::track_weight(const Variable& variable) {
   if (!variable.defined()) throw ValueError(error_prefix() + "cannot track an undefined variable");
   weights_.push_back(variable);
+  weights_trainable_.push_back(variable.trainable());
 }
 
 void Layer::replace_weight(const Variable& weight, const Variable& replacement) {
@@ -253,7 +266,9 @@ std::int64_t Layer::count_params() const {
 
 void Layer::set_trainable(bool trainable) {
   trainable_ = trainable;
-  for (const Variable& v : weights_) v.set_trainable(trainable);
+  // Unfreezing gives back trainability only to the weights made trainable (not, say, batch
+  // normalization's moving statistics).
+  for (std::size_t i = 0; i < weights_.size(); ++i) weights_[i].set_trainable(trainable && weights_trainable_[i]);
   for (Layer* child : children_) child->set_trainable(trainable);
 }
 

@@ -28,12 +28,19 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "framework/core/tensor.h"
 #include "framework/core/variable.h"
 #include "framework/layers/dtype_policy.h"
 #include "framework/layers/initializers.h"
 
 namespace kestrel {
+
+class Layer;
+namespace serialization {
+std::unique_ptr<Layer> deserialize_layer(const nlohmann::json& object);
+}  // namespace serialization
 
 struct WeightOptions {
   bool trainable = true;
@@ -88,6 +95,16 @@ class Layer {
   bool built() const { return built_; }
   Layer* parent() const { return parent_; }
 
+  /// The options the layer was made with, under Keras's keys (Keras's get_config): here the name,
+  /// trainable flag and dtype policy; each class adds its own and offers a static from_config that
+  /// makes the layer again (layers/serialization.h).
+  virtual nlohmann::json get_config() const;
+  /// The input shapes the layer was built from (one, or one per tensor of a list call); empty
+  /// before it is built, or when it built itself otherwise. Keras's build_config.
+  const std::vector<Shape>& build_input_shapes() const { return build_input_shapes_; }
+  /// True when the layer was built for a list of tensors.
+  bool built_for_list() const { return built_for_list_; }
+
   /// The precision policy (Keras's layer.dtype_policy).
   const DTypePolicy& dtype_policy() const { return dtype_policy_; }
   /// The policy's variable dtype (Keras's layer.variable_dtype, also layer.dtype).
@@ -128,6 +145,8 @@ class Layer {
   /// (resizing a vocabulary, say). A tie the old variable had does not carry over: the model's
   /// tie_weights() makes it again, and a strategy placing the model checks (layers/weight_ties.h).
   void replace_weight(const Variable& weight, const Variable& replacement);
+  /// Takes ownership of a child layer made elsewhere (a layer made from its config).
+  void adopt(std::unique_ptr<Layer> child);
   /// Lists a layer someone else owns among this one's children (a Functional model's layers): its
   /// weights become this layer's, and its parent is this layer unless it already had one.
   void track_layer(Layer& child);
@@ -143,9 +162,14 @@ class Layer {
   /// only replica 0 (or a thread outside any replica) writes it.
   void record_output_shape(const Shape& shape);
   void mark_built() { built_ = true; }
+  /// Records the input shapes a layer that builds itself otherwise than by maybe_build was built
+  /// for (a model, on its first call), for its build_config.
+  void set_build_input_shapes(std::vector<Shape> shapes) { build_input_shapes_ = std::move(shapes); }
 
  private:
-  void adopt(std::unique_ptr<Layer> child);
+  /// A layer made from a config takes the config's name, whatever its class's constructor chose.
+  friend std::unique_ptr<Layer> serialization::deserialize_layer(const nlohmann::json& object);
+
   /// Takes `policy` unless this layer was given its own or is built; passed on to the children.
   void inherit_dtype_policy(const DTypePolicy& policy);
   void collect(std::vector<Variable>& out, bool trainable_part) const;
@@ -158,8 +182,11 @@ class Layer {
   std::vector<std::unique_ptr<Layer>> owned_;
   std::vector<Layer*> children_;
   std::vector<Variable> weights_;
+  std::vector<bool> weights_trainable_;  // per weight: made trainable (what unfreezing restores)
   bool trainable_ = true;
   bool built_ = false;
+  std::vector<Shape> build_input_shapes_;
+  bool built_for_list_ = false;
   std::optional<Shape> last_output_shape_;
 };
 

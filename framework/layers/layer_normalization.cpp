@@ -1,9 +1,11 @@
 #include "framework/layers/layer_normalization.h"
 
 #include <sstream>
+#include <string>
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/ops/ops.h"
 
 namespace kestrel::layers {
@@ -40,6 +42,47 @@ Tensor LayerNormalization::call(const Tensor& x, bool training) {
   Tensor gamma = gamma_.defined() ? gamma_.value() : fixed_gamma_;
   Tensor beta = beta_.defined() ? beta_.value() : fixed_beta_;
   return ops::layer_norm(x, gamma, beta, {.epsilon = options_.epsilon});
+}
+
+nlohmann::json LayerNormalization::get_config() const {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  nlohmann::json config = Layer::get_config();
+  config["axis"] = -1;
+  config["epsilon"] = options_.epsilon;
+  config["center"] = options_.center;
+  config["scale"] = options_.scale;
+  config["rms_scaling"] = false;
+  config["beta_initializer"] = to_config(options_.beta_initializer);
+  config["gamma_initializer"] = to_config(options_.gamma_initializer);
+  put_null(config, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
+  return config;
+}
+
+LayerNormalization LayerNormalization::from_config(const nlohmann::json& config) {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const std::string what = "layer class 'LayerNormalization'";
+  LayerBase base = layer_base_from_config(config, what);
+  // Keras writes the axis as given: -1 or [-1] both mean the last axis.
+  if (config.value("axis", nlohmann::json(-1)) != nlohmann::json::array({-1})) {
+    check_unsupported(config, "axis", -1, what,
+                      "Kestrel's LayerNormalization normalizes over the last axis only: set 'axis' to -1");
+  }
+  check_unsupported(config, "rms_scaling", false, what,
+                    "Kestrel's LayerNormalization subtracts the mean: set 'rms_scaling' to false");
+  check_null(config,
+             {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint", "activity_regularizer"},
+             what);
+  return LayerNormalization({.epsilon = optional<double>(config, "epsilon", 1e-3, what),
+                             .center = optional<bool>(config, "center", true, what),
+                             .scale = optional<bool>(config, "scale", true, what),
+                             .beta_initializer = config.contains("beta_initializer")
+                                                     ? initializer_from_config(config.at("beta_initializer"), what)
+                                                     : Initializer("zeros"),
+                             .gamma_initializer = config.contains("gamma_initializer")
+                                                      ? initializer_from_config(config.at("gamma_initializer"), what)
+                                                      : Initializer("ones"),
+                             .name = std::move(base.name),
+                             .dtype = base.dtype});
 }
 
 }  // namespace kestrel::layers

@@ -34,6 +34,9 @@ class LayerNormalization : public Layer {
   void build(const Shape& input_shape) override;
   Tensor call(const Tensor& x, bool training) override;
 
+  nlohmann::json get_config() const override;
+  static LayerNormalization from_config(const nlohmann::json& config);
+
   const LayerNormalizationOptions& options() const { return options_; }
   /// The gain [D]; undefined until built, or when scale is false.
   const Variable& gamma() const { return gamma_; }

@@ -1,11 +1,15 @@
 #include "framework/layers/multi_head_attention.h"
 
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <sstream>
+#include <string>
 #include <utility>
 
 #include "framework/core/error.h"
 #include "framework/layers/autocast_scope.h"
+#include "framework/layers/serialization.h"
 #include "framework/ops/ops.h"
 
 namespace kestrel::layers {
@@ -188,6 +192,72 @@ Tensor MultiHeadAttention::operator()(const Tensor& query_in, const Tensor& valu
   Tensor y = output_(context, options.training);
   record_output_shape(y.shape());
   return y;
+}
+
+nlohmann::json MultiHeadAttention::get_config() const {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const MultiHeadAttentionOptions& o = options_;
+  nlohmann::json config = Layer::get_config();
+  config["num_heads"] = num_heads_;
+  config["key_dim"] = key_dim_;
+  config["value_dim"] = value_dim_;
+  config["dropout"] = o.dropout;
+  config["use_bias"] = o.use_bias;
+  // Keras keeps output_shape as a tuple: [64], or null for the query's last dim.
+  config["output_shape"] = o.output_shape ? nlohmann::json::array({*o.output_shape}) : nlohmann::json(nullptr);
+  config["attention_axes"] = nullptr;
+  config["kernel_initializer"] = to_config(o.kernel_initializer);
+  config["bias_initializer"] = to_config(o.bias_initializer);
+  put_null(config,
+           {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint"});
+  config["seed"] = seed_to_config(o.seed);
+  return config;
+}
+
+MultiHeadAttention MultiHeadAttention::from_config(const nlohmann::json& config) {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const std::string what = "layer class 'MultiHeadAttention'";
+  LayerBase base = layer_base_from_config(config, what);
+  check_null(config,
+             {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint"},
+             what);
+  check_unsupported(config, "attention_axes", nullptr, what,
+                    "Kestrel's MultiHeadAttention attends over the positions of [batch, positions, features] "
+                    "inputs: set 'attention_axes' to null");
+  check_unsupported(config, "use_gate", false, what,
+                    "Kestrel's MultiHeadAttention has no output gate: set 'use_gate' to false");
+  check_unsupported(config, "sliding_window", nullptr, what,
+                    "Kestrel's MultiHeadAttention attends to every position (mask others with attention_mask): set "
+                    "'sliding_window' to null");
+  std::optional<std::int64_t> output_shape;
+  if (config.contains("output_shape") && !config.at("output_shape").is_null()) {
+    // An int or a tuple of one: Kestrel's output is [batch, positions, output_shape].
+    const nlohmann::json& shape = config.at("output_shape");
+    const nlohmann::json& last = shape.is_array() && shape.size() == 1 ? shape[0] : shape;
+    if (!last.is_number_integer()) {
+      throw ValueError(what + ": 'output_shape' in the config is " + shape.dump() +
+                       "; Kestrel's MultiHeadAttention takes one output dim, as an int or a list of one int");
+    }
+    output_shape = last.get<std::int64_t>();
+  }
+  const std::optional<std::int64_t> value_dim =
+      config.contains("value_dim") && !config.at("value_dim").is_null()
+          ? std::optional<std::int64_t>(required<std::int64_t>(config, "value_dim", what))
+          : std::nullopt;
+  return MultiHeadAttention(required<int>(config, "num_heads", what), required<std::int64_t>(config, "key_dim", what),
+                            {.value_dim = value_dim,
+                             .dropout = optional<double>(config, "dropout", 0.0, what),
+                             .use_bias = optional<bool>(config, "use_bias", true, what),
+                             .output_shape = output_shape,
+                             .kernel_initializer = config.contains("kernel_initializer")
+                                                       ? initializer_from_config(config.at("kernel_initializer"), what)
+                                                       : Initializer("glorot_uniform"),
+                             .bias_initializer = config.contains("bias_initializer")
+                                                     ? initializer_from_config(config.at("bias_initializer"), what)
+                                                     : Initializer("zeros"),
+                             .seed = seed_from_config(config, what),
+                             .name = std::move(base.name),
+                             .dtype = base.dtype});
 }
 
 }  // namespace kestrel::layers

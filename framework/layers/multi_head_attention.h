@@ -86,6 +86,11 @@ class MultiHeadAttention : public Layer {
   /// Takes the query's shape: fixes the output size. Weights are created by the first call.
   void build(const Shape& query_shape) override;
 
+  /// Keras's keys as Keras 3.6 to 3.12 write them; use_gate and sliding_window, which later releases
+  /// added, are read (at their defaults) but not written, as earlier releases reject unknown keys.
+  nlohmann::json get_config() const override;
+  static MultiHeadAttention from_config(const nlohmann::json& config);
+
   int num_heads() const { return num_heads_; }
   std::int64_t key_dim() const { return key_dim_; }
   std::int64_t value_dim() const { return value_dim_; }

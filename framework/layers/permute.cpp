@@ -1,9 +1,11 @@
 #include "framework/layers/permute.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/ops/shape_ops.h"
 
 namespace kestrel::layers {
@@ -39,6 +41,20 @@ Tensor Permute::call(const Tensor& x, bool training) {
   std::vector<int> perm{0};
   perm.insert(perm.end(), dims_.begin(), dims_.end());
   return ops::transpose(x, perm);
+}
+
+nlohmann::json Permute::get_config() const {
+  nlohmann::json config = Layer::get_config();
+  config["dims"] = dims_;
+  return config;
+}
+
+Permute Permute::from_config(const nlohmann::json& config) {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const std::string what = "layer class 'Permute'";
+  LayerBase base = layer_base_from_config(config, what);
+  check_null(config, {"activity_regularizer"}, what);
+  return Permute(required<std::vector<int>>(config, "dims", what), {.name = std::move(base.name), .dtype = base.dtype});
 }
 
 }  // namespace kestrel::layers

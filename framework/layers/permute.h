@@ -28,6 +28,9 @@ class Permute : public Layer {
   /// x [N, d1, ..., dk] -> [N, d_dims[0], ..., d_dims[k-1]].
   Tensor call(const Tensor& x, bool training) override;
 
+  nlohmann::json get_config() const override;
+  static Permute from_config(const nlohmann::json& config);
+
   const std::vector<int>& dims() const { return dims_; }
 
  private:

@@ -33,6 +33,9 @@ class MaxPooling2D : public Layer {
   Tensor call(const Tensor& x, bool training) override;
   const Pooling2DOptions& options() const { return options_; }
 
+  nlohmann::json get_config() const override;
+  static MaxPooling2D from_config(const nlohmann::json& config);
+
  private:
   Pooling2DOptions options_;
 };
@@ -43,6 +46,9 @@ class AveragePooling2D : public Layer {
   /// The mean of each window, per channel (with "same" padding, of its real elements only).
   Tensor call(const Tensor& x, bool training) override;
   const Pooling2DOptions& options() const { return options_; }
+
+  nlohmann::json get_config() const override;
+  static AveragePooling2D from_config(const nlohmann::json& config);
 
  private:
   Pooling2DOptions options_;

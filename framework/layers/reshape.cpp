@@ -1,9 +1,11 @@
 #include "framework/layers/reshape.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/ops/shape_ops.h"
 
 namespace kestrel::layers {
@@ -57,6 +59,21 @@ Tensor Reshape::call(const Tensor& x, bool training) {
   std::vector<std::int64_t> shape{x.shape()[0]};
   for (std::int64_t d : target_shape_) shape.push_back(d == -1 ? sample_size / known : d);
   return ops::reshape(x, shape);
+}
+
+nlohmann::json Reshape::get_config() const {
+  nlohmann::json config = Layer::get_config();
+  config["target_shape"] = target_shape_;
+  return config;
+}
+
+Reshape Reshape::from_config(const nlohmann::json& config) {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const std::string what = "layer class 'Reshape'";
+  LayerBase base = layer_base_from_config(config, what);
+  check_null(config, {"activity_regularizer"}, what);
+  return Reshape(required<std::vector<std::int64_t>>(config, "target_shape", what),
+                 {.name = std::move(base.name), .dtype = base.dtype});
 }
 
 }  // namespace kestrel::layers

@@ -29,6 +29,9 @@ class Reshape : public Layer {
   /// x [N, ...] -> [N, target_shape...], sharing x's data.
   Tensor call(const Tensor& x, bool training) override;
 
+  nlohmann::json get_config() const override;
+  static Reshape from_config(const nlohmann::json& config);
+
   const std::vector<std::int64_t>& target_shape() const { return target_shape_; }
 
  private:

@@ -1,10 +1,13 @@
 #include "framework/layers/transformer_encoder.h"
 
+#include <cstdint>
 #include <sstream>
+#include <string>
 #include <utility>
 
 #include "framework/core/error.h"
 #include "framework/layers/autocast_scope.h"
+#include "framework/layers/serialization.h"
 #include "framework/ops/ops.h"
 
 namespace kestrel::layers {
@@ -87,6 +90,44 @@ Tensor TransformerEncoder::forward(const Tensor& x, const TransformerEncoderCall
   h = ops::add((*feedforward_dropout_)(h, training), residual);
   if (!pre_ln) h = (*feedforward_norm_)(h);
   return h;
+}
+
+nlohmann::json TransformerEncoder::get_config() const {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const TransformerEncoderOptions& o = options_;
+  nlohmann::json config = Layer::get_config();
+  config["intermediate_dim"] = o.intermediate_dim;
+  config["num_heads"] = o.num_heads;
+  config["dropout"] = o.dropout;
+  config["activation"] = to_config(o.activation, error_prefix());
+  config["layer_norm_epsilon"] = o.layer_norm_epsilon;
+  config["kernel_initializer"] = to_config(o.kernel_initializer);
+  config["bias_initializer"] = to_config(o.bias_initializer);
+  config["normalize_first"] = o.normalize_first;
+  return config;
+}
+
+TransformerEncoder TransformerEncoder::from_config(const nlohmann::json& config) {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const std::string what = "layer class 'TransformerEncoder'";
+  LayerBase base = layer_base_from_config(config, what);
+  check_null(config, {"activity_regularizer"}, what);
+  return TransformerEncoder({.intermediate_dim = required<std::int64_t>(config, "intermediate_dim", what),
+                             .num_heads = required<int>(config, "num_heads", what),
+                             .dropout = optional<double>(config, "dropout", 0.0, what),
+                             .activation = config.contains("activation")
+                                               ? activation_from_config(config.at("activation"), what)
+                                               : ActivationFn("relu"),
+                             .layer_norm_epsilon = optional<double>(config, "layer_norm_epsilon", 1e-5, what),
+                             .kernel_initializer = config.contains("kernel_initializer")
+                                                       ? initializer_from_config(config.at("kernel_initializer"), what)
+                                                       : Initializer("glorot_uniform"),
+                             .bias_initializer = config.contains("bias_initializer")
+                                                     ? initializer_from_config(config.at("bias_initializer"), what)
+                                                     : Initializer("zeros"),
+                             .normalize_first = optional<bool>(config, "normalize_first", false, what),
+                             .name = std::move(base.name),
+                             .dtype = base.dtype});
 }
 
 }  // namespace kestrel::layers

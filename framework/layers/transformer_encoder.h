@@ -63,6 +63,10 @@ class TransformerEncoder : public Layer {
   /// The block without a mask, so it can sit in a Sequential.
   Tensor call(const Tensor& x, bool training) override;
 
+  /// keras_hub's keys: its TransformerEncoder reads this config, and this one reads keras_hub's.
+  nlohmann::json get_config() const override;
+  static TransformerEncoder from_config(const nlohmann::json& config);
+
   const TransformerEncoderOptions& options() const { return options_; }
   /// The self-attention sublayer; null until built.
   MultiHeadAttention* self_attention() const { return attention_; }

@@ -1,8 +1,11 @@
 #include "framework/layers/up_sampling2d.h"
 
+#include <cctype>
+#include <string>
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/ops/shape_ops.h"
 
 namespace kestrel::layers {
@@ -36,6 +39,29 @@ Tensor UpSampling2D::call(const Tensor& x, bool training) {
   Tensor blocks = ops::broadcast_to(ops::reshape(x, {in[0], in[1], 1, in[2], 1, in[3]}),
                                     Shape{in[0], in[1], rows, in[2], cols, in[3]});
   return ops::reshape(blocks, {in[0], in[1] * rows, in[2] * cols, in[3]});
+}
+
+nlohmann::json UpSampling2D::get_config() const {
+  nlohmann::json config = Layer::get_config();
+  config["size"] = options_.size;
+  config["data_format"] = "channels_last";
+  config["interpolation"] = options_.interpolation;
+  return config;
+}
+
+UpSampling2D UpSampling2D::from_config(const nlohmann::json& config) {
+  using namespace serialization;  // NOLINT(google-build-using-namespace): the config helpers read as Keras's
+  const std::string what = "layer class 'UpSampling2D'";
+  LayerBase base = layer_base_from_config(config, what);
+  check_channels_last(config, what);
+  check_null(config, {"activity_regularizer"}, what);
+  // Keras takes the interpolation in any case; the constructor rejects those Kestrel lacks.
+  std::string interpolation = optional<std::string>(config, "interpolation", "nearest", what);
+  for (char& c : interpolation) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return UpSampling2D({.size = int_tuple<2>(config, "size", {2, 2}, what),
+                       .interpolation = std::move(interpolation),
+                       .name = std::move(base.name),
+                       .dtype = base.dtype});
 }
 
 }  // namespace kestrel::layers

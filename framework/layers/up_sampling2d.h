@@ -31,6 +31,9 @@ class UpSampling2D : public Layer {
   Tensor call(const Tensor& x, bool training) override;
   const UpSampling2DOptions& options() const { return options_; }
 
+  nlohmann::json get_config() const override;
+  static UpSampling2D from_config(const nlohmann::json& config);
+
  private:
   UpSampling2DOptions options_;
 };

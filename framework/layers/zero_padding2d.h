@@ -49,6 +49,9 @@ class ZeroPadding2D : public Layer {
   Tensor call(const Tensor& x, bool training) override;
   const ZeroPadding2DOptions& options() const { return options_; }
 
+  nlohmann::json get_config() const override;
+  static ZeroPadding2D from_config(const nlohmann::json& config);
+
  private:
   ZeroPadding2DOptions options_;
 };

@@ -2,8 +2,12 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/losses/loss_utils.h"
+#include "framework/losses/serialization.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 
@@ -38,6 +42,25 @@ Tensor BinaryCrossentropy::call(const Tensor& y_true, const Tensor& y_pred) cons
     elementwise = -(target * ops::log(p) + (1.0 - target) * ops::log(1.0 - p));
   }
   return ops::mean(elementwise, {.axes = {options_.axis}});
+}
+
+nlohmann::json BinaryCrossentropy::get_config() const {
+  nlohmann::json config = Loss::get_config();
+  config["from_logits"] = options_.from_logits;
+  config["label_smoothing"] = options_.label_smoothing;
+  config["axis"] = options_.axis;
+  return config;
+}
+
+BinaryCrossentropy BinaryCrossentropy::from_config(const nlohmann::json& config) {
+  using serialization::optional;
+  const std::string what = "loss class 'BinaryCrossentropy'";
+  auto o =
+      loss_options_from_config<BinaryCrossentropyOptions>(config, what, {"from_logits", "label_smoothing", "axis"});
+  o.from_logits = optional<bool>(config, "from_logits", o.from_logits, what);
+  o.label_smoothing = optional<double>(config, "label_smoothing", o.label_smoothing, what);
+  o.axis = optional<int>(config, "axis", o.axis, what);
+  return BinaryCrossentropy(std::move(o));
 }
 
 }  // namespace kestrel::losses

@@ -32,6 +32,10 @@ class BinaryCrossentropy : public Loss {
   Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
 
   const BinaryCrossentropyOptions& options() const { return options_; }
+  /// name, reduction, from_logits, label_smoothing, axis: Keras's keys.
+  nlohmann::json get_config() const override;
+  /// From a config get_config() or Keras wrote; Keras's defaults fill absent keys.
+  static BinaryCrossentropy from_config(const nlohmann::json& config);
 
  private:
   BinaryCrossentropyOptions options_;

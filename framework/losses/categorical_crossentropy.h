@@ -31,6 +31,10 @@ class CategoricalCrossentropy : public Loss {
   Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
 
   const CategoricalCrossentropyOptions& options() const { return options_; }
+  /// name, reduction, from_logits, label_smoothing, axis: Keras's keys.
+  nlohmann::json get_config() const override;
+  /// From a config get_config() or Keras wrote; Keras's defaults fill absent keys.
+  static CategoricalCrossentropy from_config(const nlohmann::json& config);
 
  private:
   CategoricalCrossentropyOptions options_;

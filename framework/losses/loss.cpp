@@ -3,8 +3,11 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "framework/core/error.h"
 #include "framework/losses/loss_utils.h"
+#include "framework/losses/serialization.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 
@@ -40,5 +43,7 @@ Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred, const Tensor
   Tensor divisor = ops::where(ops::greater(count, zero), count, ops::scalar_like(count, 1.0));
   return total / divisor;
 }
+
+nlohmann::json Loss::get_config() const { return {{"name", name_}, {"reduction", reduction_name(reduction_)}}; }
 
 }  // namespace kestrel::losses

@@ -6,12 +6,17 @@
 //
 // A subclass implements call(), the unreduced per-sample loss; operator() applies sample
 // weights and the reduction, as keras.losses.Loss.__call__ does.
+//
+// get_config() holds a loss's options under Keras's keys; losses::serialize and deserialize
+// (framework/losses/serialization.h) write and read the Keras object a compile config holds.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "framework/core/handle.h"
 #include "framework/core/tensor.h"
@@ -44,6 +49,9 @@ class Loss {
 
   const std::string& name() const { return name_; }
   Reduction reduction() const { return reduction_; }
+  /// The options under Keras's keys (Keras's get_config): name and reduction ("sum_over_batch_size",
+  /// "sum" or "none"); each class adds its own.
+  virtual nlohmann::json get_config() const;
 
  private:
   std::string name_;

@@ -2,8 +2,11 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "framework/core/error.h"
 #include "framework/losses/loss_utils.h"
+#include "framework/losses/serialization.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 
@@ -23,6 +26,11 @@ MeanAbsoluteError::MeanAbsoluteError(MeanAbsoluteErrorOptions options) : Loss(op
 
 Tensor MeanAbsoluteError::call(const Tensor& y_true, const Tensor& y_pred) const {
   return mean_absolute_error(y_true, y_pred, name());
+}
+
+MeanAbsoluteError MeanAbsoluteError::from_config(const nlohmann::json& config) {
+  return MeanAbsoluteError(
+      loss_options_from_config<MeanAbsoluteErrorOptions>(config, "loss class 'MeanAbsoluteError'", {}));
 }
 
 }  // namespace kestrel::losses

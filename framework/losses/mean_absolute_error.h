@@ -27,6 +27,8 @@ class MeanAbsoluteError : public Loss {
   explicit MeanAbsoluteError(MeanAbsoluteErrorOptions options = {});
   /// mean_absolute_error(y_true, y_pred): [batch, d] -> [batch].
   Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
+  /// From a config get_config() or Keras wrote (name, reduction).
+  static MeanAbsoluteError from_config(const nlohmann::json& config);
 };
 
 }  // namespace kestrel::losses

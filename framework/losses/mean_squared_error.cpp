@@ -2,8 +2,11 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "framework/core/error.h"
 #include "framework/losses/loss_utils.h"
+#include "framework/losses/serialization.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 
@@ -23,6 +26,11 @@ MeanSquaredError::MeanSquaredError(MeanSquaredErrorOptions options) : Loss(optio
 
 Tensor MeanSquaredError::call(const Tensor& y_true, const Tensor& y_pred) const {
   return mean_squared_error(y_true, y_pred, name());
+}
+
+MeanSquaredError MeanSquaredError::from_config(const nlohmann::json& config) {
+  return MeanSquaredError(
+      loss_options_from_config<MeanSquaredErrorOptions>(config, "loss class 'MeanSquaredError'", {}));
 }
 
 }  // namespace kestrel::losses

@@ -27,6 +27,8 @@ class MeanSquaredError : public Loss {
   explicit MeanSquaredError(MeanSquaredErrorOptions options = {});
   /// mean_squared_error(y_true, y_pred): [batch, d] -> [batch].
   Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
+  /// From a config get_config() or Keras wrote (name, reduction).
+  static MeanSquaredError from_config(const nlohmann::json& config);
 };
 
 }  // namespace kestrel::losses

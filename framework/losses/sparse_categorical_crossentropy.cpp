@@ -4,8 +4,12 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/losses/loss_utils.h"
+#include "framework/losses/serialization.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/nn.h"
 #include "framework/ops/reduce.h"
@@ -119,6 +123,28 @@ Tensor SparseCategoricalCrossentropy::label_mask(const Tensor& y_true) const {
   if (!options_.ignore_class || !y_true.defined()) return Tensor();
   return ops::cast(ops::not_equal(y_true, ops::scalar_like(y_true, static_cast<double>(*options_.ignore_class))),
                    DType::float32);
+}
+
+nlohmann::json SparseCategoricalCrossentropy::get_config() const {
+  nlohmann::json config = Loss::get_config();
+  config["from_logits"] = options_.from_logits;
+  config["ignore_class"] = options_.ignore_class ? nlohmann::json(*options_.ignore_class) : nlohmann::json(nullptr);
+  config["axis"] = options_.axis;
+  return config;
+}
+
+SparseCategoricalCrossentropy SparseCategoricalCrossentropy::from_config(const nlohmann::json& config) {
+  using serialization::optional;
+  using serialization::required;
+  const std::string what = "loss class 'SparseCategoricalCrossentropy'";
+  auto o = loss_options_from_config<SparseCategoricalCrossentropyOptions>(config, what,
+                                                                          {"from_logits", "ignore_class", "axis"});
+  o.from_logits = optional<bool>(config, "from_logits", o.from_logits, what);
+  if (config.contains("ignore_class") && !config.at("ignore_class").is_null()) {
+    o.ignore_class = required<std::int64_t>(config, "ignore_class", what);
+  }
+  o.axis = optional<int>(config, "axis", o.axis, what);
+  return SparseCategoricalCrossentropy(std::move(o));
 }
 
 }  // namespace kestrel::losses

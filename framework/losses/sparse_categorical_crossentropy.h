@@ -40,6 +40,10 @@ class SparseCategoricalCrossentropy : public Loss {
   Tensor label_mask(const Tensor& y_true) const override;
 
   const SparseCategoricalCrossentropyOptions& options() const { return options_; }
+  /// name, reduction, from_logits, ignore_class, axis: Keras's keys.
+  nlohmann::json get_config() const override;
+  /// From a config get_config() or Keras wrote; Keras's defaults fill absent keys.
+  static SparseCategoricalCrossentropy from_config(const nlohmann::json& config);
 
  private:
   SparseCategoricalCrossentropyOptions options_;

@@ -4,8 +4,13 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/losses/loss_utils.h"
+#include "framework/losses/serialization.h"
+#include "framework/metrics/serialization.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 #include "framework/ops/shape_ops.h"
@@ -126,7 +131,8 @@ Accuracy::Accuracy(AccuracyOptions options)
 BinaryAccuracy::BinaryAccuracy(BinaryAccuracyOptions options)
     : MeanMetricWrapper([who = options.name, threshold = options.threshold](
                             const Tensor& t, const Tensor& p) { return binary_accuracy_of(who, t, p, threshold); },
-                        options.name) {}
+                        options.name),
+      options_(options) {}
 
 CategoricalAccuracy::CategoricalAccuracy(CategoricalAccuracyOptions options)
     : MeanMetricWrapper(
@@ -141,7 +147,8 @@ SparseCategoricalAccuracy::SparseCategoricalAccuracy(SparseCategoricalAccuracyOp
 TopKCategoricalAccuracy::TopKCategoricalAccuracy(TopKCategoricalAccuracyOptions options)
     : MeanMetricWrapper([who = options.name, k = options.k](
                             const Tensor& t, const Tensor& p) { return top_k_categorical_accuracy_of(who, t, p, k); },
-                        options.name) {
+                        options.name),
+      options_(options) {
   check_k(name(), options.k);
 }
 
@@ -150,8 +157,65 @@ SparseTopKCategoricalAccuracy::SparseTopKCategoricalAccuracy(SparseTopKCategoric
           [who = options.name, k = options.k](const Tensor& t, const Tensor& p) {
             return sparse_top_k_categorical_accuracy_of(who, t, p, k);
           },
-          options.name) {
+          options.name),
+      options_(options) {
   check_k(name(), options.k);
+}
+
+Accuracy Accuracy::from_config(const nlohmann::json& config) {
+  return Accuracy(metric_options_from_config<AccuracyOptions>(config, "metric class 'Accuracy'", {}));
+}
+
+nlohmann::json BinaryAccuracy::get_config() const {
+  nlohmann::json config = Metric::get_config();
+  config["threshold"] = options_.threshold;
+  return config;
+}
+
+BinaryAccuracy BinaryAccuracy::from_config(const nlohmann::json& config) {
+  const std::string what = "metric class 'BinaryAccuracy'";
+  auto o = metric_options_from_config<BinaryAccuracyOptions>(config, what, {"threshold"});
+  o.threshold = serialization::optional<double>(config, "threshold", o.threshold, what);
+  return BinaryAccuracy(std::move(o));
+}
+
+CategoricalAccuracy CategoricalAccuracy::from_config(const nlohmann::json& config) {
+  return CategoricalAccuracy(
+      metric_options_from_config<CategoricalAccuracyOptions>(config, "metric class 'CategoricalAccuracy'", {}));
+}
+
+SparseCategoricalAccuracy SparseCategoricalAccuracy::from_config(const nlohmann::json& config) {
+  return SparseCategoricalAccuracy(metric_options_from_config<SparseCategoricalAccuracyOptions>(
+      config, "metric class 'SparseCategoricalAccuracy'", {}));
+}
+
+nlohmann::json TopKCategoricalAccuracy::get_config() const {
+  nlohmann::json config = Metric::get_config();
+  config["k"] = options_.k;
+  return config;
+}
+
+TopKCategoricalAccuracy TopKCategoricalAccuracy::from_config(const nlohmann::json& config) {
+  const std::string what = "metric class 'TopKCategoricalAccuracy'";
+  auto o = metric_options_from_config<TopKCategoricalAccuracyOptions>(config, what, {"k"});
+  o.k = serialization::optional<int>(config, "k", o.k, what);
+  return TopKCategoricalAccuracy(std::move(o));
+}
+
+// Keras writes from_sorted_ids only when it is true.
+nlohmann::json SparseTopKCategoricalAccuracy::get_config() const {
+  nlohmann::json config = Metric::get_config();
+  config["k"] = options_.k;
+  return config;
+}
+
+SparseTopKCategoricalAccuracy SparseTopKCategoricalAccuracy::from_config(const nlohmann::json& config) {
+  const std::string what = "metric class 'SparseTopKCategoricalAccuracy'";
+  auto o = metric_options_from_config<SparseTopKCategoricalAccuracyOptions>(config, what, {"k", "from_sorted_ids"});
+  losses::check_lacking_option(config, what, "from_sorted_ids", false,
+                               "Kestrel's SparseTopKCategoricalAccuracy takes class scores, not sorted class ids");
+  o.k = serialization::optional<int>(config, "k", o.k, what);
+  return SparseTopKCategoricalAccuracy(std::move(o));
 }
 
 }  // namespace kestrel::metrics

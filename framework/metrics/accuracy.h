@@ -34,6 +34,8 @@ struct AccuracyOptions {
 class Accuracy : public MeanMetricWrapper {
  public:
   explicit Accuracy(AccuracyOptions options = {});
+  /// From a config get_config() or Keras wrote (name, dtype).
+  static Accuracy from_config(const nlohmann::json& config);
 };
 
 struct BinaryAccuracyOptions {
@@ -44,6 +46,14 @@ struct BinaryAccuracyOptions {
 class BinaryAccuracy : public MeanMetricWrapper {
  public:
   explicit BinaryAccuracy(BinaryAccuracyOptions options = {});
+  const BinaryAccuracyOptions& options() const { return options_; }
+  /// name, dtype, threshold: Keras's keys.
+  nlohmann::json get_config() const override;
+  /// From a config get_config() or Keras wrote; Keras's defaults fill absent keys.
+  static BinaryAccuracy from_config(const nlohmann::json& config);
+
+ private:
+  BinaryAccuracyOptions options_;
 };
 
 struct CategoricalAccuracyOptions {
@@ -53,6 +63,8 @@ struct CategoricalAccuracyOptions {
 class CategoricalAccuracy : public MeanMetricWrapper {
  public:
   explicit CategoricalAccuracy(CategoricalAccuracyOptions options = {});
+  /// From a config get_config() or Keras wrote (name, dtype).
+  static CategoricalAccuracy from_config(const nlohmann::json& config);
 };
 
 struct SparseCategoricalAccuracyOptions {
@@ -62,6 +74,8 @@ struct SparseCategoricalAccuracyOptions {
 class SparseCategoricalAccuracy : public MeanMetricWrapper {
  public:
   explicit SparseCategoricalAccuracy(SparseCategoricalAccuracyOptions options = {});
+  /// From a config get_config() or Keras wrote (name, dtype).
+  static SparseCategoricalAccuracy from_config(const nlohmann::json& config);
 };
 
 struct TopKCategoricalAccuracyOptions {
@@ -72,6 +86,14 @@ struct TopKCategoricalAccuracyOptions {
 class TopKCategoricalAccuracy : public MeanMetricWrapper {
  public:
   explicit TopKCategoricalAccuracy(TopKCategoricalAccuracyOptions options = {});
+  const TopKCategoricalAccuracyOptions& options() const { return options_; }
+  /// name, dtype, k: Keras's keys.
+  nlohmann::json get_config() const override;
+  /// From a config get_config() or Keras wrote; Keras's defaults fill absent keys.
+  static TopKCategoricalAccuracy from_config(const nlohmann::json& config);
+
+ private:
+  TopKCategoricalAccuracyOptions options_;
 };
 
 struct SparseTopKCategoricalAccuracyOptions {
@@ -82,6 +104,14 @@ struct SparseTopKCategoricalAccuracyOptions {
 class SparseTopKCategoricalAccuracy : public MeanMetricWrapper {
  public:
   explicit SparseTopKCategoricalAccuracy(SparseTopKCategoricalAccuracyOptions options = {});
+  const SparseTopKCategoricalAccuracyOptions& options() const { return options_; }
+  /// name, dtype, k: Keras's keys.
+  nlohmann::json get_config() const override;
+  /// From a config get_config() or Keras wrote; Keras's defaults fill absent keys.
+  static SparseTopKCategoricalAccuracy from_config(const nlohmann::json& config);
+
+ private:
+  SparseTopKCategoricalAccuracyOptions options_;
 };
 
 }  // namespace kestrel::metrics

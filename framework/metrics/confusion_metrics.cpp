@@ -6,9 +6,14 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/losses/loss_utils.h"
+#include "framework/losses/serialization.h"
+#include "framework/metrics/serialization.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/matmul.h"
 #include "framework/ops/reduce.h"
@@ -81,10 +86,52 @@ std::string lower(std::string s) {
   return s;
 }
 
+// Keras writes the thresholds it was given, null for its default 0.5.
+nlohmann::json thresholds_config(const std::vector<double>& thresholds) {
+  if (thresholds == std::vector<double>{0.5}) return nullptr;
+  return thresholds;
+}
+
+// Keras takes one threshold, a list, or null for 0.5.
+std::vector<double> thresholds_from_config(const nlohmann::json& config, const std::string& what) {
+  if (!config.contains("thresholds") || config.at("thresholds").is_null()) return {0.5};
+  const nlohmann::json& value = config.at("thresholds");
+  if (value.is_number()) return {value.get<double>()};
+  std::vector<double> out;
+  for (const nlohmann::json& t : value.is_array() ? value : nlohmann::json::array({value})) {
+    if (!t.is_number()) {
+      throw ValueError(what + ": thresholds is " + value.dump() + " in the config; it must be a number, a list of " +
+                       "numbers in [0, 1], or null");
+    }
+    out.push_back(t.get<double>());
+  }
+  return out;
+}
+
+// Precision and Recall share Keras's keys; Kestrel counts every prediction, with no top_k or class_id.
+template <class Options>
+Options confusion_options_from_config(const nlohmann::json& config, const std::string& what) {
+  auto o = metric_options_from_config<Options>(config, what, {"thresholds", "top_k", "class_id"});
+  losses::check_lacking_option(config, what, "top_k", nullptr,
+                               "Kestrel counts every prediction against the thresholds, not only the top k");
+  losses::check_lacking_option(config, what, "class_id", nullptr,
+                               "Kestrel counts every class; slice y_true and y_pred to the class instead");
+  o.thresholds = thresholds_from_config(config, what);
+  return o;
+}
+
+nlohmann::json confusion_config(nlohmann::json base, const std::vector<double>& thresholds) {
+  base["thresholds"] = thresholds_config(thresholds);
+  base["top_k"] = nullptr;
+  base["class_id"] = nullptr;
+  return base;
+}
+
 }  // namespace
 
 Precision::Precision(PrecisionOptions options)
     : Metric(options.name),
+      options_(options),
       thresholds_(threshold_tensor(options.name, options.thresholds)),
       true_positives_(zeros_variable(options.name, "true_positives", thresholds_.numel())),
       false_positives_(zeros_variable(options.name, "false_positives", thresholds_.numel())) {}
@@ -106,8 +153,15 @@ void Precision::reset_state() {
 
 std::vector<Variable> Precision::variables() const { return {true_positives_, false_positives_}; }
 
+nlohmann::json Precision::get_config() const { return confusion_config(Metric::get_config(), options_.thresholds); }
+
+Precision Precision::from_config(const nlohmann::json& config) {
+  return Precision(confusion_options_from_config<PrecisionOptions>(config, "metric class 'Precision'"));
+}
+
 Recall::Recall(RecallOptions options)
     : Metric(options.name),
+      options_(options),
       thresholds_(threshold_tensor(options.name, options.thresholds)),
       true_positives_(zeros_variable(options.name, "true_positives", thresholds_.numel())),
       false_negatives_(zeros_variable(options.name, "false_negatives", thresholds_.numel())) {}
@@ -129,8 +183,17 @@ void Recall::reset_state() {
 
 std::vector<Variable> Recall::variables() const { return {true_positives_, false_negatives_}; }
 
+nlohmann::json Recall::get_config() const { return confusion_config(Metric::get_config(), options_.thresholds); }
+
+Recall Recall::from_config(const nlohmann::json& config) {
+  return Recall(confusion_options_from_config<RecallOptions>(config, "metric class 'Recall'"));
+}
+
 AUC::AUC(AUCOptions options)
-    : Metric(options.name), num_thresholds_(options.num_thresholds), from_logits_(options.from_logits) {
+    : Metric(options.name),
+      options_(options),
+      num_thresholds_(options.num_thresholds),
+      from_logits_(options.from_logits) {
   if (num_thresholds_ < 2) {
     throw ValueError(
         op_message(name(), "num_thresholds is " + std::to_string(num_thresholds_) + "; it must be at least 2"));
@@ -161,6 +224,39 @@ AUC::AUC(AUCOptions options)
   false_positives_ = zeros_variable(name(), "false_positives", t);
   true_negatives_ = zeros_variable(name(), "true_negatives", t);
   false_negatives_ = zeros_variable(name(), "false_negatives", t);
+}
+
+nlohmann::json AUC::get_config() const {
+  nlohmann::json config = Metric::get_config();
+  config["num_thresholds"] = num_thresholds_;
+  config["curve"] = curve_ == Curve::roc ? "ROC" : "PR";
+  config["summation_method"] = summation_ == Summation::interpolation ? "interpolation"
+                               : summation_ == Summation::minoring    ? "minoring"
+                                                                      : "majoring";
+  config["multi_label"] = false;
+  config["num_labels"] = nullptr;
+  config["label_weights"] = nullptr;
+  config["from_logits"] = from_logits_;
+  return config;
+}
+
+AUC AUC::from_config(const nlohmann::json& config) {
+  using serialization::optional;
+  const std::string what = "metric class 'AUC'";
+  auto o = metric_options_from_config<AUCOptions>(config, what,
+                                                  {"num_thresholds", "curve", "summation_method", "multi_label",
+                                                   "num_labels", "label_weights", "from_logits", "thresholds"});
+  losses::check_lacking_option(config, what, "multi_label", false,
+                               "Kestrel's AUC treats every prediction as one label's, with one curve");
+  losses::check_lacking_option(config, what, "num_labels", nullptr, "Kestrel's AUC is single-label");
+  losses::check_lacking_option(config, what, "label_weights", nullptr, "Kestrel's AUC is single-label");
+  losses::check_lacking_option(config, what, "thresholds", nullptr,
+                               "Kestrel's AUC spaces num_thresholds thresholds evenly over [0, 1]");
+  o.num_thresholds = optional<int>(config, "num_thresholds", o.num_thresholds, what);
+  o.curve = optional<std::string>(config, "curve", o.curve, what);
+  o.summation_method = optional<std::string>(config, "summation_method", o.summation_method, what);
+  o.from_logits = optional<bool>(config, "from_logits", o.from_logits, what);
+  return AUC(std::move(o));
 }
 
 // Keras's bucketed update for evenly spaced thresholds: O(N + T^2) rather than comparing every

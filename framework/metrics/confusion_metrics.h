@@ -29,6 +29,12 @@ class Precision : public Metric {
  public:
   /// Throws ValueError for no thresholds or one outside [0, 1].
   explicit Precision(PrecisionOptions options = {});
+  const PrecisionOptions& options() const { return options_; }
+  /// name, dtype, thresholds (null for the default 0.5, as Keras writes it), and Keras's top_k
+  /// and class_id as null: Kestrel counts every prediction.
+  nlohmann::json get_config() const override;
+  /// From a config get_config() or Keras wrote; a top_k or class_id is a ValueError.
+  static Precision from_config(const nlohmann::json& config);
   void update_state(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight = Tensor()) override;
   /// Precision at the first threshold (0 while nothing was predicted positive).
   double result() const override;
@@ -39,6 +45,7 @@ class Precision : public Metric {
   std::vector<Variable> variables() const override;
 
  private:
+  PrecisionOptions options_;
   Tensor thresholds_;
   Variable true_positives_;
   Variable false_positives_;
@@ -55,6 +62,12 @@ class Recall : public Metric {
  public:
   /// Throws ValueError for no thresholds or one outside [0, 1].
   explicit Recall(RecallOptions options = {});
+  const RecallOptions& options() const { return options_; }
+  /// name, dtype, thresholds (null for the default 0.5, as Keras writes it), and Keras's top_k
+  /// and class_id as null: Kestrel counts every prediction.
+  nlohmann::json get_config() const override;
+  /// From a config get_config() or Keras wrote; a top_k or class_id is a ValueError.
+  static Recall from_config(const nlohmann::json& config);
   void update_state(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight = Tensor()) override;
   /// Recall at the first threshold (0 while no positive was seen).
   double result() const override;
@@ -65,6 +78,7 @@ class Recall : public Metric {
   std::vector<Variable> variables() const override;
 
  private:
+  RecallOptions options_;
   Tensor thresholds_;
   Variable true_positives_;
   Variable false_negatives_;
@@ -87,6 +101,13 @@ class AUC : public Metric {
  public:
   /// Throws ValueError for num_thresholds < 2 or an unknown curve or summation_method.
   explicit AUC(AUCOptions options = {});
+  const AUCOptions& options() const { return options_; }
+  /// name, dtype, num_thresholds, curve ("ROC" or "PR"), summation_method, from_logits, and
+  /// Keras's multi_label, num_labels and label_weights at their defaults (Kestrel's AUC is single-label).
+  nlohmann::json get_config() const override;
+  /// From a config get_config() or Keras wrote; multi-label options and explicit thresholds are a
+  /// ValueError.
+  static AUC from_config(const nlohmann::json& config);
   /// Predictions are clipped to [0, 1]; labels count as positive when nonzero.
   void update_state(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight = Tensor()) override;
   double result() const override;
@@ -101,6 +122,7 @@ class AUC : public Metric {
   double interpolated_pr_auc(const std::vector<double>& tp, const std::vector<double>& fp,
                              const std::vector<double>& fn) const;
 
+  AUCOptions options_;
   int num_thresholds_;
   Curve curve_;
   Summation summation_;

@@ -5,9 +5,12 @@
 #include <string>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
 #include "framework/losses/loss_utils.h"
+#include "framework/metrics/serialization.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 #include "framework/ops/shape_ops.h"
@@ -28,6 +31,10 @@ Mean::Mean(MeanOptions options)
     : Metric(options.name),
       total_(options.name + "/total", Tensor::scalar(0.0), /*trainable=*/false),
       count_(options.name + "/count", Tensor::scalar(0.0), /*trainable=*/false) {}
+
+Mean Mean::from_config(const nlohmann::json& config) {
+  return Mean(metric_options_from_config<MeanOptions>(config, "metric class 'Mean'", {}));
+}
 
 void Mean::add_values(const Tensor& values, const Tensor& sample_weight) {
   if (!values.defined()) throw ValueError(op_message(name(), "values is an undefined tensor"));

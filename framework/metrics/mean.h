@@ -24,6 +24,8 @@ struct MeanOptions {
 class Mean : public Metric {
  public:
   explicit Mean(MeanOptions options = {});
+  /// From a config get_config() or Keras wrote (name, dtype).
+  static Mean from_config(const nlohmann::json& config);
 
   /// Accumulates values, as Keras's Mean.update_state(values, sample_weight): each sample (the
   /// leading axis; a scalar is one sample) is first averaged over its other axes, then weighted

@@ -7,11 +7,16 @@
 //
 // State lives in non-trainable Variables (variables()), so it can be saved and, under a
 // distribution strategy, combined across replicas.
+//
+// get_config() holds a metric's options under Keras's keys; metrics::serialize and deserialize
+// (framework/metrics/serialization.h) write and read the Keras object a compile config holds.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "framework/core/handle.h"
 #include "framework/core/tensor.h"
@@ -33,6 +38,9 @@ class Metric {
   virtual std::vector<Variable> variables() const = 0;
 
   const std::string& name() const { return name_; }
+  /// The options under Keras's keys (Keras's get_config): name, and dtype "float32" (Kestrel's
+  /// metrics compute in float32 under every policy); each class adds its own.
+  virtual nlohmann::json get_config() const;
 
  private:
   std::string name_;

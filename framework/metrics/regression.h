@@ -19,6 +19,8 @@ struct MeanSquaredErrorOptions {
 class MeanSquaredError : public MeanMetricWrapper {
  public:
   explicit MeanSquaredError(MeanSquaredErrorOptions options = {});
+  /// From a config get_config() or Keras wrote (name, dtype).
+  static MeanSquaredError from_config(const nlohmann::json& config);
 };
 
 struct MeanAbsoluteErrorOptions {
@@ -28,6 +30,8 @@ struct MeanAbsoluteErrorOptions {
 class MeanAbsoluteError : public MeanMetricWrapper {
  public:
   explicit MeanAbsoluteError(MeanAbsoluteErrorOptions options = {});
+  /// From a config get_config() or Keras wrote (name, dtype).
+  static MeanAbsoluteError from_config(const nlohmann::json& config);
 };
 
 }  // namespace kestrel::metrics

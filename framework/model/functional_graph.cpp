@@ -41,6 +41,7 @@ FunctionalGraph::FunctionalGraph(std::vector<Tensor> inputs, std::vector<std::st
       }
     }
   }
+  input_form_ = !keys_.empty() ? InputForm::named : inputs_.size() > 1 ? InputForm::list : InputForm::one;
   // With several unkeyed inputs, the data is named by the Inputs' own names.
   if (keys_.empty() && inputs_.size() > 1) {
     for (const Tensor& input : inputs_) keys_.push_back(functional::history(input)->layer->name());
@@ -129,14 +130,18 @@ std::vector<Layer*> FunctionalGraph::layers() const {
   return out;
 }
 
-std::string FunctionalGraph::tensor_label(const Tensor& keras_tensor) const {
+int FunctionalGraph::node_index(const Tensor& keras_tensor) const {
   const functional::Node* node = functional::history(keras_tensor).get();
   int index = 0;
   for (const Step& step : steps_) {
     if (step.node.get() == node) break;
     if (step.node->layer == node->layer) ++index;
   }
-  return node->layer->name() + "[" + std::to_string(index) + "][0]";
+  return index;
+}
+
+std::string FunctionalGraph::tensor_label(const Tensor& keras_tensor) const {
+  return functional::history(keras_tensor)->layer->name() + "[" + std::to_string(node_index(keras_tensor)) + "][0]";
 }
 
 std::vector<std::string> FunctionalGraph::connected_to(const Layer& layer) const {

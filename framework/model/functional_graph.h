@@ -38,16 +38,26 @@ class FunctionalGraph {
   /// the case where Keras's summary leaves out "Connected to".
   bool is_chain() const;
 
+  /// How the model was given its inputs, which is how its config lists them.
+  enum class InputForm { one, list, named };
+  InputForm input_form() const { return input_form_; }
+
+  /// One recorded call and the Keras tensor it made, in the order the model runs them.
+  struct Step {
+    std::shared_ptr<const functional::Node> node;
+    Tensor output;
+  };
+  const std::vector<Step>& steps() const { return steps_; }
+  /// Which call of its layer, counted over this model's calls, made a Keras tensor of the model
+  /// (0 for an Input): Keras's node index.
+  int node_index(const Tensor& keras_tensor) const;
+
   const std::vector<Tensor>& inputs() const { return inputs_; }
   /// The key of each input's data (empty when the model takes one tensor).
   const std::vector<std::string>& keys() const { return keys_; }
   const Tensor& output() const { return output_; }
 
  private:
-  struct Step {
-    std::shared_ptr<const functional::Node> node;
-    Tensor output;
-  };
   void add_steps_to(const Tensor& tensor, std::vector<const void*>& visiting);
   Tensor input_data(const Inputs& data, std::size_t i) const;
   /// "dense_1[0][0]": which layer and which of its calls made this tensor.
@@ -55,6 +65,7 @@ class FunctionalGraph {
 
   std::vector<Tensor> inputs_;
   std::vector<std::string> keys_;
+  InputForm input_form_ = InputForm::one;
   Tensor output_;
   std::string error_prefix_;
   std::vector<Step> steps_;

@@ -8,6 +8,7 @@
 #include "framework/distribute/replica_context.h"
 #include "framework/layers/autocast_scope.h"
 #include "framework/layers/keras_tensor.h"
+#include "framework/layers/layer_classes.h"
 #include "framework/model/functional_graph.h"
 #include "framework/model/step_functions.h"
 #include "framework/ops/elementwise.h"
@@ -83,6 +84,18 @@ Tensor record_on_keras_tensors(Model& model, const Inputs& inputs) {
   return functional::record_call(model, nullptr, std::move(tensors), std::move(options));
 }
 
+// Functional models among the layer classes, so a config holding one (alone, or as a layer of
+// another model) reads back. Its C++ class is Model itself, which cannot be moved: a Functional
+// model is kept by the variable that holds it.
+const detail::LayerClassRegistrar kFunctionalClass{LayerClass{
+    .package = "keras.src.models.functional",
+    .class_name = "Functional",
+    .type = std::type_index(typeid(Model)),
+    .move_to_heap = nullptr,
+    .from_config = [](const nlohmann::json& config) -> std::unique_ptr<Layer> { return Model::from_config(config); },
+    .builtin = true,
+    .registered_name = "Functional"}};
+
 }  // namespace
 
 Tensor Model::operator()(const Inputs& inputs, bool training) {
@@ -96,6 +109,7 @@ Tensor Model::operator()(const Inputs& inputs, bool training) {
   // (losses, metrics, predict's results) sees float32; a bfloat16 policy keeps them bfloat16.
   if (dtype_policy().is_mixed() && y.defined() && is_floating(y.dtype())) y = ops::cast(y, variable_dtype());
   if (distribute::records_shared_state() && !built()) {  // replicas share the model: replica 0 writes
+    if (!inputs.is_named()) set_build_input_shapes({inputs.tensor().shape()});
     mark_built();
     tie_weights();
   }

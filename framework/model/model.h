@@ -79,6 +79,14 @@ class Model : public Layer {
   /// The Functional model's layer graph; null for a subclassed or Sequential model.
   const FunctionalGraph* functional_graph() const { return functional_.get(); }
 
+  /// A Functional model's config as Keras writes it (its layers, each with the calls that feed
+  /// it, and its inputs and outputs); for a subclass, the name, trainable flag and dtype policy,
+  /// which a subclass with options extends (framework/model/functional_config.cpp).
+  nlohmann::json get_config() const override;
+  /// The Functional model a config describes, with fresh weights. Throws ValueError naming the
+  /// layer when the config's graph has a cycle or reads a layer it does not hold.
+  static std::unique_ptr<Model> from_config(const nlohmann::json& config);
+
   /// Builds the weights by running the model once, in inference mode, on zeros of this shape.
   void build(const Shape& input_shape) override;
 
@@ -133,6 +141,9 @@ class Model : public Layer {
   /// returns once it has (or throws when the chief's write failed). A callback that only the
   /// chief runs writes with saving::save_weights instead, which waits for nobody.
   void save_weights(const std::string& path) const;
+  /// Saves the whole model (config, weights, optimizer state) to a .keras archive, Keras 3's model
+  /// file; models::load_model makes it again (framework/saving/model_file.h).
+  void save(const std::string& path) const;
   /// Loads a file written by save_weights (or by Keras / h5py in either layout). Both are defined
   /// with the formats, in framework/saving/model_weights.cpp.
   void load_weights(const std::string& path, LoadWeightsOptions options = {});
@@ -226,6 +237,7 @@ class Model : public Layer {
   std::optional<TrainingPosition> resume_at_;  // set during on_train_begin by resume_training_at
   const distribute::Distribution* distribution_ = nullptr;
   std::shared_ptr<const FunctionalGraph> functional_;
+  std::vector<std::shared_ptr<Layer>> layers_from_config_;  // what from_config made, kept with the model
 };
 
 }  // namespace kestrel

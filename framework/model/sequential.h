@@ -54,9 +54,17 @@ class Sequential : public Model {
     return Layer::add<T>(std::forward<Args>(args)...);
   }
 
+  /// Appends a layer made elsewhere (from its config, say); returns it.
+  Layer& add(std::unique_ptr<Layer> layer);
+
   /// Runs the layers in order, each on the previous one's output.
   Tensor call(const Inputs& inputs, bool training) override;
   using Model::call;
+
+  /// Keras's Sequential config: the layers' configs, led by an InputLayer's once the model is built.
+  nlohmann::json get_config() const override;
+  /// The model a Sequential config describes, each layer built from its build_config.
+  static std::unique_ptr<Sequential> from_config(const nlohmann::json& config);
 };
 
 template <class T, std::enable_if_t<std::is_base_of_v<Layer, T> && !std::is_lvalue_reference_v<T>, int>>

@@ -91,7 +91,9 @@ enum class OpKind {
   X(fused_elementwise, broadcast)                                                         \
   /* collectives over a step's replicas (merge points of a compiled replica step) */      \
   X(cross_replica_sum, opaque)                                                            \
-  X(all_gather, opaque)
+  X(all_gather, opaque)                                                                   \
+  /* control flow: a loop whose body is a program of its own (ops::scan, jit/scan.h) */   \
+  X(scan, opaque)
 
 enum class OpId : int {
 #define KESTREL_OP_ENUM(name, kind) name,
@@ -104,7 +106,7 @@ inline constexpr std::size_t kNumOps = 0 KESTREL_OPS(KESTREL_OP_COUNT);
 #undef KESTREL_OP_COUNT
 // Adding an op? Update this count, then add its test case (tests/framework/ops/) — the
 // coverage test fails until every op in the list has one.
-static_assert(kNumOps == 58, "op list changed: update kNumOps's expected count and the op test table");
+static_assert(kNumOps == 59, "op list changed: update kNumOps's expected count and the op test table");
 
 std::string_view op_name(OpId id);
 

@@ -5,7 +5,10 @@
 #include <cmath>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/fused_elementwise.h"
 
@@ -19,6 +22,26 @@ Adam::Adam(std::string default_name, AdamOptions options)
   detail::check_option(o.beta_2 >= 0.0 && o.beta_2 < 1.0, name(), "beta_2", "a number in [0, 1)", o.beta_2);
   detail::check_option(o.epsilon >= 0.0 && std::isfinite(o.epsilon), name(), "epsilon", "a finite number >= 0",
                        o.epsilon);
+}
+
+nlohmann::json Adam::get_config() const {
+  nlohmann::json config = Optimizer::get_config();
+  config["beta_1"] = options_.beta_1;
+  config["beta_2"] = options_.beta_2;
+  config["epsilon"] = options_.epsilon;
+  config["amsgrad"] = options_.amsgrad;
+  return config;
+}
+
+Adam Adam::from_config(const nlohmann::json& config) {
+  using serialization::optional;
+  const std::string what = "optimizer class 'Adam'";
+  AdamOptions o = detail::options_from_config<AdamOptions>(config, what, {"beta_1", "beta_2", "epsilon", "amsgrad"});
+  o.beta_1 = optional<double>(config, "beta_1", o.beta_1, what);
+  o.beta_2 = optional<double>(config, "beta_2", o.beta_2, what);
+  o.epsilon = optional<double>(config, "epsilon", o.epsilon, what);
+  o.amsgrad = optional<bool>(config, "amsgrad", o.amsgrad, what);
+  return Adam(std::move(o));
 }
 
 void Adam::build_slots(const std::vector<Variable>& variables) {

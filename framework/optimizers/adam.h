@@ -46,6 +46,10 @@ class Adam : public Optimizer {
 
   /// The options as constructed.
   const AdamOptions& options() const { return options_; }
+  /// Keras's keys: the base's (Optimizer::get_config), then beta_1, beta_2, epsilon and amsgrad.
+  nlohmann::json get_config() const override;
+  /// From a config get_config() or Keras wrote; Keras's defaults fill absent keys.
+  static Adam from_config(const nlohmann::json& config);
 
  protected:
   /// For AdamW: the same update under another default name.

@@ -34,6 +34,10 @@ class AdamW : public Adam {
  public:
   /// Throws ValueError, naming the option, as Adam does and for a negative weight_decay.
   explicit AdamW(AdamWOptions options = {});
+
+  /// From a config get_config() (Adam's keys) or Keras wrote; Keras's defaults fill absent keys,
+  /// weight_decay 0.004 among them.
+  static AdamW from_config(const nlohmann::json& config);
 };
 
 }  // namespace kestrel::optimizers

@@ -13,6 +13,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "framework/core/handle.h"
 #include "framework/core/tensor.h"
 
@@ -27,6 +29,10 @@ class LearningRateSchedule {
   /// tensor (the optimizer's iteration count): traceable, since nothing reads the step's value.
   virtual Tensor operator()(const Tensor& step) const = 0;
   virtual std::string name() const = 0;
+  /// The schedule's options under Keras's keys (Keras's get_config), what schedules::serialize
+  /// writes (framework/optimizers/serialization.h). The base throws ValueError: a schedule of
+  /// one's own has no Keras class to be read back as.
+  virtual nlohmann::json get_config() const;
 };
 
 class LearningRate {

@@ -2,12 +2,15 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "framework/autodiff/recording.h"
 #include "framework/core/error.h"
 #include "framework/distribute/merge_call.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/fused_elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/optimizers/serialization.h"
 
 namespace kestrel::optimizers {
 namespace {
@@ -76,6 +79,24 @@ void Optimizer::set_learning_rate(double value) {
                      options_.learning_rate.schedule()->name() + "); its rate cannot be set");
   }
   learning_rate_.assign(Tensor::scalar(value));
+}
+
+nlohmann::json Optimizer::get_config() const {
+  auto or_null = [](const auto& value) { return value ? nlohmann::json(*value) : nlohmann::json(nullptr); };
+  const LearningRate& lr = options_.learning_rate;
+  // Keras refuses gradient_accumulation_steps=1 ("must be >= 2"): one step per call is its None.
+  const int accumulation = gradient_accumulation_steps();
+  return {{"name", name_},
+          {"learning_rate", lr.is_schedule() ? schedules::serialize(*lr.schedule()) : nlohmann::json(learning_rate())},
+          {"weight_decay", or_null(options_.weight_decay)},
+          {"clipnorm", or_null(options_.clipnorm)},
+          {"global_clipnorm", or_null(options_.global_clipnorm)},
+          {"clipvalue", or_null(options_.clipvalue)},
+          {"use_ema", false},
+          {"ema_momentum", 0.99},
+          {"ema_overwrite_frequency", nullptr},
+          {"loss_scale_factor", nullptr},
+          {"gradient_accumulation_steps", accumulation > 1 ? nlohmann::json(accumulation) : nlohmann::json(nullptr)}};
 }
 
 std::vector<Variable> Optimizer::variables() const {

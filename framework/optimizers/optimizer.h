@@ -22,6 +22,10 @@
 // variables() lists, in Keras 3's order, the iteration count, the learning rate (unless it is a
 // schedule), the gradient accumulators (when accumulating) and every slot of the subclass in
 // creation order: that order is the checkpoint layout.
+//
+// get_config() holds the options under Keras's keys; optimizers::serialize and deserialize
+// (framework/optimizers/serialization.h) write and read the Keras object a model's compile
+// config holds.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +36,8 @@
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "framework/core/handle.h"
 #include "framework/core/tensor.h"
@@ -84,6 +90,13 @@ class Optimizer {
   bool built() const { return built_; }
   /// Creates the slots for these variables now (loading a checkpoint needs them before a step).
   void build(const std::vector<Variable>& variables);
+
+  /// The options under Keras's keys (Keras's get_config): name, learning_rate (the rate now, as
+  /// Keras reads its variable, or the schedule's Keras object), weight_decay, clipnorm,
+  /// global_clipnorm, clipvalue, gradient_accumulation_steps, and Keras's use_ema, ema_momentum,
+  /// ema_overwrite_frequency and loss_scale_factor at their defaults (Kestrel has neither a
+  /// moving average of the weights nor loss scaling); each class adds its own options.
+  virtual nlohmann::json get_config() const;
 
  protected:
   /// Creates this optimizer's slots for the variables, in order, with add_slot().

@@ -5,7 +5,10 @@
 #include <cmath>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/fused_elementwise.h"
 
@@ -17,6 +20,27 @@ RMSprop::RMSprop(RMSpropOptions options)
   detail::check_option(o.momentum >= 0.0 && o.momentum <= 1.0, name(), "momentum", "a number in [0, 1]", o.momentum);
   detail::check_option(o.epsilon >= 0.0 && std::isfinite(o.epsilon), name(), "epsilon", "a finite number >= 0",
                        o.epsilon);
+}
+
+nlohmann::json RMSprop::get_config() const {
+  nlohmann::json config = Optimizer::get_config();
+  config["rho"] = options_.rho;
+  config["momentum"] = options_.momentum;
+  config["epsilon"] = options_.epsilon;
+  config["centered"] = options_.centered;
+  return config;
+}
+
+RMSprop RMSprop::from_config(const nlohmann::json& config) {
+  using serialization::optional;
+  const std::string what = "optimizer class 'RMSprop'";
+  RMSpropOptions o =
+      detail::options_from_config<RMSpropOptions>(config, what, {"rho", "momentum", "epsilon", "centered"});
+  o.rho = optional<double>(config, "rho", o.rho, what);
+  o.momentum = optional<double>(config, "momentum", o.momentum, what);
+  o.epsilon = optional<double>(config, "epsilon", o.epsilon, what);
+  o.centered = optional<bool>(config, "centered", o.centered, what);
+  return RMSprop(std::move(o));
 }
 
 void RMSprop::build_slots(const std::vector<Variable>& variables) {

@@ -48,6 +48,10 @@ class RMSprop : public Optimizer {
 
   /// The options as constructed.
   const RMSpropOptions& options() const { return options_; }
+  /// Keras's keys: the base's (Optimizer::get_config), then rho, momentum, epsilon and centered.
+  nlohmann::json get_config() const override;
+  /// From a config get_config() or Keras wrote; Keras's defaults fill absent keys.
+  static RMSprop from_config(const nlohmann::json& config);
 
  protected:
   void build_slots(const std::vector<Variable>& variables) override;

@@ -5,10 +5,22 @@
 #include <numbers>
 #include <sstream>
 
-#include "framework/core/error.h"
-#include "framework/ops/elementwise.h"
+#include <nlohmann/json.hpp>
 
-namespace kestrel::optimizers::schedules {
+#include "framework/core/error.h"
+#include "framework/layers/serialization.h"
+#include "framework/ops/elementwise.h"
+#include "framework/optimizers/option_checks.h"
+
+namespace kestrel::optimizers {
+
+nlohmann::json LearningRateSchedule::get_config() const {
+  throw ValueError("learning-rate schedule '" + name() +
+                   "' has no Keras config: only Kestrel's schedules (ExponentialDecay, PiecewiseConstantDecay, "
+                   "CosineDecay) can be saved in a model's compile config");
+}
+
+namespace schedules {
 namespace {
 
 template <class T>
@@ -54,6 +66,21 @@ Tensor sin_of_quarter_turn(const Tensor& v) {
   return v * series;
 }
 
+using serialization::Config;
+
+// A count of steps from a config: a whole number (Keras takes 1000.0 as 1000, but not 1000.5).
+std::int64_t steps_from(const Config& value, const std::string& key, const std::string& what) {
+  if (value.is_number_integer() ||
+      (value.is_number_float() && std::floor(value.get<double>()) == value.get<double>())) {
+    return value.get<std::int64_t>();
+  }
+  throw ValueError(what + ": '" + key + "' in the config is " + value.dump() + "; it must be a whole number of steps");
+}
+
+std::int64_t required_steps(const Config& config, const std::string& key, const std::string& what) {
+  return steps_from(serialization::required<Config>(config, key, what), key, what);
+}
+
 }  // namespace
 
 ExponentialDecay::ExponentialDecay(ExponentialDecayOptions options) : options_(std::move(options)) {
@@ -78,6 +105,28 @@ Tensor ExponentialDecay::operator()(const Tensor& step) const {
   const Tensor p = options_.staircase ? ops::cast(ops::divide(s, int64_scalar(*options_.decay_steps)), DType::float32)
                                       : ops::cast(s, DType::float32) / static_cast<double>(*options_.decay_steps);
   return *options_.initial_learning_rate * ops::pow(Tensor::scalar(*options_.decay_rate), p);
+}
+
+nlohmann::json ExponentialDecay::get_config() const {
+  return {{"initial_learning_rate", *options_.initial_learning_rate},
+          {"decay_steps", *options_.decay_steps},
+          {"decay_rate", *options_.decay_rate},
+          {"staircase", options_.staircase},
+          {"name", options_.name}};
+}
+
+ExponentialDecay ExponentialDecay::from_config(const nlohmann::json& config) {
+  using serialization::optional;
+  using serialization::required;
+  const std::string what = "learning-rate schedule class 'ExponentialDecay'";
+  serialization::check_config_keys(config, what,
+                                   {"initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name"});
+  ExponentialDecayOptions o;
+  return ExponentialDecay({.initial_learning_rate = required<double>(config, "initial_learning_rate", what),
+                           .decay_steps = required_steps(config, "decay_steps", what),
+                           .decay_rate = required<double>(config, "decay_rate", what),
+                           .staircase = optional<bool>(config, "staircase", o.staircase, what),
+                           .name = optional<std::string>(config, "name", o.name, what)});
 }
 
 PiecewiseConstantDecay::PiecewiseConstantDecay(PiecewiseConstantDecayOptions options) : options_(std::move(options)) {
@@ -113,6 +162,30 @@ Tensor PiecewiseConstantDecay::operator()(const Tensor& step) const {
   return rate;
 }
 
+nlohmann::json PiecewiseConstantDecay::get_config() const {
+  return {{"boundaries", options_.boundaries}, {"values", options_.values}, {"name", options_.name}};
+}
+
+PiecewiseConstantDecay PiecewiseConstantDecay::from_config(const nlohmann::json& config) {
+  using serialization::required;
+  const std::string what = "learning-rate schedule class 'PiecewiseConstantDecay'";
+  serialization::check_config_keys(config, what, {"boundaries", "values", "name"});
+  PiecewiseConstantDecayOptions o;
+  const Config boundaries = required<Config>(config, "boundaries", what);
+  const Config values = required<Config>(config, "values", what);
+  if (!boundaries.is_array() || !values.is_array()) {
+    throw ValueError(what + ": 'boundaries' and 'values' must be lists, got " + boundaries.dump() + " and " +
+                     values.dump());
+  }
+  for (const Config& b : boundaries) o.boundaries.push_back(steps_from(b, "boundaries", what));
+  for (const Config& v : values) {
+    if (!v.is_number()) throw ValueError(what + ": 'values' must hold numbers, got " + values.dump());
+    o.values.push_back(v.get<double>());
+  }
+  o.name = serialization::optional<std::string>(config, "name", o.name, what);
+  return PiecewiseConstantDecay(std::move(o));
+}
+
 CosineDecay::CosineDecay(CosineDecayOptions options) : options_(std::move(options)) {
   constexpr const char* kName = "CosineDecay";
   const double initial = require(options_.initial_learning_rate, kName, "initial_learning_rate");
@@ -142,6 +215,34 @@ double CosineDecay::operator()(std::int64_t step) const {
   return decay(clamped - warmup_steps, target);
 }
 
+nlohmann::json CosineDecay::get_config() const {
+  return {{"initial_learning_rate", *options_.initial_learning_rate},
+          {"decay_steps", *options_.decay_steps},
+          {"alpha", options_.alpha},
+          {"name", options_.name},
+          {"warmup_target", options_.warmup_target ? Config(*options_.warmup_target) : Config(nullptr)},
+          {"warmup_steps", options_.warmup_steps}};
+}
+
+CosineDecay CosineDecay::from_config(const nlohmann::json& config) {
+  using serialization::optional;
+  using serialization::required;
+  const std::string what = "learning-rate schedule class 'CosineDecay'";
+  serialization::check_config_keys(
+      config, what, {"initial_learning_rate", "decay_steps", "alpha", "name", "warmup_target", "warmup_steps"});
+  CosineDecayOptions o;
+  const bool warms_up = config.contains("warmup_target") && !config.at("warmup_target").is_null();
+  return CosineDecay({.initial_learning_rate = required<double>(config, "initial_learning_rate", what),
+                      .decay_steps = required_steps(config, "decay_steps", what),
+                      .alpha = optional<double>(config, "alpha", o.alpha, what),
+                      .warmup_target = warms_up ? std::optional<double>(required<double>(config, "warmup_target", what))
+                                                : std::nullopt,
+                      .warmup_steps = config.contains("warmup_steps") && !config.at("warmup_steps").is_null()
+                                          ? required_steps(config, "warmup_steps", what)
+                                          : o.warmup_steps,
+                      .name = optional<std::string>(config, "name", o.name, what)});
+}
+
 Tensor CosineDecay::operator()(const Tensor& step) const {
   const Tensor s = int64_step("CosineDecay", step);
   const double initial = *options_.initial_learning_rate;
@@ -167,4 +268,5 @@ Tensor CosineDecay::operator()(const Tensor& step) const {
   return ops::where(ops::less(clamped, int64_scalar(warmup_steps)), warm, decayed);
 }
 
-}  // namespace kestrel::optimizers::schedules
+}  // namespace schedules
+}  // namespace kestrel::optimizers

@@ -14,12 +14,18 @@
 // computed in float32 as Keras does: the form a traced train step uses.
 //
 //   Tensor lr = schedule(optimizer.iterations_variable().value());   // float32[], traceable
+//
+// Each schedule's config holds its options under Keras's keys (get_config), and its static
+// from_config reads one back; schedules::serialize wraps it as the Keras object an optimizer's
+// config holds for its learning_rate (framework/optimizers/serialization.h).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "framework/optimizers/learning_rate.h"
 
@@ -31,6 +37,7 @@ struct ExponentialDecayOptions {
   std::optional<std::int64_t> decay_steps = std::nullopt;  ///< > 0
   std::optional<double> decay_rate = std::nullopt;         ///< >= 0
   bool staircase = false;                                  ///< decay at whole multiples of decay_steps only
+  std::string name = "ExponentialDecay";                   ///< Keras's name scope; kept for the config
 };
 
 /// initial_learning_rate * decay_rate ^ (step / decay_steps), the exponent floored when staircase.
@@ -42,6 +49,10 @@ class ExponentialDecay : public LearningRateSchedule {
   Tensor operator()(const Tensor& step) const override;
   std::string name() const override { return "ExponentialDecay"; }
   const ExponentialDecayOptions& options() const { return options_; }
+  /// Keras's keys: the options above, by their names.
+  nlohmann::json get_config() const override;
+  /// From a config get_config() or Keras wrote; a key Kestrel does not know is a ValueError.
+  static ExponentialDecay from_config(const nlohmann::json& config);
 
  private:
   ExponentialDecayOptions options_;
@@ -51,6 +62,7 @@ class ExponentialDecay : public LearningRateSchedule {
 struct PiecewiseConstantDecayOptions {
   std::vector<std::int64_t> boundaries = {};  ///< strictly increasing steps
   std::vector<double> values = {};
+  std::string name = "PiecewiseConstant";  ///< Keras's name scope; kept for the config
 };
 
 /// values[0] while step <= boundaries[0], values[i] while boundaries[i-1] < step <= boundaries[i],
@@ -63,6 +75,10 @@ class PiecewiseConstantDecay : public LearningRateSchedule {
   Tensor operator()(const Tensor& step) const override;
   std::string name() const override { return "PiecewiseConstantDecay"; }
   const PiecewiseConstantDecayOptions& options() const { return options_; }
+  /// Keras's keys: the options above, by their names.
+  nlohmann::json get_config() const override;
+  /// From a config get_config() or Keras wrote; a key Kestrel does not know is a ValueError.
+  static PiecewiseConstantDecay from_config(const nlohmann::json& config);
 
  private:
   PiecewiseConstantDecayOptions options_;
@@ -75,6 +91,7 @@ struct CosineDecayOptions {
   double alpha = 0.0;                                      ///< the final rate as a fraction of the decay's start
   std::optional<double> warmup_target = std::nullopt;      ///< set: warm up linearly to it, then decay from it
   std::int64_t warmup_steps = 0;                           ///< >= 0
+  std::string name = "CosineDecay";                        ///< Keras's name scope; kept for the config
 };
 
 /// Without warm-up: initial * ((1 - alpha) * c + alpha), c = 0.5 * (1 + cos(pi * min(step, decay_steps) /
@@ -88,6 +105,10 @@ class CosineDecay : public LearningRateSchedule {
   Tensor operator()(const Tensor& step) const override;
   std::string name() const override { return "CosineDecay"; }
   const CosineDecayOptions& options() const { return options_; }
+  /// Keras's keys: the options above, by their names.
+  nlohmann::json get_config() const override;
+  /// From a config get_config() or Keras wrote; a key Kestrel does not know is a ValueError.
+  static CosineDecay from_config(const nlohmann::json& config);
 
  private:
   CosineDecayOptions options_;

@@ -5,7 +5,10 @@
 #include <cmath>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "framework/core/error.h"
+#include "framework/layers/serialization.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/fused_elementwise.h"
 
@@ -16,6 +19,22 @@ SGD::SGD(SGDOptions options) : Optimizer("SGD", detail::common_options(options))
     message << "optimizer '" << name() << "': momentum must be a number in [0, 1], got " << options_.momentum;
     throw ValueError(message.str());
   }
+}
+
+nlohmann::json SGD::get_config() const {
+  nlohmann::json config = Optimizer::get_config();
+  config["momentum"] = options_.momentum;
+  config["nesterov"] = options_.nesterov;
+  return config;
+}
+
+SGD SGD::from_config(const nlohmann::json& config) {
+  using serialization::optional;
+  const std::string what = "optimizer class 'SGD'";
+  SGDOptions o = detail::options_from_config<SGDOptions>(config, what, {"momentum", "nesterov"});
+  o.momentum = optional<double>(config, "momentum", o.momentum, what);
+  o.nesterov = optional<bool>(config, "nesterov", o.nesterov, what);
+  return SGD(std::move(o));
 }
 
 void SGD::build_slots(const std::vector<Variable>& variables) {

@@ -38,6 +38,10 @@ class SGD : public Optimizer {
 
   /// The options as constructed.
   const SGDOptions& options() const { return options_; }
+  /// Keras's keys: the base's (Optimizer::get_config), then momentum and nesterov.
+  nlohmann::json get_config() const override;
+  /// From a config get_config() or Keras wrote; Keras's defaults fill absent keys.
+  static SGD from_config(const nlohmann::json& config);
 
  protected:
   void build_slots(const std::vector<Variable>& variables) override;

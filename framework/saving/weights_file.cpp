@@ -1,23 +1,15 @@
 #include "framework/saving/weights_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <mutex>
 #include <optional>
 
 #include "framework/core/error.h"
 #include "framework/logging/logging.h"
 #include "framework/optimizers/optimizer.h"
+#include "framework/saving/atomic_write.h"
 #include "framework/saving/hdf5_handles.h"
 #include "framework/saving/keras2_format.h"
 #include "framework/saving/keras3_format.h"
-#include "framework/saving/save_steps.h"
-#include "framework/saving/save_temporaries.h"
 
 namespace kestrel::saving {
 namespace {
@@ -43,30 +35,10 @@ void require_built(const Model& model, const char* method) {
   }
 }
 
-/// One save or load at a time: two threads saving one path would share a temporary name.
-std::mutex& file_mutex() {
+/// One load at a time (saves are serialized by write_atomically).
+std::mutex& load_mutex() {
   static std::mutex mutex;
   return mutex;
-}
-
-/// Forces the file's data to the disk, so the rename can never expose a file that is still empty.
-void sync_to_disk(const std::string& path, const std::string& display_name) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::fsync(fd) != 0) {
-    const int error = errno;
-    if (fd >= 0) ::close(fd);
-    throw IOError(quoted(display_name) + ": cannot sync " + quoted(path) + " to disk: " + std::strerror(error));
-  }
-  ::close(fd);
-}
-
-/// Makes the rename itself durable; a directory that cannot be synced only loses that guarantee.
-void sync_directory(const std::string& path) {
-  std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
 }
 
 void write_file(const Model& model, const std::string& os_path, const std::string& path, Layout layout) {
@@ -123,30 +95,20 @@ void read_optimizer_state(Model& model, const std::vector<h5::Dataset>& state, c
 void save_weights(const Model& model, const std::string& path) {
   const Layout layout = layout_for(path);
   require_built(model, "save_weights");
-  std::lock_guard<std::mutex> lock(file_mutex());
   h5::silence_errors();
-  remove_stale_temporaries(path);
-  const std::string temporary = temporary_path(path);
-  try {
-    write_file(model, temporary, path, layout);
-    detail::before_save_step(SaveStep::sync);
-    sync_to_disk(temporary, path);
-    detail::before_save_step(SaveStep::rename);
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-      const int error = errno;
-      throw IOError(quoted(path) + ": cannot rename " + quoted(temporary) + " to it: " + std::strerror(error));
-    }
-  } catch (...) {
-    std::remove(temporary.c_str());  // the previous file at path is untouched
-    throw;
-  }
-  sync_directory(path);
+  write_atomically(path, [&](const std::string& temporary) { write_file(model, temporary, path, layout); });
+}
+
+void write_keras3_weights(const Model& model, const std::string& os_path, const std::string& display_path) {
+  require_built(model, "save");
+  h5::silence_errors();
+  write_file(model, os_path, display_path, Layout::keras3);
 }
 
 void load_weights(Model& model, const std::string& path, const LoadWeightsOptions& options) {
   const Layout layout = layout_for(path);
   require_built(model, "load_weights");
-  std::lock_guard<std::mutex> lock(file_mutex());
+  const std::lock_guard<std::mutex> lock(load_mutex());
   h5::silence_errors();
   const h5::File file = h5::File::open(path);
   const h5::Group root = file.root();

@@ -21,6 +21,10 @@ namespace kestrel::saving {
 /// Writes the model's weights (and optimizer state) to path; the model must be built.
 void save_weights(const Model& model, const std::string& path);
 
+/// Writes the Keras 3 layout of the model's weights (and optimizer state) to os_path as it is, not
+/// atomically: the weights inside a .keras archive. display_path names the file in errors.
+void write_keras3_weights(const Model& model, const std::string& os_path, const std::string& display_path);
+
 /// Reads weights (and optimizer state, when the model is compiled) from path into the model.
 void load_weights(Model& model, const std::string& path, const LoadWeightsOptions& options = {});
 

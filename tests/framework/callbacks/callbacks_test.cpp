@@ -10,8 +10,11 @@
 #include "framework/callbacks/callbacks.h"
 #include "framework/callbacks/python_format.h"
 #include "framework/core/error.h"
+#include "framework/layers/dense.h"
 #include "framework/logging/logging.h"
+#include "framework/model/sequential.h"
 #include "framework/optimizers/sgd.h"
+#include "framework/saving/model_file.h"
 #include "tests/framework/callbacks/test_support.h"
 #include "tests/support/error_message.h"
 #include "tests/support/log_capture.h"
@@ -342,7 +345,9 @@ TEST(ModelCheckpoint, FormatsThePathAsPythonDoes) {
 }
 
 TEST(ModelCheckpoint, RejectsPathsKestrelCannotWrite) {
-  EXPECT_TRUE(contains(error_message<ValueError>([] { ModelCheckpoint("model.keras"); }), "model.keras"));
+  EXPECT_TRUE(contains(error_message<ValueError>([] { ModelCheckpoint("model.pt"); }), "model.pt"));
+  EXPECT_TRUE(contains(error_message<ValueError>([] { ModelCheckpoint("m.keras", {.save_weights_only = true}); }),
+                       "save_weights_only saves weights"));
   EXPECT_TRUE(contains(error_message<ValueError>([] { ModelCheckpoint("m.h5", {.save_freq = "step"}); }), "save_freq"));
   EXPECT_TRUE(contains(error_message<ValueError>([] { ModelCheckpoint("m.h5", {.save_freq = std::int64_t{0}}); }),
                        "save_freq"));
@@ -378,6 +383,18 @@ TEST(ModelCheckpoint, SavedWeightsLoadBack) {
   compile_sgd(other, 0.1);
   other.load_weights(dir / "last.weights.h5");
   EXPECT_EQ(other.w(), 2.5f);
+}
+
+TEST(ModelCheckpoint, AKerasPathSavesTheWholeModel) {
+  ScratchDir dir;
+  Sequential model({layers::Dense(2)});
+  model.build({1, 3});
+  ModelCheckpoint cb(dir / "epoch{epoch}.keras");
+  cb.set_model(&model);
+  cb.on_epoch_end(0, {{"loss", 1.0}});
+  const std::unique_ptr<Model> loaded = models::load_model(dir / "epoch1.keras");
+  EXPECT_EQ(loaded->class_name(), "Sequential");
+  EXPECT_EQ(loaded->weights().front().value().to_vector<float>(), model.weights().front().value().to_vector<float>());
 }
 
 TEST(ModelCheckpoint, SavesWithoutTheMonitorButWarns) {

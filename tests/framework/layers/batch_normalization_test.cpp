@@ -349,3 +349,23 @@ TEST(BatchNormalization, BadOptionsAndInputsNameTheLayer) {
 
 }  // namespace
 }  // namespace kestrel
+
+namespace kestrel {
+namespace {
+
+// Unfreezing a layer makes trainable again only what was made trainable: the moving statistics
+// stay non-trainable, as in Keras.
+TEST(BatchNormalization, UnfreezingKeepsTheMovingStatisticsNonTrainable) {
+  clear_session();
+  layers::BatchNormalization norm;
+  norm(Tensor::ones({2, 3}));
+  norm.set_trainable(false);
+  EXPECT_EQ(norm.trainable_weights().size(), 0U);
+  norm.set_trainable(true);
+  ASSERT_EQ(norm.trainable_weights().size(), 2U);
+  EXPECT_EQ(norm.trainable_weights()[0].name(), "batch_normalization/gamma");
+  EXPECT_EQ(norm.non_trainable_weights().size(), 2U);
+}
+
+}  // namespace
+}  // namespace kestrel

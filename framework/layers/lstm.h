@@ -1,0 +1,84 @@
+// LSTM, as keras.layers.LSTM: a long short-term memory layer over sequences [batch, time, features]
+// (channels last).
+//
+//   layers::LSTM lstm(64);                                   // [N,T,F] -> [N,64]: the last step's output
+//   layers::LSTM seq(64, {.return_sequences = true});        // [N,T,F] -> [N,T,64]
+//   layers::LSTM unrolled(64, {.unroll = true});             // the step's ops once per time step
+//
+// Each step, as Keras's LSTMCell, with the gates in Keras's order i, f, c, o:
+//   z = x_t @ kernel + h @ recurrent_kernel + bias;   z_i, z_f, z_c, z_o = split(z, 4)
+//   c = recurrent_activation(z_f) * c + recurrent_activation(z_i) * activation(z_c)
+//   h = recurrent_activation(z_o) * activation(c)
+// from h = c = 0; the output is h. The input projection x @ kernel + bias is computed for all time
+// steps at once, before the loop.
+//
+// unroll = false (Keras's default) runs the steps as one loop op in the program (ops::scan): under
+// jit_compile the step is traced and compiled once, whatever the sequence length, as XLA's While
+// on a TPU. unroll = true emits the step's ops once per time step: no loop, a program that grows
+// with the length. Both give the same values and gradients.
+//
+// Weights: "kernel" [features, 4 * units] (glorot_uniform), "recurrent_kernel" [units, 4 * units]
+// (orthogonal) and "bias" [4 * units] (zeros, the forget gate's quarter ones with unit_forget_bias).
+// Not supported (yet): masking, dropout and recurrent_dropout, return_state, stateful, an initial state.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "framework/layers/activations.h"
+#include "framework/layers/initializers.h"
+#include "framework/layers/layer.h"
+
+namespace kestrel::layers {
+
+struct LSTMOptions {
+  ActivationFn activation = "tanh";
+  ActivationFn recurrent_activation = "sigmoid";
+  bool use_bias = true;
+  Initializer kernel_initializer = "glorot_uniform";
+  Initializer recurrent_initializer = "orthogonal";
+  Initializer bias_initializer = "zeros";
+  /// Starts the forget gate's bias at 1 (its other gates from bias_initializer), as Jozefowicz et al.
+  bool unit_forget_bias = true;
+  /// Every step's output [batch, time, units], else the last one [batch, units].
+  bool return_sequences = false;
+  /// Reads the sequence from its last step to its first (the outputs come in that order too).
+  bool go_backwards = false;
+  /// Emits the step once per time step instead of a loop op (see above).
+  bool unroll = false;
+  std::string name;
+  /// The precision policy (unset: the parent's, else the global one; layers/dtype_policy.h).
+  std::optional<DTypePolicy> dtype;
+};
+
+class LSTM : public Layer {
+ public:
+  /// A layer with `units` outputs per step; units must be positive.
+  explicit LSTM(std::int64_t units, LSTMOptions options = {});
+
+  void build(const Shape& input_shape) override;
+  /// The LSTM over x [batch, time, features].
+  Tensor call(const Tensor& x, bool training) override;
+
+  std::int64_t units() const { return units_; }
+  const LSTMOptions& options() const { return options_; }
+
+  nlohmann::json get_config() const override;
+  static LSTM from_config(const nlohmann::json& config);
+  /// [features, 4 * units]; undefined until built.
+  const Variable& kernel() const { return kernel_; }
+  /// [units, 4 * units]; undefined until built.
+  const Variable& recurrent_kernel() const { return recurrent_kernel_; }
+  /// [4 * units]; undefined until built, or when use_bias is false.
+  const Variable& bias() const { return bias_; }
+
+ private:
+  std::int64_t units_;
+  LSTMOptions options_;
+  Variable kernel_;
+  Variable recurrent_kernel_;
+  Variable bias_;
+};
+
+}  // namespace kestrel::layers
