@@ -263,6 +263,9 @@ std::optional<DTypePolicy> dtype_policy_from_config(const Config& config, const 
   const std::string name = config.is_string()
                                ? config.get<std::string>()
                                : required<std::string>(required<Config>(config, "config", what), "name", what);
+  // An integer or bool "policy" is a layer's input dtype (an InputLayer of token ids), which no
+  // Kestrel layer casts to: the layer keeps the policy it would have had.
+  if (name == "int32" || name == "int64" || name == "bool") return std::nullopt;
   try {
     return DTypePolicy(name);
   } catch (const ValueError& e) {

@@ -7,6 +7,7 @@
 #include "framework/core/error.h"
 #include "framework/core/random.h"
 #include "framework/layers/input_layer.h"
+#include "framework/layers/keras_tensor.h"
 #include "framework/layers/layer_classes.h"
 #include "framework/layers/layers.h"
 #include "framework/layers/serialization.h"
@@ -196,6 +197,17 @@ TEST(ModelConfig, RecurrentLayersKeepTheirOptions) {
   const std::string m = error_message<ValueError>([&] { Model::from_config(dropout); });
   EXPECT_TRUE(contains(m, "LSTM")) << m;
   EXPECT_TRUE(contains(m, "dropout")) << m;
+}
+
+TEST(LayerConfig, AnInputLayerOfTokenIdsReadsBack) {
+  clear_session();
+  const Tensor ids = Input({16}, {.name = "ids", .dtype = DType::int32});
+  const json object = serialization::serialize_layer(*functional::history(ids)->layer);
+  EXPECT_EQ(object.at("config").at("dtype"), "int32");
+  const std::unique_ptr<Layer> copy = serialization::deserialize_layer(object);
+  const auto& input = dynamic_cast<const layers::InputLayer&>(*copy);
+  EXPECT_EQ(input.dtype(), DType::int32);
+  EXPECT_EQ(input.shape(), Shape({16}));
 }
 
 TEST(ModelConfig, ACycleOrAMissingLayerIsAnErrorNamingTheLayer) {
