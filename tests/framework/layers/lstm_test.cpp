@@ -203,17 +203,8 @@ TEST(LSTM, UnrolledAndLoopedGiveTheSameValuesAndGradients) {
     unrolled(x);
     randomize(looped);
     for (std::size_t i = 0; i < 3; ++i) unrolled.weights()[i].assign(looped.weights()[i].value());
-    auto value_and_gradients = [&](layers::LSTM& lstm) {
-      GradientTape tape;
-      tape.watch(x);
-      const Tensor y = lstm(x);
-      std::vector<Tensor> sources{x};
-      for (const Variable& w : lstm.weights()) sources.push_back(w.value());
-      std::vector<Tensor> out{y};
-      for (const Tensor& g : tape.gradient(ops::sum(ops::multiply(y, y)), sources)) out.push_back(g);
-      return out;
-    };
-    const std::vector<Tensor> a = value_and_gradients(looped), b = value_and_gradients(unrolled);
+    const std::vector<Tensor> a = testing::value_and_gradients(looped, x),
+                              b = testing::value_and_gradients(unrolled, x);
     for (std::size_t i = 0; i < a.size(); ++i) testing::expect_close(a[i], b[i], 1e-5, "result " + std::to_string(i));
   }
 }

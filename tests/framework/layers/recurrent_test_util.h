@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/autodiff/gradient_tape.h"
 #include "framework/core/random.h"
 #include "framework/jit/trace.h"
 #include "framework/layers/layer.h"
@@ -60,6 +61,19 @@ inline std::pair<Tensor, Tensor> sum_sign_task(std::int64_t n, std::int64_t step
 }
 
 /// sigmoid and tanh in double, for references.
+/// The layer's output on x, then the gradients of sum(y * y) with respect to x and each weight:
+/// what two ways of running a recurrent layer must agree on.
+inline std::vector<Tensor> value_and_gradients(Layer& layer, const Tensor& x) {
+  GradientTape tape;
+  tape.watch(x);
+  const Tensor y = layer(x);
+  std::vector<Tensor> sources{x};
+  for (const Variable& w : layer.weights()) sources.push_back(w.value());
+  std::vector<Tensor> out{y};
+  for (const Tensor& g : tape.gradient(ops::sum(ops::multiply(y, y)), sources)) out.push_back(g);
+  return out;
+}
+
 inline double sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
 
 }  // namespace kestrel::testing
