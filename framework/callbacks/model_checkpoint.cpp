@@ -31,7 +31,7 @@ ModelCheckpoint::ModelCheckpoint(std::string filepath, ModelCheckpointOptions op
   if (!ends_with(filepath_, ".h5") && !ends_with(filepath_, ".keras")) {
     throw ValueError(
         "ModelCheckpoint: the filepath must end in \".keras\" (the whole model), \".weights.h5\" (weights, Keras 3 "
-        "layout) or \".h5\" (weights, Keras 2 layout). Got '" +
+        "layout) or \".h5\" (the whole model in Keras 2's file; its weights alone with save_weights_only). Got '" +
         filepath_ + "'");
   }
   if (options_.save_weights_only && ends_with(filepath_, ".keras")) {
@@ -101,10 +101,12 @@ void ModelCheckpoint::save(int epoch, std::optional<std::int64_t> batch, const L
     if (ec) throw IOError("ModelCheckpoint: cannot create directory '" + parent.string() + "': " + ec.message());
   }
   // The chief alone runs this callback: it writes without waiting for the other workers.
-  if (ends_with(path, ".keras")) {
-    saving::save_model(model(), path);
-  } else {
+  // As in Keras 3: a ".keras" or ".h5" path holds the whole model unless save_weights_only; a
+  // ".weights.h5" path is a weights file whatever the option says.
+  if (options_.save_weights_only || ends_with(path, ".weights.h5")) {
     saving::save_weights(model(), path);
+  } else {
+    saving::save_model(model(), path);
   }
   if (options_.verbose > 0) {
     logging::get("kestrel.callbacks")->info("Epoch {}: finished saving model to {}", epoch + 1, path);

@@ -30,7 +30,8 @@ struct ModelCheckpointOptions {
   int verbose = 0;
   /// Save only when the monitored value improves on the best so far.
   bool save_best_only = false;
-  /// True saves only the weights (the path must end in ".h5"); a ".keras" path saves the model.
+  /// True saves only the weights (the path must end in ".h5"). Otherwise a ".keras" or ".h5" path
+  /// saves the whole model (Keras 3's archive, Keras 2's file), and a ".weights.h5" path the weights.
   bool save_weights_only = false;
   /// "min", "max", or "auto" (max for accuracy-like names, min otherwise).
   std::string mode = "auto";

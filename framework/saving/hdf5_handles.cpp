@@ -405,19 +405,19 @@ File File::create(const std::string& os_path, const std::string& display_name) {
   return File(std::move(file), std::make_shared<const std::string>(display_name));
 }
 
-File File::open(const std::string& path) {
+File File::open(const std::string& os_path, const std::string& display_name) {
   std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) {
-    throw IOError(quoted(path) + ": no such file" +
-                  (std::filesystem::exists(path, error) ? " (it is not a regular file)" : ""));
+  if (!std::filesystem::is_regular_file(os_path, error)) {
+    throw IOError(quoted(display_name) + ": no such file" +
+                  (std::filesystem::exists(os_path, error) ? " (it is not a regular file)" : ""));
   }
-  Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  Id file(H5Fopen(os_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.valid()) {
     std::string reason = hdf5_reason();
-    throw IOError(quoted(path) + ": cannot open it as an HDF5 file; it is corrupt, truncated or not HDF5" +
+    throw IOError(quoted(display_name) + ": cannot open it as an HDF5 file; it is corrupt, truncated or not HDF5" +
                   (reason.empty() ? "" : " (" + reason + ")"));
   }
-  return File(std::move(file), std::make_shared<const std::string>(path));
+  return File(std::move(file), std::make_shared<const std::string>(display_name));
 }
 
 Group File::root() const {

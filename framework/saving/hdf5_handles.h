@@ -130,7 +130,9 @@ class File {
   /// Creates (or truncates) os_path for writing; errors speak of display_name.
   static File create(const std::string& os_path, const std::string& display_name);
   /// Opens an existing file read-only; a missing, corrupt or truncated file throws IOError.
-  static File open(const std::string& path);
+  static File open(const std::string& path) { return open(path, path); }
+  /// The same for os_path, with errors speaking of display_name (a file extracted from an archive).
+  static File open(const std::string& os_path, const std::string& display_name);
 
   Group root() const;
   const std::string& name() const { return *name_; }

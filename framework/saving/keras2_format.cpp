@@ -189,7 +189,7 @@ std::vector<std::string> read_string_list(const h5::Object& object, const std::s
   return out;
 }
 
-void save(const h5::Group& root, const Model& model, const optimizers::Optimizer* optimizer) {
+void save_layers(const h5::Group& root, const Model& model) {
   const std::vector<Variable> own = model.own_weights();
   if (!own.empty()) {
     throw ValueError("model '" + model.name() + "' has weights of its own (" + own.front().name() +
@@ -213,8 +213,10 @@ void save(const h5::Group& root, const Model& model, const optimizers::Optimizer
   std::sort(sorted.begin(), sorted.end(), [](const Layer* a, const Layer* b) { return a->name() < b->name(); });
   const std::map<const Layer*, std::vector<Variable>> stored = stored_weights(model);
   for (const Layer* layer : sorted) write_weights(root.create_group(layer->name()), stored.at(layer));
+}
 
-  if (optimizer != nullptr) write_weights(root.create_group("optimizer_weights"), optimizer->variables());
+void save_optimizer(const h5::Group& group, const optimizers::Optimizer& optimizer) {
+  write_weights(group.create_group("optimizer_weights"), optimizer.variables());
 }
 
 Values read_layers(const h5::Group& root, const Model& model, const LoadWeightsOptions& options) {

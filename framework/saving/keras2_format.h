@@ -6,7 +6,8 @@
 //   /dense/dense/kernel:0   the values, under the weight's name
 //   /optimizer_weights      attr weight_names = [b"sgd/iteration:0", ...], datasets under those names
 //
-//   keras2::save(file.root(), model, model.optimizer());
+//   keras2::save_layers(file.root(), model);
+//   keras2::save_optimizer(file.root(), *model.optimizer());
 //   auto values = keras2::read_layers(file.root(), model, {.by_name = true});
 //
 // Lists of names longer than HDF5's 64,512-byte attribute limit are split into layer_names0,
@@ -32,8 +33,11 @@ inline constexpr std::size_t kAttributeLimit = 64512;
 /// The Keras version the files declare: the Keras 2 layout, which Keras reads without conversion.
 inline constexpr const char* kKerasVersion = "2.15.0";
 
-/// Writes the model's layers and, when optimizer is not null, its variables.
-void save(const h5::Group& root, const Model& model, const optimizers::Optimizer* optimizer);
+/// Writes the model's layers: a weights file's root, or a full-model file's /model_weights.
+void save_layers(const h5::Group& group, const Model& model);
+/// Writes the optimizer's variables under group/optimizer_weights (a full-model file has it
+/// beside /model_weights, a weights file in its root).
+void save_optimizer(const h5::Group& group, const optimizers::Optimizer& optimizer);
 
 /// Reads values for the model's weights (by order, or by name), checking counts and shapes;
 /// nothing is assigned, so a failure leaves the model as it was.

@@ -10,6 +10,7 @@
 #include "framework/layers/serialization.h"
 #include "framework/model/compile_config.h"
 #include "framework/saving/atomic_write.h"
+#include "framework/saving/keras2_model_file.h"
 #include "framework/saving/save_temporaries.h"
 #include "framework/saving/weights_file.h"
 
@@ -24,13 +25,18 @@ constexpr const char* kWeightsEntry = "model.weights.h5";
 
 std::string quoted(const std::string& text) { return "'" + text + "'"; }
 
-void require_keras_extension(const std::string& path, const char* action) {
-  const std::string suffix = ".keras";
-  if (path.size() < suffix.size() || path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0) {
-    throw ValueError(quoted(path) + ": " + action +
-                     " takes a .keras archive (Keras 3's model file); for weights alone use save_weights / "
-                     "load_weights with \".weights.h5\"");
-  }
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+enum class ModelFormat { keras_archive, keras2_h5 };
+
+ModelFormat format_for(const std::string& path, const char* action) {
+  if (ends_with(path, ".keras")) return ModelFormat::keras_archive;
+  if (ends_with(path, ".h5") && !ends_with(path, ".weights.h5")) return ModelFormat::keras2_h5;
+  throw ValueError(quoted(path) + ": " + action +
+                   " takes a .keras archive (Keras 3's model file) or a .h5 file (Keras 2's); for weights alone "
+                   "use save_weights / load_weights with \".weights.h5\"");
 }
 
 // "2026-11-27@03:40:00", as Keras stamps date_saved.
@@ -65,12 +71,47 @@ nlohmann::json parse_json(const std::string& text, const std::string& path, cons
   }
 }
 
+/// The model a Keras object describes, built, and compiled as compile_config says when asked to.
+/// `compile_entry` names where the compile config was read ("config.json", "training_config").
+std::unique_ptr<Model> model_from_configs(const nlohmann::json& object, const nlohmann::json& compile_config,
+                                          const LoadModelOptions& options, const std::string& path,
+                                          const char* compile_entry) {
+  std::unique_ptr<Layer> layer;
+  try {
+    layer = serialization::deserialize_layer(object);
+  } catch (const ValueError& e) {
+    throw ValueError(quoted(path) + ": " + e.what());
+  }
+  if (dynamic_cast<Model*>(layer.get()) == nullptr) {
+    throw ValueError(quoted(path) + ": its config describes a " + layer->class_name() +
+                     " layer, not a model; save a model (Sequential, Functional or a Model subclass)");
+  }
+  std::unique_ptr<Model> out(static_cast<Model*>(layer.release()));
+  if (!out->built()) {
+    throw ValueError(quoted(path) + ": model '" + out->name() +
+                     "' could not be built from its config (no input shape is recorded); it was saved before it "
+                     "was called on data");
+  }
+  if (options.compile && !compile_config.is_null()) {
+    try {
+      out->compile(compile_options_from_config(compile_config, compile_entry));
+    } catch (const ValueError& e) {
+      throw ValueError(quoted(path) + ": " + e.what());
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void save_model(const Model& model, const std::string& path) {
-  require_keras_extension(path, "save");
+  const ModelFormat format = format_for(path, "save");
   if (!model.built()) {
     throw ValueError("model '" + model.name() + "' has no weights yet: call it on data or build() first, then save()");
+  }
+  if (format == ModelFormat::keras2_h5) {
+    write_atomically(path, [&](const std::string& temporary) { keras2::write_model(model, temporary, path); });
+    return;
   }
   nlohmann::json config = serialization::serialize_layer(model);
   if (model.compiled()) config["compile_config"] = compile_config(model);
@@ -87,36 +128,21 @@ void save_model(const Model& model, const std::string& path) {
 }
 
 std::unique_ptr<Model> load_model(const std::string& path, LoadModelOptions options) {
-  require_keras_extension(path, "load_model");
+  if (format_for(path, "load_model") == ModelFormat::keras2_h5) {
+    const keras2::ModelConfigs configs = keras2::read_configs(path, options.compile);
+    std::unique_ptr<Model> out =
+        model_from_configs(configs.model, configs.compile_config, options, path, "training_config");
+    load_weights(*out, path);  // /model_weights, and /optimizer_weights when compiled
+    return out;
+  }
   const io::ZipReader archive(path);
   const nlohmann::json config = parse_json(archive.read(kConfigEntry), path, kConfigEntry);
-  std::unique_ptr<Layer> layer;
-  try {
-    layer = serialization::deserialize_layer(config);
-  } catch (const ValueError& e) {
-    throw ValueError(quoted(path) + ": " + e.what());
-  }
-  if (dynamic_cast<Model*>(layer.get()) == nullptr) {
-    throw ValueError(quoted(path) + ": its config describes a " + layer->class_name() +
-                     " layer, not a model; save a model (Sequential, Functional or a Model subclass)");
-  }
-  std::unique_ptr<Model> out(static_cast<Model*>(layer.release()));
-  if (!out->built()) {
-    throw ValueError(quoted(path) + ": model '" + out->name() +
-                     "' could not be built from its config (no input shape is recorded); it was saved before it "
-                     "was called on data");
-  }
-  if (options.compile && config.contains("compile_config") && !config.at("compile_config").is_null()) {
-    try {
-      out->compile(compile_options_from_config(config.at("compile_config"), kConfigEntry));
-    } catch (const ValueError& e) {
-      throw ValueError(quoted(path) + ": " + e.what());
-    }
-  }
+  std::unique_ptr<Model> out =
+      model_from_configs(config, config.value("compile_config", nlohmann::json()), options, path, kConfigEntry);
   // The weights, and when the model is compiled its optimizer's state: training goes on exactly.
   const ScratchFile weights(temporary_path(path) + ".weights.h5");
   archive.extract(kWeightsEntry, weights.path());
-  load_weights(*out, weights.path());
+  read_keras3_weights(*out, weights.path(), path + " (" + kWeightsEntry + ")");
   return out;
 }
 

@@ -42,14 +42,15 @@ std::mutex& load_mutex() {
 }
 
 void write_file(const Model& model, const std::string& os_path, const std::string& path, Layout layout) {
-  const optimizers::Optimizer* optimizer = model.compiled() && model.optimizer()->built() ? model.optimizer() : nullptr;
+  const optimizers::Optimizer* optimizer = optimizer_to_save(model);
   h5::File file = h5::File::create(os_path, path);
   {
     const h5::Group root = file.root();  // closed before the file is
     if (layout == Layout::keras3) {
       keras3::save(root, model, optimizer);
     } else {
-      keras2::save(root, model, optimizer);
+      keras2::save_layers(root, model);
+      if (optimizer != nullptr) keras2::save_optimizer(root, *optimizer);
     }
   }
   file.close();
@@ -90,7 +91,32 @@ void read_optimizer_state(Model& model, const std::vector<h5::Dataset>& state, c
   out.insert(out.end(), values.begin(), values.end());
 }
 
+void read_file(Model& model, const std::string& os_path, const std::string& path, Layout layout,
+               const LoadWeightsOptions& options) {
+  require_built(model, "load_weights");
+  const std::lock_guard<std::mutex> lock(load_mutex());
+  h5::silence_errors();
+  const h5::File file = h5::File::open(os_path, path);
+  const h5::Group root = file.root();
+  Values values;
+  std::optional<std::vector<h5::Dataset>> state;
+  if (layout == Layout::keras3) {
+    values = keras3::read_layers(root, model, options);
+    state = keras3::optimizer_state(root);
+  } else {
+    values = keras2::read_layers(root, model, options);
+    state = keras2::optimizer_state(root);
+  }
+  if (state) read_optimizer_state(model, *state, path, options.skip_mismatch, values);
+  // Everything was read and checked: only now does the model change.
+  assign_values(values, path);
+}
+
 }  // namespace
+
+const optimizers::Optimizer* optimizer_to_save(const Model& model) {
+  return model.compiled() && model.optimizer()->built() ? model.optimizer() : nullptr;
+}
 
 void save_weights(const Model& model, const std::string& path) {
   const Layout layout = layout_for(path);
@@ -106,24 +132,11 @@ void write_keras3_weights(const Model& model, const std::string& os_path, const 
 }
 
 void load_weights(Model& model, const std::string& path, const LoadWeightsOptions& options) {
-  const Layout layout = layout_for(path);
-  require_built(model, "load_weights");
-  const std::lock_guard<std::mutex> lock(load_mutex());
-  h5::silence_errors();
-  const h5::File file = h5::File::open(path);
-  const h5::Group root = file.root();
-  Values values;
-  std::optional<std::vector<h5::Dataset>> state;
-  if (layout == Layout::keras3) {
-    values = keras3::read_layers(root, model, options);
-    state = keras3::optimizer_state(root);
-  } else {
-    values = keras2::read_layers(root, model, options);
-    state = keras2::optimizer_state(root);
-  }
-  if (state) read_optimizer_state(model, *state, path, options.skip_mismatch, values);
-  // Everything was read and checked: only now does the model change.
-  assign_values(values, path);
+  read_file(model, path, path, layout_for(path), options);
+}
+
+void read_keras3_weights(Model& model, const std::string& os_path, const std::string& display_path) {
+  read_file(model, os_path, display_path, Layout::keras3, {});
 }
 
 }  // namespace kestrel::saving

@@ -25,6 +25,14 @@ void save_weights(const Model& model, const std::string& path);
 /// atomically: the weights inside a .keras archive. display_path names the file in errors.
 void write_keras3_weights(const Model& model, const std::string& os_path, const std::string& display_path);
 
+/// Reads the Keras 3 layout of weights (and optimizer state) from os_path: the weights inside a
+/// .keras archive, extracted. display_path names the file in errors.
+void read_keras3_weights(Model& model, const std::string& os_path, const std::string& display_path);
+
+/// The optimizer whose state a save writes: the model's once compiled and built (it has slots),
+/// else null.
+const optimizers::Optimizer* optimizer_to_save(const Model& model);
+
 /// Reads weights (and optimizer state, when the model is compiled) from path into the model.
 void load_weights(Model& model, const std::string& path, const LoadWeightsOptions& options = {});
 

@@ -385,16 +385,25 @@ TEST(ModelCheckpoint, SavedWeightsLoadBack) {
   EXPECT_EQ(other.w(), 2.5f);
 }
 
-TEST(ModelCheckpoint, AKerasPathSavesTheWholeModel) {
+TEST(ModelCheckpoint, AKerasOrH5PathSavesTheWholeModel) {
   ScratchDir dir;
   Sequential model({layers::Dense(2)});
   model.build({1, 3});
-  ModelCheckpoint cb(dir / "epoch{epoch}.keras");
-  cb.set_model(&model);
-  cb.on_epoch_end(0, {{"loss", 1.0}});
-  const std::unique_ptr<Model> loaded = models::load_model(dir / "epoch1.keras");
-  EXPECT_EQ(loaded->class_name(), "Sequential");
-  EXPECT_EQ(loaded->weights().front().value().to_vector<float>(), model.weights().front().value().to_vector<float>());
+  for (const char* extension : {".keras", ".h5"}) {
+    ModelCheckpoint cb(dir / (std::string("epoch{epoch}") + extension));
+    cb.set_model(&model);
+    cb.on_epoch_end(0, {{"loss", 1.0}});
+    const std::unique_ptr<Model> loaded = models::load_model(dir / (std::string("epoch1") + extension));
+    EXPECT_EQ(loaded->class_name(), "Sequential") << extension;
+    EXPECT_EQ(loaded->weights().front().value().to_vector<float>(), model.weights().front().value().to_vector<float>())
+        << extension;
+  }
+  // save_weights_only keeps an ".h5" checkpoint to the weights (Keras 2's weights layout).
+  ModelCheckpoint weights_only(dir / "weights.h5", {.save_weights_only = true});
+  weights_only.set_model(&model);
+  weights_only.on_epoch_end(0, {{"loss", 1.0}});
+  EXPECT_TRUE(contains(error_message<ValueError>([&] { models::load_model(dir / "weights.h5"); }),
+                       "holds weights, not a model"));
 }
 
 TEST(ModelCheckpoint, SavesWithoutTheMonitorButWarns) {

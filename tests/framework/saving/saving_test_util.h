@@ -176,6 +176,15 @@ inline void expect_same_weights(const Layer& a, const Layer& b) {
   for (std::size_t i = 0; i < wa.size(); ++i) expect_same_values(wa[i], wb[i]);
 }
 
+/// The same optimizer variables, value for value (both models compiled).
+inline void expect_same_optimizer_state(const Model& a, const Model& b) {
+  ASSERT_TRUE(a.compiled() && b.compiled());
+  std::vector<Variable> sa = a.optimizer()->variables();
+  std::vector<Variable> sb = b.optimizer()->variables();
+  ASSERT_EQ(sa.size(), sb.size());
+  for (std::size_t i = 0; i < sa.size(); ++i) expect_same_values(sa[i], sb[i]);
+}
+
 /// A fresh directory per test, removed afterwards.
 class ScratchDir {
  public:
