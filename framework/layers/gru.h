@@ -17,8 +17,10 @@
 // unroll = false (Keras's default) runs the steps as one loop op (ops::scan), compiled once whatever
 // the length; unroll = true emits the step once per time step. Both give the same values and gradients.
 //
-// Weights: "kernel" [features, 3 * units] (glorot_uniform), "recurrent_kernel" [units, 3 * units]
-// (orthogonal) and "bias" (zeros): [2, 3 * units] with reset_after (row 0 the input bias, row 1 the
+// Weights, held as in Keras by the layer's cell (layers/gru_cell.h, attribute "cell", named
+// "gru_cell"), so a GRU named "gru" has "gru/gru_cell/kernel" [features, 3 * units]
+// (glorot_uniform), "gru/gru_cell/recurrent_kernel" [units, 3 * units] (orthogonal) and
+// "gru/gru_cell/bias" (zeros): [2, 3 * units] with reset_after (row 0 the input bias, row 1 the
 // recurrent one), else [3 * units].
 // Not supported (yet): masking, dropout and recurrent_dropout, return_state, stateful, an initial state.
 #pragma once
@@ -32,6 +34,10 @@
 #include "framework/layers/layer.h"
 
 namespace kestrel::layers {
+
+namespace detail {
+class GRUCell;
+}
 
 struct GRUOptions {
   ActivationFn activation = "tanh";
@@ -68,18 +74,18 @@ class GRU : public Layer {
   nlohmann::json get_config() const override;
   static GRU from_config(const nlohmann::json& config);
   /// [features, 3 * units]; undefined until built.
-  const Variable& kernel() const { return kernel_; }
+  const Variable& kernel() const;
   /// [units, 3 * units]; undefined until built.
-  const Variable& recurrent_kernel() const { return recurrent_kernel_; }
+  const Variable& recurrent_kernel() const;
   /// [2, 3 * units] with reset_after, else [3 * units]; undefined until built, or without use_bias.
-  const Variable& bias() const { return bias_; }
+  const Variable& bias() const;
+  /// The cell holding the weights, as Keras's gru.cell.
+  const detail::GRUCell& cell() const { return *cell_; }
 
  private:
   std::int64_t units_;
   GRUOptions options_;
-  Variable kernel_;
-  Variable recurrent_kernel_;
-  Variable bias_;
+  detail::GRUCell* cell_;  // owned as a child, which stays put when the layer moves
 };
 
 }  // namespace kestrel::layers

@@ -75,8 +75,36 @@ Tensor record_call(Layer& layer, std::shared_ptr<Layer> kept, std::vector<Tensor
   node->inputs = std::move(inputs);
   node->input_keys = std::move(options.input_keys);
   node->list = options.list;
+  node->keywords = std::move(options.keywords);
   node->call = std::move(call);
   return make_keras_tensor(output, std::move(node));
+}
+
+bool use_causal_mask(const Keywords& keywords, const std::string& who) {
+  bool causal = false;
+  for (const auto& [name, value] : keywords.flags) {
+    if (name == "use_causal_mask") {
+      causal = value;
+    } else if (name != "training" && !(name == "return_attention_scores" && !value)) {
+      throw ValueError(who + "takes the flag use_causal_mask by keyword, not '" + name +
+                       "' = " + (value ? "true" : "false"));
+    }
+  }
+  return causal;
+}
+
+Tensor RecordedCall::keyword(const std::string& name) const {
+  for (std::size_t i = 0; i < keywords.tensors.size(); ++i) {
+    if (keywords.tensors[i] == name) return keyword_tensors[i];
+  }
+  return {};
+}
+
+bool RecordedCall::flag(const std::string& name, bool fallback) const {
+  for (const auto& [key, value] : keywords.flags) {
+    if (key == name) return value;
+  }
+  return fallback;
 }
 
 }  // namespace kestrel::functional

@@ -72,6 +72,7 @@ Layer::Layer(Layer&& other) noexcept
       dtype_policy_given_(other.dtype_policy_given_),
       owned_(std::move(other.owned_)),
       children_(std::move(other.children_)),
+      child_attributes_(std::move(other.child_attributes_)),
       weights_(std::move(other.weights_)),
       weights_trainable_(std::move(other.weights_trainable_)),
       trainable_(other.trainable_),
@@ -134,6 +135,20 @@ Tensor Layer::operator()(const std::vector<Tensor>& xs, bool training) && {
 Tensor Layer::call_list(const std::vector<Tensor>& xs, bool training) {
   throw ValueError(error_prefix() + "takes one tensor, not a list of " + std::to_string(xs.size()) +
                    "; call it on each tensor, or merge them first (layers::Concatenate, layers::Add)");
+}
+
+Tensor Layer::call_recorded(const functional::RecordedCall& call) {
+  if (!call.keywords.empty()) {
+    const std::string first =
+        call.keywords.tensors.empty() ? call.keywords.flags.front().first : call.keywords.tensors.front();
+    throw ValueError(error_prefix() + "takes no keyword arguments, and the call passes '" + first + "'");
+  }
+  if (call.list) return (*this)(call.positional);
+  if (call.positional.size() != 1 || !call.input_keys.empty()) {
+    throw ValueError(error_prefix() + "takes one tensor or a list of them, and the call passes " +
+                     std::to_string(call.positional.size()) + " arguments");
+  }
+  return (*this)(call.positional.front());
 }
 
 void Layer::record_output_shape(const Shape& shape) {
@@ -203,15 +218,32 @@ void Layer::replace_weight(const Variable& weight, const Variable& replacement) 
   throw ValueError(error_prefix() + "replace_weight: '" + weight.name() + "' is not one of this layer's weights");
 }
 
-void Layer::track_layer(Layer& child) {
-  if (child.parent_ == nullptr) child.parent_ = this;
+void Layer::add_child(Layer& child, std::string attribute) {
+  if (!attribute.empty()) {
+    if (attribute == "layers" || attribute == "vars") {
+      throw ValueError(error_prefix() + "cannot hold layer '" + child.name() + "' under the attribute '" + attribute +
+                       "': weights files use that group name; choose another attribute");
+    }
+    for (std::size_t i = 0; i < children_.size(); ++i) {
+      if (child_attributes_[i] == attribute) {
+        throw ValueError(error_prefix() + "cannot hold layer '" + child.name() + "' under the attribute '" + attribute +
+                         "': layer '" + children_[i]->name() + "' already holds it; choose another");
+      }
+    }
+  }
   children_.push_back(&child);
+  child_attributes_.push_back(std::move(attribute));
 }
 
-void Layer::adopt(std::unique_ptr<Layer> child) {
+void Layer::track_layer(Layer& child, std::string attribute) {
+  add_child(child, std::move(attribute));
+  if (child.parent_ == nullptr) child.parent_ = this;
+}
+
+void Layer::adopt(std::unique_ptr<Layer> child, std::string attribute) {
+  add_child(*child, std::move(attribute));
   child->parent_ = this;
   child->inherit_dtype_policy(dtype_policy_);
-  children_.push_back(child.get());
   owned_.push_back(std::move(child));
 }
 

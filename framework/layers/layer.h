@@ -41,6 +41,9 @@ class Layer;
 namespace serialization {
 std::unique_ptr<Layer> deserialize_layer(const nlohmann::json& object);
 }  // namespace serialization
+namespace functional {
+struct RecordedCall;  // layers/keras_tensor.h
+}  // namespace functional
 
 struct WeightOptions {
   bool trainable = true;
@@ -80,6 +83,11 @@ class Layer {
   /// build() and call() of a layer that takes a list of tensors; the defaults reject lists.
   virtual void build_list(const std::vector<Shape>& input_shapes) {}
   virtual Tensor call_list(const std::vector<Tensor>& xs, bool training);
+  /// Calls the layer on Keras tensors as a call read back from a Functional config passes them
+  /// (which records it again). The default takes one tensor or a list; a layer with call options
+  /// of its own (MultiHeadAttention's attention_mask) overrides it to read them from the call's
+  /// keywords. Throws ValueError for arguments the layer does not take.
+  virtual Tensor call_recorded(const functional::RecordedCall& call);
 
   const std::string& name() const { return name_; }
   /// The Keras class name ("Dense").
@@ -122,6 +130,10 @@ class Layer {
   std::int64_t count_params() const;
   /// Direct children, in creation order.
   const std::vector<Layer*>& layers() const { return children_; }
+  /// Per direct child (parallel to layers()), the attribute the layer holds it under, as Keras's
+  /// `self.cell = LSTMCell(...)` holds "cell"; empty for a child listed among its layers. Keras 3
+  /// weights files put a child held under an attribute in a group of that name.
+  const std::vector<std::string>& child_attributes() const { return child_attributes_; }
 
   bool trainable() const { return trainable_; }
   /// Freezes or unfreezes this layer and its children (Keras's layer.trainable = False).
@@ -145,11 +157,13 @@ class Layer {
   /// (resizing a vocabulary, say). A tie the old variable had does not carry over: the model's
   /// tie_weights() makes it again, and a strategy placing the model checks (layers/weight_ties.h).
   void replace_weight(const Variable& weight, const Variable& replacement);
-  /// Takes ownership of a child layer made elsewhere (a layer made from its config).
-  void adopt(std::unique_ptr<Layer> child);
+  /// Takes ownership of a child layer made elsewhere (a layer made from its config). A non-empty
+  /// `attribute` names the part the child plays ("cell"; see child_attributes()): unique among the
+  /// children, and neither "layers" nor "vars", the groups a weights file already uses.
+  void adopt(std::unique_ptr<Layer> child, std::string attribute = "");
   /// Lists a layer someone else owns among this one's children (a Functional model's layers): its
   /// weights become this layer's, and its parent is this layer unless it already had one.
-  void track_layer(Layer& child);
+  void track_layer(Layer& child, std::string attribute = "");
   /// Creates a child layer owned by this one.
   template <class T, class... Args>
   T& add(Args&&... args) {
@@ -172,6 +186,8 @@ class Layer {
 
   /// Takes `policy` unless this layer was given its own or is built; passed on to the children.
   void inherit_dtype_policy(const DTypePolicy& policy);
+  /// Lists `child` under `attribute`, checking the attribute is free.
+  void add_child(Layer& child, std::string attribute);
   void collect(std::vector<Variable>& out, bool trainable_part) const;
 
   std::string class_name_;
@@ -181,6 +197,7 @@ class Layer {
   bool dtype_policy_given_;  // false: a parent that adopts the layer passes its own down
   std::vector<std::unique_ptr<Layer>> owned_;
   std::vector<Layer*> children_;
+  std::vector<std::string> child_attributes_;  // parallel to children_: "" for a listed child
   std::vector<Variable> weights_;
   std::vector<bool> weights_trainable_;  // per weight: made trainable (what unfreezing restores)
   bool trainable_ = true;

@@ -17,8 +17,10 @@
 // on a TPU. unroll = true emits the step's ops once per time step: no loop, a program that grows
 // with the length. Both give the same values and gradients.
 //
-// Weights: "kernel" [features, 4 * units] (glorot_uniform), "recurrent_kernel" [units, 4 * units]
-// (orthogonal) and "bias" [4 * units] (zeros, the forget gate's quarter ones with unit_forget_bias).
+// Weights, held as in Keras by the layer's cell (layers/lstm_cell.h, attribute "cell", named
+// "lstm_cell"), so an LSTM named "lstm" has "lstm/lstm_cell/kernel" [features, 4 * units]
+// (glorot_uniform), "lstm/lstm_cell/recurrent_kernel" [units, 4 * units] (orthogonal) and
+// "lstm/lstm_cell/bias" [4 * units] (zeros, the forget gate's quarter ones with unit_forget_bias).
 // Not supported (yet): masking, dropout and recurrent_dropout, return_state, stateful, an initial state.
 #pragma once
 
@@ -31,6 +33,10 @@
 #include "framework/layers/layer.h"
 
 namespace kestrel::layers {
+
+namespace detail {
+class LSTMCell;
+}
 
 struct LSTMOptions {
   ActivationFn activation = "tanh";
@@ -67,18 +73,18 @@ class LSTM : public Layer {
   nlohmann::json get_config() const override;
   static LSTM from_config(const nlohmann::json& config);
   /// [features, 4 * units]; undefined until built.
-  const Variable& kernel() const { return kernel_; }
+  const Variable& kernel() const;
   /// [units, 4 * units]; undefined until built.
-  const Variable& recurrent_kernel() const { return recurrent_kernel_; }
+  const Variable& recurrent_kernel() const;
   /// [4 * units]; undefined until built, or when use_bias is false.
-  const Variable& bias() const { return bias_; }
+  const Variable& bias() const;
+  /// The cell holding the weights, as Keras's lstm.cell.
+  const detail::LSTMCell& cell() const { return *cell_; }
 
  private:
   std::int64_t units_;
   LSTMOptions options_;
-  Variable kernel_;
-  Variable recurrent_kernel_;
-  Variable bias_;
+  detail::LSTMCell* cell_;  // owned as a child, which stays put when the layer moves
 };
 
 }  // namespace kestrel::layers

@@ -9,6 +9,8 @@
 
 #include "framework/core/error.h"
 #include "framework/layers/autocast_scope.h"
+#include "framework/layers/keras_tensor.h"
+#include "framework/layers/layer_classes.h"
 #include "framework/layers/serialization.h"
 #include "framework/ops/ops.h"
 
@@ -155,11 +157,73 @@ Tensor MultiHeadAttention::mask_bias(const Tensor& attention_mask, bool use_caus
   return ops::multiply(ops::subtract(ops::scalar_like(keep, 1.0), keep), ops::scalar_like(keep, kMaskedScore));
 }
 
+namespace {
+
+bool on_keras_tensors(const Tensor& query, const Tensor& value) {
+  return (query.defined() && functional::is_keras_tensor(query)) ||
+         (value.defined() && functional::is_keras_tensor(value));
+}
+
+// The call options a Functional call passed by keyword, under Keras's names.
+AttentionCallOptions keyword_options(const Layer& layer, const functional::Keywords& keywords,
+                                     const std::vector<Tensor>& keyword_tensors) {
+  AttentionCallOptions options;
+  for (std::size_t i = 0; i < keywords.tensors.size(); ++i) {
+    const std::string& name = keywords.tensors[i];
+    if (name == "key") {
+      options.key = keyword_tensors[i];
+    } else if (name == "attention_mask") {
+      options.attention_mask = keyword_tensors[i];
+    } else {
+      throw ValueError(layer.error_prefix() + "takes key and attention_mask tensors by keyword, not '" + name + "'");
+    }
+  }
+  options.use_causal_mask = functional::use_causal_mask(keywords, layer.error_prefix());
+  return options;
+}
+
+}  // namespace
+
+Tensor MultiHeadAttention::record(std::shared_ptr<Layer> kept, const Tensor& query, const Tensor& value,
+                                  const AttentionCallOptions& options) {
+  std::vector<Tensor> inputs{query, value};
+  functional::RecordOptions record;
+  for (const auto& [name, tensor] : {std::pair<const char*, Tensor>{"key", options.key},
+                                     std::pair<const char*, Tensor>{"attention_mask", options.attention_mask}}) {
+    if (!tensor.defined()) continue;
+    inputs.push_back(tensor);
+    record.keywords.tensors.emplace_back(name);
+  }
+  if (options.use_causal_mask) record.keywords.flags.emplace_back("use_causal_mask", true);
+  record.call = [this, keywords = record.keywords](const std::vector<Tensor>& xs, bool training) {
+    AttentionCallOptions replay = keyword_options(*this, keywords, std::vector<Tensor>(xs.begin() + 2, xs.end()));
+    replay.training = training;
+    return (*this)(xs[0], xs[1], replay);
+  };
+  return functional::record_call(*this, std::move(kept), std::move(inputs), std::move(record));
+}
+
+Tensor MultiHeadAttention::operator()(const Tensor& query, const Tensor& value,
+                                      const AttentionCallOptions& options) && {
+  if (!on_keras_tensors(query, value)) return (*this)(query, value, options);
+  const std::shared_ptr<Layer> kept = move_to_heap(std::move(*this));
+  return static_cast<MultiHeadAttention&>(*kept).record(kept, query, value, options);
+}
+
+Tensor MultiHeadAttention::call_recorded(const functional::RecordedCall& call) {
+  if (call.list || call.positional.size() != 2 || !call.input_keys.empty()) {
+    throw ValueError(error_prefix() + "takes query and value as its two arguments, and the call passes " +
+                     std::to_string(call.positional.size()) + (call.list ? " in a list" : ""));
+  }
+  return (*this)(call.positional[0], call.positional[1], keyword_options(*this, call.keywords, call.keyword_tensors));
+}
+
 Tensor MultiHeadAttention::operator()(const Tensor& query_in, const Tensor& value_in,
-                                      const AttentionCallOptions& options) {
+                                      const AttentionCallOptions& options) & {
   if (!query_in.defined() || !value_in.defined()) {
     throw ValueError(error_prefix() + "query and value must both be given (for self-attention pass x twice)");
   }
+  if (on_keras_tensors(query_in, value_in)) return record(nullptr, query_in, value_in, options);
   const CallScope scope(*this);
   const Tensor query = scope.input(query_in);
   const Tensor value = scope.input(value_in);

@@ -6,6 +6,9 @@
 //   Tensor c = mha(x, x, {.use_causal_mask = true, .training = true}); // position t sees s <= t
 //   Tensor a = mha(queries, memory, {.key = keys});                    // cross-attention
 //
+// On Keras tensors (layers/input_layer.h) the call is recorded for a Functional model, with the
+// key, attention_mask and use_causal_mask as Keras records its keyword arguments.
+//
 // Sublayers and weights follow Keras: "query", "key", "value" project [..., dim] to [..., heads,
 // key_dim] (kernel [dim, heads, key_dim], bias [heads, key_dim]); "attention_output" projects
 // [..., heads, value_dim] back (kernel [heads, value_dim, out], bias [out]). Scores are scaled by
@@ -14,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -81,7 +85,12 @@ class MultiHeadAttention : public Layer {
   MultiHeadAttention(int num_heads, std::int64_t key_dim, MultiHeadAttentionOptions options = {});
 
   /// Attention of query [B, T, dq] over value [B, S, dv] -> [B, T, output_shape or dq].
-  Tensor operator()(const Tensor& query, const Tensor& value, const AttentionCallOptions& options = {});
+  Tensor operator()(const Tensor& query, const Tensor& value, const AttentionCallOptions& options = {}) &;
+  /// The same for a temporary layer: on Keras tensors the layer moves into the recorded call.
+  Tensor operator()(const Tensor& query, const Tensor& value, const AttentionCallOptions& options = {}) &&;
+  /// A call from a Functional config: query and value, and key, attention_mask and
+  /// use_causal_mask by keyword.
+  Tensor call_recorded(const functional::RecordedCall& call) override;
 
   /// Takes the query's shape: fixes the output size. Weights are created by the first call.
   void build(const Shape& query_shape) override;
@@ -101,6 +110,9 @@ class MultiHeadAttention : public Layer {
   detail::AttentionProjection& output_dense() const { return output_; }
 
  private:
+  /// Records a call on Keras tensors; `kept` keeps a temporary layer alive.
+  Tensor record(std::shared_ptr<Layer> kept, const Tensor& query, const Tensor& value,
+                const AttentionCallOptions& options);
   /// The additive mask (0 where attending, -1e9 elsewhere) broadcastable to [B, heads, T, S], or
   /// undefined when nothing is masked.
   Tensor mask_bias(const Tensor& attention_mask, bool use_causal_mask, std::int64_t batch, std::int64_t t,

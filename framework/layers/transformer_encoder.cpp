@@ -7,6 +7,8 @@
 
 #include "framework/core/error.h"
 #include "framework/layers/autocast_scope.h"
+#include "framework/layers/keras_tensor.h"
+#include "framework/layers/layer_classes.h"
 #include "framework/layers/serialization.h"
 #include "framework/ops/ops.h"
 
@@ -57,8 +59,65 @@ void TransformerEncoder::build(const Shape& input_shape) {
   feedforward_dropout_ = &add<Dropout>(o.dropout, DropoutOptions{.name = "feedforward_dropout"});
 }
 
-Tensor TransformerEncoder::operator()(const Tensor& x, const TransformerEncoderCallOptions& options) {
+namespace {
+
+// The call options a Functional call passed by keyword, under keras_hub's names.
+TransformerEncoderCallOptions keyword_options(const Layer& layer, const functional::Keywords& keywords,
+                                              const std::vector<Tensor>& keyword_tensors) {
+  TransformerEncoderCallOptions options;
+  for (std::size_t i = 0; i < keywords.tensors.size(); ++i) {
+    const std::string& name = keywords.tensors[i];
+    if (name != "padding_mask" && name != "attention_mask") {
+      throw ValueError(layer.error_prefix() + "takes padding_mask or attention_mask by keyword, not '" + name + "'");
+    }
+    if (options.attention_mask.defined()) {
+      throw ValueError(layer.error_prefix() +
+                       "the call passes both padding_mask and attention_mask; Kestrel takes one mask: merge them "
+                       "into one [batch, positions, positions] attention_mask");
+    }
+    options.attention_mask = keyword_tensors[i];
+  }
+  options.use_causal_mask = functional::use_causal_mask(keywords, layer.error_prefix());
+  return options;
+}
+
+}  // namespace
+
+Tensor TransformerEncoder::record(std::shared_ptr<Layer> kept, const Tensor& x,
+                                  const TransformerEncoderCallOptions& options) {
+  std::vector<Tensor> inputs{x};
+  functional::RecordOptions record;
+  if (options.attention_mask.defined()) {
+    inputs.push_back(options.attention_mask);
+    record.keywords.tensors.emplace_back(options.attention_mask.rank() == 2 ? "padding_mask" : "attention_mask");
+  }
+  if (options.use_causal_mask) record.keywords.flags.emplace_back("use_causal_mask", true);
+  record.call = [this, keywords = record.keywords](const std::vector<Tensor>& xs, bool training) {
+    TransformerEncoderCallOptions replay =
+        keyword_options(*this, keywords, std::vector<Tensor>(xs.begin() + 1, xs.end()));
+    replay.training = training;
+    return (*this)(xs[0], replay);
+  };
+  return functional::record_call(*this, std::move(kept), std::move(inputs), std::move(record));
+}
+
+Tensor TransformerEncoder::operator()(const Tensor& x, const TransformerEncoderCallOptions& options) && {
+  if (!x.defined() || !functional::is_keras_tensor(x)) return (*this)(x, options);
+  const std::shared_ptr<Layer> kept = move_to_heap(std::move(*this));
+  return static_cast<TransformerEncoder&>(*kept).record(kept, x, options);
+}
+
+Tensor TransformerEncoder::call_recorded(const functional::RecordedCall& call) {
+  if (call.list || call.positional.size() != 1 || !call.input_keys.empty()) {
+    throw ValueError(error_prefix() + "takes one tensor, and the call passes " +
+                     std::to_string(call.positional.size()) + (call.list ? " in a list" : ""));
+  }
+  return (*this)(call.positional.front(), keyword_options(*this, call.keywords, call.keyword_tensors));
+}
+
+Tensor TransformerEncoder::operator()(const Tensor& x, const TransformerEncoderCallOptions& options) & {
   if (!x.defined()) throw ValueError(error_prefix() + "was called on an undefined tensor");
+  if (functional::is_keras_tensor(x)) return record(nullptr, x, options);
   const CallScope scope(*this);
   const Tensor input = scope.input(x);
   maybe_build(input.shape());

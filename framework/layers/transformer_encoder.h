@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -56,8 +57,14 @@ class TransformerEncoder : public Layer {
  public:
   explicit TransformerEncoder(TransformerEncoderOptions options);
 
-  /// x [B, T, D] -> [B, T, D].
-  Tensor operator()(const Tensor& x, const TransformerEncoderCallOptions& options = {});
+  /// x [B, T, D] -> [B, T, D]. On Keras tensors the call is recorded for a Functional model, the
+  /// mask under keras_hub's keyword: padding_mask for [B, S], attention_mask for [B, T, S].
+  Tensor operator()(const Tensor& x, const TransformerEncoderCallOptions& options = {}) &;
+  /// The same for a temporary layer: on Keras tensors the layer moves into the recorded call.
+  Tensor operator()(const Tensor& x, const TransformerEncoderCallOptions& options = {}) &&;
+  /// A call from a Functional config: x, and padding_mask or attention_mask and use_causal_mask by
+  /// keyword.
+  Tensor call_recorded(const functional::RecordedCall& call) override;
   /// Creates the sublayers for model dim D = input_shape[-1].
   void build(const Shape& input_shape) override;
   /// The block without a mask, so it can sit in a Sequential.
@@ -73,6 +80,8 @@ class TransformerEncoder : public Layer {
 
  private:
   Tensor forward(const Tensor& x, const TransformerEncoderCallOptions& options);
+  /// Records a call on Keras tensors; `kept` keeps a temporary layer alive.
+  Tensor record(std::shared_ptr<Layer> kept, const Tensor& x, const TransformerEncoderCallOptions& options);
 
   TransformerEncoderOptions options_;
   std::int64_t hidden_dim_ = 0;

@@ -39,28 +39,37 @@ Config keras_tensor_config(const FunctionalGraph& graph, const Tensor& keras_ten
             {"keras_history", history_of(graph, keras_tensor)}}}};
 }
 
-// {"args": [...], "kwargs": {}} for one call: its tensor, its list, or its named tensors.
+// {"args": [...], "kwargs": {...}} for one call: its tensor, its list, its named tensors, or its
+// several arguments; and what it was passed by keyword.
 Config node_config(const FunctionalGraph& graph, const functional::Node& node) {
-  Config argument;
+  const std::size_t positional = node.positional_count();
+  Config args = Config::array();
   if (!node.input_keys.empty()) {
-    argument = Config::object();
-    for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-      argument[node.input_keys[i]] = keras_tensor_config(graph, node.inputs[i]);
-    }
+    Config named = Config::object();
+    for (std::size_t i = 0; i < positional; ++i) named[node.input_keys[i]] = keras_tensor_config(graph, node.inputs[i]);
+    args.push_back(std::move(named));
   } else if (node.list) {
-    argument = Config::array();
-    for (const Tensor& input : node.inputs) argument.push_back(keras_tensor_config(graph, input));
+    Config list = Config::array();
+    for (std::size_t i = 0; i < positional; ++i) list.push_back(keras_tensor_config(graph, node.inputs[i]));
+    args.push_back(std::move(list));
   } else {
-    argument = keras_tensor_config(graph, node.inputs.front());
+    for (std::size_t i = 0; i < positional; ++i) args.push_back(keras_tensor_config(graph, node.inputs[i]));
   }
-  return {{"args", Config::array({std::move(argument)})}, {"kwargs", Config::object()}};
+  Config kwargs = Config::object();
+  for (std::size_t i = 0; i < node.keywords.tensors.size(); ++i) {
+    kwargs[node.keywords.tensors[i]] = keras_tensor_config(graph, node.inputs[positional + i]);
+  }
+  for (const auto& [name, value] : node.keywords.flags) kwargs[name] = value;
+  return {{"args", std::move(args)}, {"kwargs", std::move(kwargs)}};
 }
 
-// The tensors a config's call reads, where each comes from: (layer name, node index).
+// The tensors a config's call reads, where each comes from: (layer name, node index), the
+// positional ones first, then those passed by keyword.
 struct CallInputs {
   std::vector<std::pair<std::string, int>> sources;
   std::vector<std::string> keys;  // for a model called on named tensors
   bool list = false;
+  functional::Keywords keywords;
 };
 
 std::pair<std::string, int> source_of_history(const Config& history, const std::string& what) {
@@ -70,12 +79,31 @@ std::pair<std::string, int> source_of_history(const Config& history, const std::
   return {history[0].get<std::string>(), history[1].get<int>()};
 }
 
+bool is_keras_tensor_config(const Config& value) {
+  return value.is_object() && value.value("class_name", "") == "__keras_tensor__";
+}
+
 std::pair<std::string, int> source_of_keras_tensor(const Config& tensor, const std::string& what) {
-  if (!tensor.is_object() || tensor.value("class_name", "") != "__keras_tensor__") {
+  if (!is_keras_tensor_config(tensor)) {
     throw ValueError(what + ": a call's argument is not a Keras tensor: " + tensor.dump() +
                      " (Kestrel's Functional models take tensors and lists or dicts of them)");
   }
   return source_of_history(serialization::required<Config>(tensor.at("config"), "keras_history", what), what);
+}
+
+void read_keywords(const Config& kwargs, const std::string& what, CallInputs& out) {
+  if (!kwargs.is_object()) throw ValueError(what + ": a call's kwargs must be an object, got " + kwargs.dump());
+  for (const auto& [name, value] : kwargs.items()) {
+    if (is_keras_tensor_config(value)) {
+      out.keywords.tensors.push_back(name);
+      out.sources.push_back(source_of_keras_tensor(value, what));
+    } else if (value.is_boolean()) {
+      out.keywords.flags.emplace_back(name, value.get<bool>());
+    } else if (!value.is_null()) {
+      throw ValueError(what + ": a call's keyword argument '" + name + "' is " + value.dump() +
+                       "; Kestrel passes Keras tensors and true/false by keyword");
+    }
+  }
 }
 
 CallInputs call_inputs(const Config& node, const std::string& what) {
@@ -86,12 +114,14 @@ CallInputs call_inputs(const Config& node, const std::string& what) {
     return out;
   }
   const Config args = serialization::required<Config>(node, "args", what);
-  if (!args.is_array() || args.size() != 1) {
-    throw ValueError(what + ": a call must have one positional argument (a tensor, or a list or dict of them), got " +
+  if (!args.is_array() || args.empty()) {
+    throw ValueError(what + ": a call must have positional arguments (a tensor, or a list or dict of them), got " +
                      args.dump());
   }
   const Config& argument = args[0];
-  if (argument.is_array()) {
+  if (args.size() > 1) {  // several arguments: MultiHeadAttention's query and value
+    for (const Config& t : args) out.sources.push_back(source_of_keras_tensor(t, what));
+  } else if (argument.is_array()) {
     out.list = true;
     for (const Config& t : argument) out.sources.push_back(source_of_keras_tensor(t, what));
   } else if (argument.is_object() && !argument.contains("class_name")) {
@@ -102,6 +132,7 @@ CallInputs call_inputs(const Config& node, const std::string& what) {
   } else {
     out.sources.push_back(source_of_keras_tensor(argument, what));
   }
+  if (node.contains("kwargs")) read_keywords(node.at("kwargs"), what, out);
   return out;
 }
 
@@ -185,17 +216,18 @@ std::unique_ptr<Model> Model::from_config(const Config& config) {
           args.push_back(found->second);
         }
         if (args.size() != call.sources.size()) break;  // an input is not made yet
+        const std::size_t positional = args.size() - call.keywords.tensors.size();
+        functional::RecordedCall recorded{
+            .positional = std::vector<Tensor>(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(positional)),
+            .list = call.list,
+            .input_keys = call.keys,
+            .keyword_tensors = std::vector<Tensor>(args.begin() + static_cast<std::ptrdiff_t>(positional), args.end()),
+            .keywords = call.keywords};
         Tensor out;
-        if (auto* model = dynamic_cast<Model*>(p.layer); model != nullptr) {
-          if (call.keys.empty()) {
-            out = (*model)(Inputs(args.front()));
-          } else {
-            std::map<std::string, Tensor> named;
-            for (std::size_t i = 0; i < args.size(); ++i) named.emplace(call.keys[i], args[i]);
-            out = (*model)(Inputs(std::move(named)));
-          }
-        } else {
-          out = call.list ? (*p.layer)(args) : (*p.layer)(args.front());
+        try {
+          out = p.layer->call_recorded(recorded);
+        } catch (const ValueError& e) {
+          throw ValueError(where + ": " + e.what());
         }
         made[{p.name, p.next_index++}] = out;
         p.calls.pop_front();

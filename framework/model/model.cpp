@@ -117,6 +117,16 @@ Tensor Model::operator()(const Inputs& inputs, bool training) {
   return y;
 }
 
+Tensor Model::call_recorded(const functional::RecordedCall& call) {
+  if (!call.keywords.empty() || call.list || (call.input_keys.empty() && call.positional.size() != 1)) {
+    throw ValueError(error_prefix() + "takes one input or named inputs, and no keyword arguments");
+  }
+  if (call.input_keys.empty()) return (*this)(Inputs(call.positional.front()));
+  std::map<std::string, Tensor> named;
+  for (std::size_t i = 0; i < call.positional.size(); ++i) named.emplace(call.input_keys[i], call.positional[i]);
+  return (*this)(Inputs(std::move(named)));
+}
+
 void Model::build(const Shape& input_shape) {
   if (built()) return;
   autodiff::NoGradScope no_grad;

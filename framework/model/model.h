@@ -76,6 +76,8 @@ class Model : public Layer {
   /// Builds on first use from the inputs, then runs call(). On Keras tensors the call is recorded
   /// for a Functional model instead (a model is a layer of another).
   Tensor operator()(const Inputs& inputs, bool training = false);
+  /// A model in a Functional config is called on its one input or its named inputs.
+  Tensor call_recorded(const functional::RecordedCall& call) override;
   /// The Functional model's layer graph; null for a subclassed or Sequential model.
   const FunctionalGraph* functional_graph() const { return functional_.get(); }
 

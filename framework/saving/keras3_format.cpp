@@ -25,12 +25,10 @@ void write_vars(const h5::Group& owner, const std::vector<Variable>& weights) {
 
 void write_layer(const h5::Group& group, const Layer& layer, WeightsStoredOnce& stored) {
   write_vars(group, stored.first_time(layer.own_weights()));
-  if (layer.layers().empty()) return;
-  const h5::Group children = group.create_group("layers");
   const std::vector<std::string> names = child_group_names(layer);
   for (std::size_t i = 0; i < names.size(); ++i) {
     const Layer& child = *layer.layers()[i];
-    const h5::Group child_group = children.create_group(names[i]);
+    const h5::Group child_group = group.create_group(names[i]);  // "layers/dense": "layers" made on the way
     child_group.write_text("name", child.name());
     write_layer(child_group, child, stored);
   }
@@ -79,7 +77,7 @@ void read_layer(const h5::Group& group, const Layer& layer, bool skip_mismatch, 
   const std::vector<std::string> names = child_group_names(layer);
   for (std::size_t i = 0; i < names.size(); ++i) {
     const Layer& child = *layer.layers()[i];
-    const std::string path = "layers/" + names[i];
+    const std::string& path = names[i];
     if (!group.exists(path)) {
       if (child.weights().empty()) continue;  // nothing to load, as Keras tolerates
       std::string message = quoted(group.file_name()) + ": layer '" + child.name() + "' (" + child.class_name() +
@@ -96,13 +94,19 @@ void read_layer(const h5::Group& group, const Layer& layer, bool skip_mismatch, 
 }  // namespace
 
 std::vector<std::string> child_group_names(const Layer& layer) {
-  // Keras 3 numbers repeats of a class at one level: dense, dense_1, dense_2.
+  // Keras 3 numbers repeats of a class within a list: dense, dense_1, dense_2. A child held under
+  // an attribute is found by the attribute's name, as Keras walks a layer's attributes.
   std::map<std::string, int> seen;
   std::vector<std::string> names;
-  for (const Layer* child : layer.layers()) {
-    std::string base = to_snake_case(child->class_name());
+  for (std::size_t i = 0; i < layer.layers().size(); ++i) {
+    const std::string& attribute = layer.child_attributes()[i];
+    if (!attribute.empty()) {
+      names.push_back(attribute);
+      continue;
+    }
+    std::string base = to_snake_case(layer.layers()[i]->class_name());
     const int n = seen[base]++;
-    names.push_back(n == 0 ? base : base + "_" + std::to_string(n));
+    names.push_back("layers/" + (n == 0 ? base : base + "_" + std::to_string(n)));
   }
   return names;
 }

@@ -4,6 +4,9 @@
 //   /layers/dense/vars/0, /vars/1          a layer's own weights: trainable, then non-trainable
 //   /layers/dense_1/vars/...               the next Dense child: groups count classes, not names
 //   /layers/encoder/layers/dense/vars/...  a child's children, nested the same way
+//   /layers/lstm/cell/vars/0, /1, /2       a child held under an attribute (Layer::child_attributes(),
+//                                          Keras's self.cell): a group of that name, as Keras walks
+//                                          attributes, numbered apart from the listed children
 //   /optimizer/vars/0..N                   Optimizer::variables(): iteration, learning rate, slots
 //
 //   keras3::save(file.root(), model, model.optimizer());
@@ -36,7 +39,9 @@ Values read_layers(const h5::Group& root, const Model& model, const LoadWeightsO
 /// The file's optimizer values in saved order, or nullopt when it holds no optimizer state.
 std::optional<std::vector<h5::Dataset>> optimizer_state(const h5::Group& root);
 
-/// The group names of a layer's direct children: "dense", "dense_1", "layer_normalization", ...
+/// The group paths of a layer's direct children, relative to its group: "layers/dense",
+/// "layers/dense_1", "layers/layer_normalization", ... for listed children, the attribute ("cell")
+/// for a child held under one.
 std::vector<std::string> child_group_names(const Layer& layer);
 
 }  // namespace kestrel::saving::keras3

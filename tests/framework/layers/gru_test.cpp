@@ -10,6 +10,7 @@
 #include "framework/core/error.h"
 #include "framework/core/random.h"
 #include "framework/layers/dense.h"
+#include "framework/layers/gru_cell.h"
 #include "framework/model/sequential.h"
 #include "framework/ops/ops.h"
 #include "framework/optimizers/optimizers.h"
@@ -103,12 +104,23 @@ TEST(GRU, WeightsAsKerasNamesThem) {
   gru(sequences());
   const std::vector<Variable> weights = gru.weights();
   ASSERT_EQ(weights.size(), 3u);
-  EXPECT_EQ(weights[0].name(), "encoder/kernel");
+  EXPECT_EQ(weights[0].name(), "encoder/gru_cell/kernel");
   EXPECT_EQ(weights[0].shape(), Shape({kFeatures, 3 * kUnits}));
-  EXPECT_EQ(weights[1].name(), "encoder/recurrent_kernel");
+  EXPECT_EQ(weights[1].name(), "encoder/gru_cell/recurrent_kernel");
   EXPECT_EQ(weights[1].shape(), Shape({kUnits, 3 * kUnits}));
-  EXPECT_EQ(weights[2].name(), "encoder/bias");
+  EXPECT_EQ(weights[2].name(), "encoder/gru_cell/bias");
   EXPECT_EQ(weights[2].shape(), Shape({2, 3 * kUnits}));  // reset_after: input and recurrent biases
+  EXPECT_TRUE(gru.kernel().is_same(weights[0]));
+  EXPECT_TRUE(gru.recurrent_kernel().is_same(weights[1]));
+  EXPECT_TRUE(gru.bias().is_same(weights[2]));
+  // Keras's GRU: self.cell = GRUCell(..., name="gru_cell"), and no weights of its own.
+  ASSERT_EQ(gru.layers().size(), 1u);
+  EXPECT_EQ(&gru.cell(), gru.layers()[0]);
+  EXPECT_EQ(gru.cell().name(), "gru_cell");
+  EXPECT_EQ(gru.cell().class_name(), "GRUCell");
+  EXPECT_EQ(gru.child_attributes(), std::vector<std::string>{"cell"});
+  EXPECT_TRUE(gru.own_weights().empty());
+  EXPECT_EQ(gru.count_params(), kFeatures * 3 * kUnits + kUnits * 3 * kUnits + 2 * 3 * kUnits);
   layers::GRU v1(kUnits, {.reset_after = false});
   v1(sequences());
   EXPECT_EQ(v1.bias().shape(), Shape({3 * kUnits}));
@@ -228,11 +240,7 @@ TEST(GRU, TheLoopIsCompiledOnceWhateverTheLength) {
 TEST(GRU, LearnsTheSignOfASumUnderJitCompile) {
   clear_session();
   // Seeded for a fixed start, and the global stream put back after, for the tests that follow.
-  const random::GlobalStreamState before = random::global_stream_state();
-  struct Restore {
-    const random::GlobalStreamState& state;
-    ~Restore() { random::restore_global_stream(state); }
-  } restore{before};
+  const testing::GlobalStreamRestorer restore;
   random::set_global_seed(6);
   const auto [x, y] = testing::sum_sign_task(512, 8, random::Key(31));
   Sequential model({layers::GRU(8), layers::Dense(1, {.activation = "sigmoid"})});

@@ -10,6 +10,7 @@
 #include "framework/core/random.h"
 #include "framework/layers/dense.h"
 #include "framework/layers/input_layer.h"
+#include "framework/layers/lstm_cell.h"
 #include "framework/model/sequential.h"
 #include "framework/ops/ops.h"
 #include "framework/optimizers/optimizers.h"
@@ -93,13 +94,62 @@ TEST(LSTM, WeightsAsKerasNamesThem) {
   lstm(sequences());
   const std::vector<Variable> weights = lstm.weights();
   ASSERT_EQ(weights.size(), 3u);
-  EXPECT_EQ(weights[0].name(), "encoder/kernel");
+  EXPECT_EQ(weights[0].name(), "encoder/lstm_cell/kernel");
   EXPECT_EQ(weights[0].shape(), Shape({kFeatures, 4 * kUnits}));
-  EXPECT_EQ(weights[1].name(), "encoder/recurrent_kernel");
+  EXPECT_EQ(weights[1].name(), "encoder/lstm_cell/recurrent_kernel");
   EXPECT_EQ(weights[1].shape(), Shape({kUnits, 4 * kUnits}));
-  EXPECT_EQ(weights[2].name(), "encoder/bias");
+  EXPECT_EQ(weights[2].name(), "encoder/lstm_cell/bias");
   EXPECT_EQ(weights[2].shape(), Shape({4 * kUnits}));
+  EXPECT_TRUE(lstm.kernel().is_same(weights[0]));
+  EXPECT_TRUE(lstm.recurrent_kernel().is_same(weights[1]));
+  EXPECT_TRUE(lstm.bias().is_same(weights[2]));
   EXPECT_EQ(lstm.count_params(), kFeatures * 4 * kUnits + kUnits * 4 * kUnits + 4 * kUnits);
+}
+
+TEST(LSTM, HoldsItsWeightsInACellAsKerasDoes) {
+  clear_session();
+  const testing::GlobalStreamRestorer restore;  // the tests that follow start from the same stream
+  Sequential model({layers::LSTM(kUnits, {.return_sequences = true}), layers::LSTM(kUnits)});
+  model(sequences());
+  const Layer& first = *model.layers()[0];
+  // Keras's LSTM: self.cell = LSTMCell(..., name="lstm_cell"), and no weights of its own.
+  ASSERT_EQ(first.layers().size(), 1u);
+  EXPECT_EQ(first.layers()[0]->name(), "lstm_cell");
+  EXPECT_EQ(first.layers()[0]->class_name(), "LSTMCell");
+  EXPECT_EQ(first.child_attributes(), std::vector<std::string>{"cell"});
+  EXPECT_TRUE(first.own_weights().empty());
+  EXPECT_EQ(first.layers()[0]->own_weights().size(), 3u);
+  // Every cell is "lstm_cell", as in Keras: the layer's unique name tells them apart.
+  std::vector<std::string> names;
+  for (const Variable& w : model.weights()) names.push_back(w.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"lstm/lstm_cell/kernel", "lstm/lstm_cell/recurrent_kernel",
+                                             "lstm/lstm_cell/bias", "lstm_1/lstm_cell/kernel",
+                                             "lstm_1/lstm_cell/recurrent_kernel", "lstm_1/lstm_cell/bias"}));
+  // Freezing the layer freezes its cell's weights.
+  model.layers()[1]->set_trainable(false);
+  EXPECT_EQ(model.trainable_weights().size(), 3u);
+  EXPECT_EQ(model.non_trainable_weights().size(), 3u);
+  EXPECT_FALSE(model.non_trainable_weights()[0].trainable());
+  EXPECT_EQ(model.non_trainable_weights()[0].name(), "lstm_1/lstm_cell/kernel");
+}
+
+TEST(LSTM, TheCellTakesTheLayersPrecisionPolicy) {
+  const testing::GlobalStreamRestorer restore;  // the tests that follow start from the same stream
+  // Given to the LSTM: the cell's weights are made and read in it.
+  layers::LSTM given(kUnits, {.dtype = DTypePolicy("bfloat16")});
+  EXPECT_EQ(given(sequences()).dtype(), DType::bfloat16);
+  EXPECT_EQ(given.kernel().dtype(), DType::bfloat16);
+  EXPECT_EQ(given.cell().dtype_policy().name(), "bfloat16");
+  // Passed down by the model that adopts the LSTM, through the LSTM to its cell.
+  layers::LSTM adopted(kUnits);
+  const mixed_precision::PolicyScope mixed("mixed_bfloat16");
+  Sequential model;
+  model.add(std::move(adopted));
+  Layer& lstm = *model.layers()[0];
+  EXPECT_EQ(lstm(sequences()).dtype(), DType::bfloat16);
+  EXPECT_EQ(lstm.layers()[0]->compute_dtype(), DType::bfloat16);
+  EXPECT_EQ(model.weights()[0].name(), model.layers()[0]->name() + "/lstm_cell/kernel");
+  EXPECT_EQ(model.weights()[0].dtype(), DType::float32);
 }
 
 TEST(LSTM, InitializersAreKeras) {
@@ -273,11 +323,7 @@ TEST(LSTM, RunsInMixedBfloat16) {
 TEST(LSTM, LearnsTheSignOfASumUnderJitCompile) {
   clear_session();
   // Seeded for a fixed start, and the global stream put back after, for the tests that follow.
-  const random::GlobalStreamState before = random::global_stream_state();
-  struct Restore {
-    const random::GlobalStreamState& state;
-    ~Restore() { random::restore_global_stream(state); }
-  } restore{before};
+  const testing::GlobalStreamRestorer restore;
   random::set_global_seed(5);
   const auto [x, y] = testing::sum_sign_task(512, 8, random::Key(21));
   Sequential model({layers::LSTM(8), layers::Dense(1, {.activation = "sigmoid"})});

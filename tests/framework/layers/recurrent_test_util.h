@@ -4,6 +4,7 @@
 //   testing::expect_close(lstm(x), reference, 1e-5, "lstm");
 //   testing::traced_ops(lstm, x);            // ops of lstm(x) as the jit traces it
 //   auto [x, y] = testing::sum_sign_task(256, 8, random::Key(1));
+//   const testing::GlobalStreamRestorer restore;   // the stream as it was, after the test
 #pragma once
 
 #include <gtest/gtest.h>
@@ -46,6 +47,19 @@ inline std::int64_t traced_ops(Layer& layer, const Tensor& x) {
   const Tensor input = trace.input(x.spec(), "x");
   return trace.finish({layer(input)}).num_ops();
 }
+
+/// Puts the global random stream back as it was when made, so the weights a test creates leave the
+/// stream the tests that follow start from as it was.
+class GlobalStreamRestorer {
+ public:
+  GlobalStreamRestorer() : before_(random::global_stream_state()) {}
+  ~GlobalStreamRestorer() { random::restore_global_stream(before_); }
+  GlobalStreamRestorer(const GlobalStreamRestorer&) = delete;
+  GlobalStreamRestorer& operator=(const GlobalStreamRestorer&) = delete;
+
+ private:
+  random::GlobalStreamState before_;
+};
 
 /// Does a sequence add up to more than zero? x [n, steps, 1] standard normal, y [n, 1] 1 or 0.
 inline std::pair<Tensor, Tensor> sum_sign_task(std::int64_t n, std::int64_t steps, const random::Key& key) {
