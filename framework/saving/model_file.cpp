@@ -132,7 +132,7 @@ std::unique_ptr<Model> load_model(const std::string& path, LoadModelOptions opti
     const keras2::ModelConfigs configs = keras2::read_configs(path, options.compile);
     std::unique_ptr<Model> out =
         model_from_configs(configs.model, configs.compile_config, options, path, "training_config");
-    load_weights(*out, path);  // /model_weights, and /optimizer_weights when compiled
+    read_model_file_weights(*out, path, path, WeightsLayout::keras2);  // /model_weights, /optimizer_weights
     return out;
   }
   const io::ZipReader archive(path);
@@ -142,7 +142,7 @@ std::unique_ptr<Model> load_model(const std::string& path, LoadModelOptions opti
   // The weights, and when the model is compiled its optimizer's state: training goes on exactly.
   const ScratchFile weights(temporary_path(path) + ".weights.h5");
   archive.extract(kWeightsEntry, weights.path());
-  read_keras3_weights(*out, weights.path(), path + " (" + kWeightsEntry + ")");
+  read_model_file_weights(*out, weights.path(), path + " (" + kWeightsEntry + ")", WeightsLayout::keras3);
   return out;
 }
 

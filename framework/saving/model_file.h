@@ -31,8 +31,11 @@ struct LoadModelOptions {
 /// Writes the model to a .keras archive or a Keras 2 .h5 file; the model must be built.
 void save_model(const Model& model, const std::string& path);
 
-/// Makes the model a .keras archive or a Keras 2 .h5 file holds. A truncated or foreign file, a config naming an unknown
-/// class, and weights that do not fit the config are errors naming the file and what to do.
+/// Makes the model a .keras archive or a Keras 2 .h5 file holds. A truncated or foreign file, a
+/// config naming an unknown class, and weights that do not fit the config are errors naming the
+/// file and what to do. An optimizer state that does not fit the optimizer the file compiles (a
+/// tf.keras 2 one's variables differ) is skipped with a warning, as in Keras: training then starts
+/// from a fresh optimizer state.
 std::unique_ptr<Model> load_model(const std::string& path, LoadModelOptions options = {});
 
 }  // namespace kestrel::saving

@@ -14,7 +14,7 @@
 namespace kestrel::saving {
 namespace {
 
-enum class Layout { keras2, keras3 };
+using Layout = WeightsLayout;
 
 std::string quoted(const std::string& text) { return "'" + text + "'"; }
 
@@ -72,7 +72,8 @@ void read_optimizer_state(Model& model, const std::vector<h5::Dataset>& state, c
                           std::to_string(variables.size()) + " variables, the file's optimizer state has " +
                           std::to_string(state.size()) + "; compile with the optimizer that saved the file";
     if (!skip_mismatch) throw ValueError(message);
-    logging::get("kestrel.saving")->warn("skipping the optimizer state: {}", message);
+    logging::get("kestrel.saving")
+        ->warn("skipping the optimizer state (training starts from a fresh one): {}", message);
     return;
   }
   Values values;
@@ -83,7 +84,8 @@ void read_optimizer_state(Model& model, const std::vector<h5::Dataset>& state, c
                             variables[i].shape().to_string() + " in the model but " + stored.to_string() +
                             " in the file (" + state[i].path() + ")";
       if (!skip_mismatch) throw ShapeError(message);
-      logging::get("kestrel.saving")->warn("skipping the optimizer state: {}", message);
+      logging::get("kestrel.saving")
+          ->warn("skipping the optimizer state (training starts from a fresh one): {}", message);
       return;
     }
     values.push_back(read_value(state[i], variables[i]));
@@ -91,8 +93,11 @@ void read_optimizer_state(Model& model, const std::vector<h5::Dataset>& state, c
   out.insert(out.end(), values.begin(), values.end());
 }
 
+/// What a load does with an optimizer state that does not fit the model's optimizer.
+enum class StateMismatch { fail, skip };
+
 void read_file(Model& model, const std::string& os_path, const std::string& path, Layout layout,
-               const LoadWeightsOptions& options) {
+               const LoadWeightsOptions& options, StateMismatch state_mismatch = StateMismatch::fail) {
   require_built(model, "load_weights");
   const std::lock_guard<std::mutex> lock(load_mutex());
   h5::silence_errors();
@@ -107,7 +112,9 @@ void read_file(Model& model, const std::string& os_path, const std::string& path
     values = keras2::read_layers(root, model, options);
     state = keras2::optimizer_state(root);
   }
-  if (state) read_optimizer_state(model, *state, path, options.skip_mismatch, values);
+  if (state) {
+    read_optimizer_state(model, *state, path, options.skip_mismatch || state_mismatch == StateMismatch::skip, values);
+  }
   // Everything was read and checked: only now does the model change.
   assign_values(values, path);
 }
@@ -135,8 +142,9 @@ void load_weights(Model& model, const std::string& path, const LoadWeightsOption
   read_file(model, path, path, layout_for(path), options);
 }
 
-void read_keras3_weights(Model& model, const std::string& os_path, const std::string& display_path) {
-  read_file(model, os_path, display_path, Layout::keras3, {});
+void read_model_file_weights(Model& model, const std::string& os_path, const std::string& display_path,
+                             WeightsLayout layout) {
+  read_file(model, os_path, display_path, layout, {}, StateMismatch::skip);
 }
 
 }  // namespace kestrel::saving

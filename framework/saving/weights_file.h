@@ -25,9 +25,15 @@ void save_weights(const Model& model, const std::string& path);
 /// atomically: the weights inside a .keras archive. display_path names the file in errors.
 void write_keras3_weights(const Model& model, const std::string& os_path, const std::string& display_path);
 
-/// Reads the Keras 3 layout of weights (and optimizer state) from os_path: the weights inside a
-/// .keras archive, extracted. display_path names the file in errors.
-void read_keras3_weights(Model& model, const std::string& os_path, const std::string& display_path);
+enum class WeightsLayout { keras2, keras3 };
+
+/// What load_model reads of a model file: the weights in `layout` from os_path (a .keras
+/// archive's, extracted, or a Keras 2 file's /model_weights), strictly, and the optimizer state
+/// where it fits the model's optimizer. A state that does not fit (tf.keras 2's optimizers keep
+/// other variables than Keras 3's) is skipped with a warning, as Keras's load_model does: training
+/// then starts from a fresh optimizer state. display_path names the file in errors.
+void read_model_file_weights(Model& model, const std::string& os_path, const std::string& display_path,
+                             WeightsLayout layout);
 
 /// The optimizer whose state a save writes: the model's once compiled and built (it has slots),
 /// else null.
