@@ -167,9 +167,15 @@ class Layer {
   /// Creates a child layer owned by this one.
   template <class T, class... Args>
   T& add(Args&&... args) {
+    return add_as<T>("", std::forward<Args>(args)...);
+  }
+  /// Creates a child layer owned by this one and held under `attribute`, as Keras's
+  /// self.<attribute> = T(...) (see adopt()).
+  template <class T, class... Args>
+  T& add_as(std::string attribute, Args&&... args) {
     auto child = std::make_unique<T>(std::forward<Args>(args)...);
     T& ref = *child;
-    adopt(std::move(child));
+    adopt(std::move(child), std::move(attribute));
     return ref;
   }
   /// Remembers the shape of the latest output (summary() shows it). Replicas share the layer, so

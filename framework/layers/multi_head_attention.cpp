@@ -105,18 +105,21 @@ MultiHeadAttention::MultiHeadAttention(int num_heads, std::int64_t key_dim, Mult
       key_dim_(key_dim),
       value_dim_(options.value_dim.value_or(key_dim)),
       options_(checked(*this, std::move(options), num_heads, key_dim)),
-      query_(add<detail::AttentionProjection>("query", 1, std::vector<std::int64_t>{num_heads, key_dim},
-                                              options_.use_bias, options_.kernel_initializer,
-                                              options_.bias_initializer)),
-      key_(add<detail::AttentionProjection>("key", 1, std::vector<std::int64_t>{num_heads, key_dim}, options_.use_bias,
-                                            options_.kernel_initializer, options_.bias_initializer)),
-      value_(add<detail::AttentionProjection>("value", 1, std::vector<std::int64_t>{num_heads, value_dim_},
-                                              options_.use_bias, options_.kernel_initializer,
-                                              options_.bias_initializer)),
-      dropout_(add<Dropout>(options_.dropout, DropoutOptions{.seed = options_.seed})),
+      query_(add_as<detail::AttentionProjection>("query_dense", "query", 1,
+                                                 std::vector<std::int64_t>{num_heads, key_dim}, options_.use_bias,
+                                                 options_.kernel_initializer, options_.bias_initializer)),
+      key_(add_as<detail::AttentionProjection>("key_dense", "key", 1, std::vector<std::int64_t>{num_heads, key_dim},
+                                               options_.use_bias, options_.kernel_initializer,
+                                               options_.bias_initializer)),
+      value_(add_as<detail::AttentionProjection>("value_dense", "value", 1,
+                                                 std::vector<std::int64_t>{num_heads, value_dim_}, options_.use_bias,
+                                                 options_.kernel_initializer, options_.bias_initializer)),
+      // Keras keeps the dropout only as the private _dropout_layer; it holds no weights.
+      dropout_(add_as<Dropout>("_dropout_layer", options_.dropout, DropoutOptions{.seed = options_.seed})),
       // The output size comes from the query, so build() sets it.
-      output_(add<detail::AttentionProjection>("attention_output", 2, std::vector<std::int64_t>{}, options_.use_bias,
-                                               options_.kernel_initializer, options_.bias_initializer)) {}
+      output_(add_as<detail::AttentionProjection>("output_dense", "attention_output", 2, std::vector<std::int64_t>{},
+                                                  options_.use_bias, options_.kernel_initializer,
+                                                  options_.bias_initializer)) {}
 
 void MultiHeadAttention::build(const Shape& query_shape) {
   if (query_shape.rank() != 3) {

@@ -14,6 +14,8 @@
 // [..., heads, value_dim] back (kernel [heads, value_dim, out], bias [out]). Scores are scaled by
 // 1/sqrt(key_dim); masked positions get -1e9 added before the softmax, so a mask costs two
 // elementwise ops and never a host read.
+// In a Keras 3 .weights.h5 the projections sit under Keras's attributes, as Keras writes them:
+// <mha>/query_dense/vars/0 (kernel), /1 (bias), likewise key_dense, value_dense, output_dense.
 #pragma once
 
 #include <cstdint>

@@ -296,6 +296,8 @@ Shape shape_from_config(const Config& config, std::int64_t batch, const std::str
 }
 
 LayerBase layer_base_from_config(const Config& config, const std::string& what) {
+  // Keras takes an activity_regularizer for every layer; Kestrel has none to apply.
+  check_null(config, {"activity_regularizer"}, what);
   return {.name = optional<std::string>(config, "name", "", what),
           .trainable = optional<bool>(config, "trainable", true, what),
           .dtype = config.contains("dtype") ? dtype_policy_from_config(config.at("dtype"), what) : std::nullopt};

@@ -124,7 +124,8 @@ void read_kernel_options(const Config& config, Options& options, const std::stri
   }
 }
 
-/// What every layer's config holds: its name, trainable flag and dtype policy.
+/// What every layer's config holds: its name, trainable flag and dtype policy (and, as Keras
+/// takes it for every layer, an activity_regularizer, which must be null).
 struct LayerBase {
   std::string name;
   bool trainable = true;

@@ -39,24 +39,30 @@ void TransformerEncoder::build(const Shape& input_shape) {
                      " heads; choose num_heads dividing " + std::to_string(hidden_dim_));
   }
   const TransformerEncoderOptions& o = options_;
-  attention_ = &add<MultiHeadAttention>(o.num_heads, hidden_dim_ / o.num_heads,
-                                        MultiHeadAttentionOptions{.dropout = o.dropout,
-                                                                  .kernel_initializer = o.kernel_initializer,
-                                                                  .bias_initializer = o.bias_initializer,
-                                                                  .name = "self_attention_layer"});
-  attention_norm_ = &add<LayerNormalization>(
+  attention_ = &add_as<MultiHeadAttention>("_self_attention_layer", o.num_heads, hidden_dim_ / o.num_heads,
+                                           MultiHeadAttentionOptions{.dropout = o.dropout,
+                                                                     .kernel_initializer = o.kernel_initializer,
+                                                                     .bias_initializer = o.bias_initializer,
+                                                                     .name = "self_attention_layer"});
+  attention_norm_ = &add_as<LayerNormalization>(
+      "_self_attention_layer_norm",
       LayerNormalizationOptions{.epsilon = o.layer_norm_epsilon, .name = "self_attention_layer_norm"});
-  attention_dropout_ = &add<Dropout>(o.dropout, DropoutOptions{.name = "self_attention_dropout"});
-  feedforward_norm_ = &add<LayerNormalization>(
+  attention_dropout_ =
+      &add_as<Dropout>("_self_attention_dropout", o.dropout, DropoutOptions{.name = "self_attention_dropout"});
+  feedforward_norm_ = &add_as<LayerNormalization>(
+      "_feedforward_layer_norm",
       LayerNormalizationOptions{.epsilon = o.layer_norm_epsilon, .name = "feedforward_layer_norm"});
-  intermediate_ = &add<Dense>(o.intermediate_dim, DenseOptions{.activation = o.activation,
-                                                               .kernel_initializer = o.kernel_initializer,
-                                                               .bias_initializer = o.bias_initializer,
-                                                               .name = "feedforward_intermediate_dense"});
-  output_ = &add<Dense>(hidden_dim_, DenseOptions{.kernel_initializer = o.kernel_initializer,
-                                                  .bias_initializer = o.bias_initializer,
-                                                  .name = "feedforward_output_dense"});
-  feedforward_dropout_ = &add<Dropout>(o.dropout, DropoutOptions{.name = "feedforward_dropout"});
+  intermediate_ = &add_as<Dense>("_feedforward_intermediate_dense", o.intermediate_dim,
+                                 DenseOptions{.activation = o.activation,
+                                              .kernel_initializer = o.kernel_initializer,
+                                              .bias_initializer = o.bias_initializer,
+                                              .name = "feedforward_intermediate_dense"});
+  output_ = &add_as<Dense>("_feedforward_output_dense", hidden_dim_,
+                           DenseOptions{.kernel_initializer = o.kernel_initializer,
+                                        .bias_initializer = o.bias_initializer,
+                                        .name = "feedforward_output_dense"});
+  feedforward_dropout_ =
+      &add_as<Dropout>("_feedforward_dropout", o.dropout, DropoutOptions{.name = "feedforward_dropout"});
 }
 
 namespace {

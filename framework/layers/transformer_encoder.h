@@ -13,7 +13,8 @@
 // Sublayers are created by the first call, once D is known, with keras_hub's names:
 // "self_attention_layer", "self_attention_layer_norm", "self_attention_dropout",
 // "feedforward_layer_norm", "feedforward_intermediate_dense", "feedforward_output_dense",
-// "feedforward_dropout".
+// "feedforward_dropout". A Keras 3 .weights.h5 holds each under keras_hub's attribute, its name
+// with a leading "_": <block>/_self_attention_layer/query_dense/vars/0, <block>/_feedforward_output_dense/vars/0.
 #pragma once
 
 #include <cstdint>

@@ -63,8 +63,8 @@ void keras3_layer_config(Config& config, const std::string& class_name) {
   if (config.contains("axis") && config.at("axis").is_array() && config.at("axis").size() == 1) {
     config["axis"] = config.at("axis").at(0);
   }
-  // tf.keras 2 wrote every layer's activity_regularizer; Keras 3 reads it as a Layer option,
-  // which only a null one can be here (the layer's check refuses any other).
+  // tf.keras 2 wrote every layer's activity_regularizer, which Keras 3 reads as an option of
+  // every layer; a null one is the default (deserialize_layer refuses any other).
   if (config.contains("activity_regularizer") && config.at("activity_regularizer").is_null()) {
     config.erase("activity_regularizer");
   }

@@ -18,19 +18,19 @@ std::string joined_names(const std::vector<Variable>& weights) {
   return out.empty() ? "none" : out;
 }
 
-void write_vars(const h5::Group& owner, const std::vector<Variable>& weights) {
+/// owner/vars with the weights; a layer's carries its name, as Keras's H5IOStore writes it.
+void write_vars(const h5::Group& owner, const std::vector<Variable>& weights, const std::string& layer_name = "") {
   const h5::Group vars = owner.create_group("vars");
+  if (!layer_name.empty()) vars.write_text("name", layer_name);
   for (std::size_t i = 0; i < weights.size(); ++i) vars.write_dataset(std::to_string(i), weights[i].value());
 }
 
 void write_layer(const h5::Group& group, const Layer& layer, WeightsStoredOnce& stored) {
-  write_vars(group, stored.first_time(layer.own_weights()));
+  write_vars(group, stored.first_time(layer.own_weights()), layer.name());
   const std::vector<std::string> names = child_group_names(layer);
   for (std::size_t i = 0; i < names.size(); ++i) {
-    const Layer& child = *layer.layers()[i];
-    const h5::Group child_group = group.create_group(names[i]);  // "layers/dense": "layers" made on the way
-    child_group.write_text("name", child.name());
-    write_layer(child_group, child, stored);
+    // "layers/dense": "layers" is made on the way.
+    write_layer(group.create_group(names[i]), *layer.layers()[i], stored);
   }
 }
 

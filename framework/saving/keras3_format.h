@@ -12,8 +12,8 @@
 //   keras3::save(file.root(), model, model.optimizer());
 //   auto values = keras3::read_layers(file.root(), model, {});
 //
-// Layers are matched by this structure, not by name; each layer group carries attr name (the
-// layer's name) for readers. bfloat16 values are stored as uint16 with attr dtype="bfloat16".
+// Layers are matched by this structure, not by name; each layer's vars group carries attr name
+// (the layer's name) for readers, as Keras writes it. bfloat16 values are stored as uint16 with attr dtype="bfloat16".
 #pragma once
 
 #include <optional>

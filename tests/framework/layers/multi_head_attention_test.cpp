@@ -72,6 +72,11 @@ TEST(MultiHeadAttention, SublayersAndWeightsFollowKeras) {
                                              "multi_head_attention/attention_output/bias"}));
   EXPECT_EQ(shapes, (std::vector<Shape>{{8, 2, 4}, {2, 4}, {8, 2, 4}, {2, 4}, {8, 2, 4}, {2, 4}, {2, 4, 8}, {8}}));
   EXPECT_EQ(mha.count_params(), 3 * (8 * 8 + 8) + (8 * 8 + 8));
+  // Keras holds the sublayers under these attributes, which name their groups in a .weights.h5.
+  EXPECT_EQ(mha.child_attributes(),
+            (std::vector<std::string>{"query_dense", "key_dense", "value_dense", "_dropout_layer", "output_dense"}));
+  EXPECT_EQ(mha.layers()[0], &mha.query_dense());
+  EXPECT_EQ(mha.layers()[4], &mha.output_dense());
 }
 
 TEST(MultiHeadAttention, WeightNamesFollowTheEnclosingLayer) {

@@ -38,6 +38,11 @@ TEST(TransformerEncoder, SublayersHaveKerasHubNames) {
             (std::vector<std::string>{"self_attention_layer", "self_attention_layer_norm", "self_attention_dropout",
                                       "feedforward_layer_norm", "feedforward_intermediate_dense",
                                       "feedforward_output_dense", "feedforward_dropout"}));
+  // keras_hub holds them as private attributes, which name their groups in a .weights.h5.
+  EXPECT_EQ(block.child_attributes(),
+            (std::vector<std::string>{"_self_attention_layer", "_self_attention_layer_norm", "_self_attention_dropout",
+                                      "_feedforward_layer_norm", "_feedforward_intermediate_dense",
+                                      "_feedforward_output_dense", "_feedforward_dropout"}));
   std::vector<Variable> w = block.weights();
   EXPECT_EQ(w.size(), 8u + 4u + 4u);
   // A standalone layer's weights carry its own name first, as in Keras.

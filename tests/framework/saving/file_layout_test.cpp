@@ -80,9 +80,9 @@ TEST_F(FileLayout, Keras3GroupsFollowClassesAndNesting) {
            "D /layers/tiny_block/layers/tiny_dense_1/vars/0 float32 [8,8]",
            "D /layers/tiny_block/layers/tiny_norm/vars/0 float32 [8] first=2\n",   // gamma: trainable first
            "D /layers/tiny_block/layers/tiny_norm/vars/1 float32 [8] first=-1\n",  // then moving_mean
-           "A /layers/tiny_block name vlen = tiny_block\n",
-           "A /layers/tiny_block/layers/tiny_dense_1 name vlen = tiny_dense_1\n", "G /layers/passthrough/vars\n",
-           "A /layers/tiny_dense name vlen = tiny_dense_2\n",  // the first TinyDense at the top level
+           "A /layers/tiny_block/vars name vlen = tiny_block\n",
+           "A /layers/tiny_block/layers/tiny_dense_1/vars name vlen = tiny_dense_1\n", "G /layers/passthrough/vars\n",
+           "A /layers/tiny_dense/vars name vlen = tiny_dense_2\n",  // the first TinyDense at the top level
            "D /layers/tiny_dense/vars/0 float32 [8,3] first=0.25\n",
            "D /optimizer/vars/0 int64 [] first=2\n",          // iterations
            "D /optimizer/vars/1 float32 [] first=0.1\n",      // learning rate

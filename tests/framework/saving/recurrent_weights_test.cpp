@@ -90,23 +90,6 @@ with h5py.File(sys.argv[1], 'w') as f:
         for n, w in zip(names, weights): g[n] = w
 )PY";
 
-// Groups, datasets with their shape and first value, and name attributes, one per line.
-constexpr const char* kDumpScript = R"PY(
-import sys, h5py, numpy as np
-def visit(name, obj):
-    if isinstance(obj, h5py.Dataset):
-        print('D', obj.name, '[' + ','.join(map(str, obj.shape)) + ']', 'first=%g' % np.asarray(obj[()]).reshape(-1)[0])
-    else:
-        print('G', obj.name)
-    for k in ('name', 'weight_names'):
-        if k in obj.attrs:
-            v = obj.attrs[k]
-            if isinstance(v, np.ndarray): v = ','.join(s.decode() for s in v.tolist())
-            print('A', obj.name, k, '=', v.decode() if isinstance(v, bytes) else v)
-with h5py.File(sys.argv[1], 'r') as f:
-    f.visititems(visit)
-)PY";
-
 std::vector<double> kernel_values(std::int64_t n) {
   std::vector<double> out;
   for (std::int64_t i = 0; i < n; ++i) out.push_back(static_cast<double>(i % 13 - 6) / 16);
@@ -128,20 +111,6 @@ Tensor sequences() {
   std::vector<float> x;
   for (std::int64_t i = 0; i < kBatch * kSteps * kFeatures; ++i) x.push_back(static_cast<float>(i % 9 - 4) / 8);
   return Tensor::from_vector(x, {kBatch, kSteps, kFeatures});
-}
-
-// The numbers after "<label> " on the script's line for it.
-std::vector<double> printed(const std::string& out, const std::string& label) {
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(label + " ", 0) != 0) continue;
-    std::istringstream numbers(line.substr(label.size() + 1));
-    std::vector<double> values;
-    for (double v = 0; numbers >> v;) values.push_back(v);
-    return values;
-  }
-  ADD_FAILURE() << "no line '" << label << " ...' in:\n" << out;
-  return {};
 }
 
 void expect_values(const Variable& v, const Shape& shape, const std::vector<double>& want) {
@@ -179,7 +148,7 @@ class RecurrentWeights : public ::testing::Test {
   std::string run(const std::string& writer, const std::string& args) {
     return testing::run_python(dir_, std::string(kValuesPy) + writer, args);
   }
-  std::string dump(const std::string& path) { return testing::run_python(dir_, kDumpScript, path); }
+  std::string dump(const std::string& path) { return testing::run_python(dir_, testing::kH5DumpScript, path); }
   ScratchDir dir_;
 };
 
@@ -189,13 +158,15 @@ TEST_F(RecurrentWeights, Keras3FilesWrittenAsKerasWritesThemLoad) {
   lstm_model.build({kBatch, kSteps, kFeatures});
   lstm_model.load_weights(dir_.file("lstm.weights.h5"));
   expect_lstm_values(dynamic_cast<const layers::LSTM&>(*lstm_model.layers()[0]));
-  expect_near(lstm_model(sequences()), printed(out, "lstm"), "LSTM output against Keras's LSTMCell in NumPy");
+  expect_near(lstm_model(sequences()), testing::printed_numbers(out, "lstm"),
+              "LSTM output against Keras's LSTMCell in NumPy");
 
   Sequential gru_model({layers::GRU(kUnits)});
   gru_model.build({kBatch, kSteps, kFeatures});
   gru_model.load_weights(dir_.file("gru.weights.h5"));
   expect_gru_values(dynamic_cast<const layers::GRU&>(*gru_model.layers()[0]));
-  expect_near(gru_model(sequences()), printed(out, "gru"), "GRU output against Keras's GRUCell in NumPy");
+  expect_near(gru_model(sequences()), testing::printed_numbers(out, "gru"),
+              "GRU output against Keras's GRUCell in NumPy");
 }
 
 TEST_F(RecurrentWeights, AMissingCellGroupIsNamed) {
@@ -225,9 +196,9 @@ TEST_F(RecurrentWeights, KestrelsKeras3FileKeepsTheCellWhereKerasDoes) {
   const std::string out = dump(dir_.file("model.weights.h5"));
   for (const char* line : {
            "G /layers/lstm/vars\n",
-           "A /layers/lstm name = lstm\n",
+           "A /layers/lstm/vars name = lstm\n",
            "G /layers/lstm/cell\n",
-           "A /layers/lstm/cell name = lstm_cell\n",
+           "A /layers/lstm/cell/vars name = lstm_cell\n",
            "D /layers/lstm/cell/vars/0 [3,16] first=0.5\n",
            "D /layers/lstm/cell/vars/1 [4,16]",
            "D /layers/lstm/cell/vars/2 [16]",

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -227,6 +228,39 @@ inline void write_bytes(const std::string& path, const std::string& bytes) {
 }
 
 /// True when /usr/bin/python3 can import h5py (Debian's python3-h5py).
+/// A Python script (h5py) printing an HDF5 file's groups ("G /path"), datasets with their shape
+/// and first value ("D /path [4,8] first=0.5") and name and weight_names attributes
+/// ("A /path name = dense"), one per line.
+inline constexpr const char* kH5DumpScript = R"PY(
+import sys, h5py, numpy as np
+def visit(name, obj):
+    if isinstance(obj, h5py.Dataset):
+        print('D', obj.name, '[' + ','.join(map(str, obj.shape)) + ']', 'first=%g' % np.asarray(obj[()]).reshape(-1)[0])
+    else:
+        print('G', obj.name)
+    for k in ('name', 'weight_names'):
+        if k in obj.attrs:
+            v = obj.attrs[k]
+            if isinstance(v, np.ndarray): v = ','.join(s.decode() for s in v.tolist())
+            print('A', obj.name, k, '=', v.decode() if isinstance(v, bytes) else v)
+with h5py.File(sys.argv[1], 'r') as f:
+    f.visititems(visit)
+)PY";
+
+/// The numbers after "<label> " on the line of a script's output that starts with it.
+inline std::vector<double> printed_numbers(const std::string& out, const std::string& label) {
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(label + " ", 0) != 0) continue;
+    std::istringstream numbers(line.substr(label.size() + 1));
+    std::vector<double> values;
+    for (double v = 0; numbers >> v;) values.push_back(v);
+    return values;
+  }
+  ADD_FAILURE() << "no line '" << label << " ...' in:\n" << out;
+  return {};
+}
+
 inline bool have_h5py() { return have_python_module("h5py"); }
 
 /// Runs a Python script (written to dir) with arguments; returns its output, failing the test on a non-zero exit.
