@@ -144,7 +144,8 @@ class Model : public Layer {
   /// chief runs writes with saving::save_weights instead, which waits for nobody.
   void save_weights(const std::string& path) const;
   /// Saves the whole model (config, weights, optimizer state) to a .keras archive, Keras 3's model
-  /// file; models::load_model makes it again (framework/saving/model_file.h).
+  /// file, or to a .h5 file, Keras 2's; models::load_model makes it again from either
+  /// (framework/saving/model_file.h). Collective under several workers, as save_weights.
   void save(const std::string& path) const;
   /// Loads a file written by save_weights (or by Keras / h5py in either layout). Both are defined
   /// with the formats, in framework/saving/model_weights.cpp.
