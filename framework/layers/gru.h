@@ -32,6 +32,7 @@
 #include "framework/layers/activations.h"
 #include "framework/layers/initializers.h"
 #include "framework/layers/layer.h"
+#include "framework/layers/recurrent_layer.h"
 
 namespace kestrel::layers {
 
@@ -59,33 +60,15 @@ struct GRUOptions {
   std::optional<DTypePolicy> dtype;
 };
 
-class GRU : public Layer {
+/// Its weights: kernel() [features, 3 * units], recurrent_kernel() [units, 3 * units] and
+/// bias() [2, 3 * units] with reset_after, else [3 * units], held by cell() (see above).
+class GRU : public detail::RecurrentLayer<detail::GRUCell, GRUOptions> {
  public:
   /// A layer with `units` outputs per step; units must be positive.
   explicit GRU(std::int64_t units, GRUOptions options = {});
 
-  void build(const Shape& input_shape) override;
-  /// The GRU over x [batch, time, features].
-  Tensor call(const Tensor& x, bool training) override;
-
-  std::int64_t units() const { return units_; }
-  const GRUOptions& options() const { return options_; }
-
   nlohmann::json get_config() const override;
   static GRU from_config(const nlohmann::json& config);
-  /// [features, 3 * units]; undefined until built.
-  const Variable& kernel() const;
-  /// [units, 3 * units]; undefined until built.
-  const Variable& recurrent_kernel() const;
-  /// [2, 3 * units] with reset_after, else [3 * units]; undefined until built, or without use_bias.
-  const Variable& bias() const;
-  /// The cell holding the weights, as Keras's gru.cell.
-  const detail::GRUCell& cell() const { return *cell_; }
-
- private:
-  std::int64_t units_;
-  GRUOptions options_;
-  detail::GRUCell* cell_;  // owned as a child, which stays put when the layer moves
 };
 
 }  // namespace kestrel::layers

@@ -31,6 +31,7 @@
 #include "framework/layers/activations.h"
 #include "framework/layers/initializers.h"
 #include "framework/layers/layer.h"
+#include "framework/layers/recurrent_layer.h"
 
 namespace kestrel::layers {
 
@@ -58,33 +59,15 @@ struct LSTMOptions {
   std::optional<DTypePolicy> dtype;
 };
 
-class LSTM : public Layer {
+/// Its weights: kernel() [features, 4 * units], recurrent_kernel() [units, 4 * units] and
+/// bias() [4 * units], held by cell() (see above).
+class LSTM : public detail::RecurrentLayer<detail::LSTMCell, LSTMOptions> {
  public:
   /// A layer with `units` outputs per step; units must be positive.
   explicit LSTM(std::int64_t units, LSTMOptions options = {});
 
-  void build(const Shape& input_shape) override;
-  /// The LSTM over x [batch, time, features].
-  Tensor call(const Tensor& x, bool training) override;
-
-  std::int64_t units() const { return units_; }
-  const LSTMOptions& options() const { return options_; }
-
   nlohmann::json get_config() const override;
   static LSTM from_config(const nlohmann::json& config);
-  /// [features, 4 * units]; undefined until built.
-  const Variable& kernel() const;
-  /// [units, 4 * units]; undefined until built.
-  const Variable& recurrent_kernel() const;
-  /// [4 * units]; undefined until built, or when use_bias is false.
-  const Variable& bias() const;
-  /// The cell holding the weights, as Keras's lstm.cell.
-  const detail::LSTMCell& cell() const { return *cell_; }
-
- private:
-  std::int64_t units_;
-  LSTMOptions options_;
-  detail::LSTMCell* cell_;  // owned as a child, which stays put when the layer moves
 };
 
 }  // namespace kestrel::layers

@@ -9,11 +9,8 @@
 #include "framework/autodiff/gradcheck.h"
 #include "framework/core/error.h"
 #include "framework/core/random.h"
-#include "framework/layers/dense.h"
 #include "framework/layers/gru_cell.h"
-#include "framework/model/sequential.h"
 #include "framework/ops/ops.h"
-#include "framework/optimizers/optimizers.h"
 #include "tests/framework/layers/compiled_layer_util.h"
 #include "tests/framework/layers/layer_test_util.h"
 #include "tests/framework/layers/recurrent_test_util.h"
@@ -190,10 +187,7 @@ TEST(GRU, UnrolledAndLoopedGiveTheSameValuesAndGradients) {
     looped(x);
     unrolled(x);
     randomize(looped);
-    for (std::size_t i = 0; i < 3; ++i) unrolled.weights()[i].assign(looped.weights()[i].value());
-    const std::vector<Tensor> a = testing::value_and_gradients(looped, x),
-                              b = testing::value_and_gradients(unrolled, x);
-    for (std::size_t i = 0; i < a.size(); ++i) testing::expect_close(a[i], b[i], 1e-5, "result " + std::to_string(i));
+    testing::expect_same_values_and_gradients(looped, unrolled, x);
   }
 }
 
@@ -237,21 +231,7 @@ TEST(GRU, TheLoopIsCompiledOnceWhateverTheLength) {
   EXPECT_GT(testing::traced_ops(unrolled, long_x), 3 * testing::traced_ops(unrolled, short_x));
 }
 
-TEST(GRU, LearnsTheSignOfASumUnderJitCompile) {
-  clear_session();
-  // Seeded for a fixed start, and the global stream put back after, for the tests that follow.
-  const testing::GlobalStreamRestorer restore;
-  random::set_global_seed(6);
-  const auto [x, y] = testing::sum_sign_task(512, 8, random::Key(31));
-  Sequential model({layers::GRU(8), layers::Dense(1, {.activation = "sigmoid"})});
-  model.compile({.optimizer = optimizers::Adam({.learning_rate = 0.02}),
-                 .loss = "binary_crossentropy",
-                 .metrics = {"accuracy"},
-                 .jit_compile = true});
-  model.fit(x, y, {.batch_size = 64, .epochs = 25, .verbose = 0});
-  const auto [x_test, y_test] = testing::sum_sign_task(256, 8, random::Key(32));
-  EXPECT_GE(model.evaluate(x_test, y_test, {.verbose = 0}).at("accuracy"), 0.9);
-}
+TEST(GRU, LearnsTheSignOfASumUnderJitCompile) { EXPECT_GE(testing::sum_sign_accuracy(layers::GRU(8), 6, 31, 32), 0.9); }
 
 TEST(GRU, BadInputsNameTheLayer) {
   EXPECT_TRUE(

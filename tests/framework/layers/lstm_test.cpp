@@ -252,10 +252,7 @@ TEST(LSTM, UnrolledAndLoopedGiveTheSameValuesAndGradients) {
     looped(x);
     unrolled(x);
     randomize(looped);
-    for (std::size_t i = 0; i < 3; ++i) unrolled.weights()[i].assign(looped.weights()[i].value());
-    const std::vector<Tensor> a = testing::value_and_gradients(looped, x),
-                              b = testing::value_and_gradients(unrolled, x);
-    for (std::size_t i = 0; i < a.size(); ++i) testing::expect_close(a[i], b[i], 1e-5, "result " + std::to_string(i));
+    testing::expect_same_values_and_gradients(looped, unrolled, x);
   }
 }
 
@@ -321,19 +318,7 @@ TEST(LSTM, RunsInMixedBfloat16) {
 }
 
 TEST(LSTM, LearnsTheSignOfASumUnderJitCompile) {
-  clear_session();
-  // Seeded for a fixed start, and the global stream put back after, for the tests that follow.
-  const testing::GlobalStreamRestorer restore;
-  random::set_global_seed(5);
-  const auto [x, y] = testing::sum_sign_task(512, 8, random::Key(21));
-  Sequential model({layers::LSTM(8), layers::Dense(1, {.activation = "sigmoid"})});
-  model.compile({.optimizer = optimizers::Adam({.learning_rate = 0.02}),
-                 .loss = "binary_crossentropy",
-                 .metrics = {"accuracy"},
-                 .jit_compile = true});
-  model.fit(x, y, {.batch_size = 64, .epochs = 25, .verbose = 0});
-  const auto [x_test, y_test] = testing::sum_sign_task(256, 8, random::Key(22));
-  EXPECT_GE(model.evaluate(x_test, y_test, {.verbose = 0}).at("accuracy"), 0.9);
+  EXPECT_GE(testing::sum_sign_accuracy(layers::LSTM(8), 5, 21, 22), 0.9);
 }
 
 TEST(LSTM, ASteadyCompiledTrainingStepAllocatesNothing) {

@@ -4,6 +4,7 @@
 //   testing::expect_close(lstm(x), reference, 1e-5, "lstm");
 //   testing::traced_ops(lstm, x);            // ops of lstm(x) as the jit traces it
 //   auto [x, y] = testing::sum_sign_task(256, 8, random::Key(1));
+//   EXPECT_GE(testing::sum_sign_accuracy(layers::LSTM(8), 5, 21, 22), 0.9);   // trains a classifier on it
 //   const testing::GlobalStreamRestorer restore;   // the stream as it was, after the test
 #pragma once
 
@@ -18,8 +19,11 @@
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/random.h"
 #include "framework/jit/trace.h"
+#include "framework/layers/dense.h"
 #include "framework/layers/layer.h"
+#include "framework/model/sequential.h"
 #include "framework/ops/ops.h"
+#include "framework/optimizers/optimizers.h"
 
 namespace kestrel::testing {
 
@@ -74,7 +78,6 @@ inline std::pair<Tensor, Tensor> sum_sign_task(std::int64_t n, std::int64_t step
   return {x, Tensor::from_vector(y, {n, 1})};
 }
 
-/// sigmoid and tanh in double, for references.
 /// The layer's output on x, then the gradients of sum(y * y) with respect to x and each weight:
 /// what two ways of running a recurrent layer must agree on.
 inline std::vector<Tensor> value_and_gradients(Layer& layer, const Tensor& x) {
@@ -88,6 +91,36 @@ inline std::vector<Tensor> value_and_gradients(Layer& layer, const Tensor& x) {
   return out;
 }
 
+/// Trains Sequential({recurrent, Dense(1, sigmoid)}) under jit_compile on sum_sign_task (512
+/// sequences of 8 from train_key, 25 epochs of Adam) from global seed `seed`, and returns its
+/// accuracy on 256 sequences from test_key. The global stream is put back afterwards.
+inline double sum_sign_accuracy(LayerArg recurrent, std::uint64_t seed, std::uint64_t train_key,
+                                std::uint64_t test_key) {
+  clear_session();
+  const GlobalStreamRestorer restore;
+  random::set_global_seed(seed);
+  const auto [x, y] = sum_sign_task(512, 8, random::Key(train_key));
+  Sequential model({std::move(recurrent), layers::Dense(1, {.activation = "sigmoid"})});
+  model.compile({.optimizer = optimizers::Adam({.learning_rate = 0.02}),
+                 .loss = "binary_crossentropy",
+                 .metrics = {"accuracy"},
+                 .jit_compile = true});
+  model.fit(x, y, {.batch_size = 64, .epochs = 25, .verbose = 0});
+  const auto [x_test, y_test] = sum_sign_task(256, 8, random::Key(test_key));
+  return model.evaluate(x_test, y_test, {.verbose = 0}).at("accuracy");
+}
+
+/// Two ways of running one layer (looped and unrolled, say) give the same output and gradients
+/// within 1e-5 once b has a's weights. Both must be built.
+inline void expect_same_values_and_gradients(Layer& a, Layer& b, const Tensor& x) {
+  const std::vector<Variable> from = a.weights(), to = b.weights();
+  ASSERT_EQ(from.size(), to.size());
+  for (std::size_t i = 0; i < from.size(); ++i) to[i].assign(from[i].value());
+  const std::vector<Tensor> va = value_and_gradients(a, x), vb = value_and_gradients(b, x);
+  for (std::size_t i = 0; i < va.size(); ++i) expect_close(va[i], vb[i], 1e-5, "result " + std::to_string(i));
+}
+
+/// sigmoid in double, for references.
 inline double sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
 
 }  // namespace kestrel::testing
