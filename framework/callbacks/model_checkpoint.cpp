@@ -15,10 +15,6 @@
 namespace kestrel::callbacks {
 namespace {
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::string format_best(double best) { return fmt::format("{:.5f}", best); }
 
 }  // namespace
@@ -28,13 +24,13 @@ ModelCheckpoint::ModelCheckpoint(std::string filepath, ModelCheckpointOptions op
       options_(std::move(options)),
       direction_(detail::resolve_direction(options_.mode, options_.monitor, "ModelCheckpoint")),
       schedule_(options_.save_freq, "ModelCheckpoint") {
-  if (!ends_with(filepath_, ".h5") && !ends_with(filepath_, ".keras")) {
+  if (!filepath_.ends_with(".h5") && !filepath_.ends_with(".keras")) {
     throw ValueError(
         "ModelCheckpoint: the filepath must end in \".keras\" (the whole model), \".weights.h5\" (weights, Keras 3 "
         "layout) or \".h5\" (the whole model in Keras 2's file; its weights alone with save_weights_only). Got '" +
         filepath_ + "'");
   }
-  if (options_.save_weights_only && ends_with(filepath_, ".keras")) {
+  if (options_.save_weights_only && filepath_.ends_with(".keras")) {
     throw ValueError(
         "ModelCheckpoint: save_weights_only saves weights, so the filepath must end in \".weights.h5\", "
         "not \".keras\" (a whole-model file). Got '" +
@@ -103,7 +99,7 @@ void ModelCheckpoint::save(int epoch, std::optional<std::int64_t> batch, const L
   // The chief alone runs this callback: it writes without waiting for the other workers.
   // As in Keras 3: a ".keras" or ".h5" path holds the whole model unless save_weights_only; a
   // ".weights.h5" path is a weights file whatever the option says.
-  if (options_.save_weights_only || ends_with(path, ".weights.h5")) {
+  if (options_.save_weights_only || path.ends_with(".weights.h5")) {
     saving::save_weights(model(), path);
   } else {
     saving::save_model(model(), path);

@@ -25,4 +25,6 @@ void dcheck_failed(const char* cond, const char* file, int line) {
 }  // namespace detail
 #endif
 
+std::string in_quotes(const std::string& name) { return "'" + name + "'"; }
+
 }  // namespace kestrel

@@ -68,6 +68,9 @@ class ResourceExhaustedError : public Error {
 /// Builds "[op] message", the prefix every op error carries.
 std::string op_message(std::string_view op, std::string_view message);
 
+/// "'name'": a file or other name as an error message quotes it.
+std::string in_quotes(const std::string& name);
+
 }  // namespace kestrel
 
 #ifdef NDEBUG

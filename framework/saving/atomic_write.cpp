@@ -16,8 +16,6 @@
 namespace kestrel::saving {
 namespace {
 
-std::string quoted(const std::string& text) { return "'" + text + "'"; }
-
 /// One save at a time: two threads saving one path would share a temporary name.
 std::mutex& save_mutex() {
   static std::mutex mutex;
@@ -30,7 +28,7 @@ void sync_to_disk(const std::string& path, const std::string& display_name) {
   if (fd < 0 || ::fsync(fd) != 0) {
     const int error = errno;
     if (fd >= 0) ::close(fd);
-    throw IOError(quoted(display_name) + ": cannot sync " + quoted(path) + " to disk: " + std::strerror(error));
+    throw IOError(in_quotes(display_name) + ": cannot sync " + in_quotes(path) + " to disk: " + std::strerror(error));
   }
   ::close(fd);
 }
@@ -57,7 +55,7 @@ void write_atomically(const std::string& path, const std::function<void(const st
     detail::before_save_step(SaveStep::rename);
     if (std::rename(temporary.c_str(), path.c_str()) != 0) {
       const int error = errno;
-      throw IOError(quoted(path) + ": cannot rename " + quoted(temporary) + " to it: " + std::strerror(error));
+      throw IOError(in_quotes(path) + ": cannot rename " + in_quotes(temporary) + " to it: " + std::strerror(error));
     }
   } catch (...) {
     std::remove(temporary.c_str());  // the previous file at path is untouched

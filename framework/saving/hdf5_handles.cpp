@@ -32,8 +32,6 @@ std::string hdf5_reason() {
   return reason;
 }
 
-std::string quoted(const std::string& file) { return "'" + file + "'"; }
-
 /// A predefined type or property list: owned by HDF5, so never closed.
 Id borrowed(hid_t id) { return Id(id, nullptr); }
 
@@ -120,7 +118,7 @@ std::string Object::child_path(const std::string& name) const {
 
 void Object::fail(const std::string& what, const std::string& child) const {
   std::string reason = hdf5_reason();
-  std::string message = quoted(*file_) + ": " + what + " " + child_path(child);
+  std::string message = in_quotes(*file_) + ": " + what + " " + child_path(child);
   if (!reason.empty()) message += " (" + reason + ")";
   throw IOError(message);
 }
@@ -399,7 +397,7 @@ File File::create(const std::string& os_path, const std::string& display_name) {
   Id file(H5Fcreate(os_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!file.valid()) {
     std::string reason = hdf5_reason();
-    throw IOError(quoted(display_name) + ": cannot create the file (writing " + quoted(os_path) + ")" +
+    throw IOError(in_quotes(display_name) + ": cannot create the file (writing " + in_quotes(os_path) + ")" +
                   (reason.empty() ? "" : " (" + reason + ")"));
   }
   return File(std::move(file), std::make_shared<const std::string>(display_name));
@@ -408,13 +406,13 @@ File File::create(const std::string& os_path, const std::string& display_name) {
 File File::open(const std::string& os_path, const std::string& display_name) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(os_path, error)) {
-    throw IOError(quoted(display_name) + ": no such file" +
+    throw IOError(in_quotes(display_name) + ": no such file" +
                   (std::filesystem::exists(os_path, error) ? " (it is not a regular file)" : ""));
   }
   Id file(H5Fopen(os_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.valid()) {
     std::string reason = hdf5_reason();
-    throw IOError(quoted(display_name) + ": cannot open it as an HDF5 file; it is corrupt, truncated or not HDF5" +
+    throw IOError(in_quotes(display_name) + ": cannot open it as an HDF5 file; it is corrupt, truncated or not HDF5" +
                   (reason.empty() ? "" : " (" + reason + ")"));
   }
   return File(std::move(file), std::make_shared<const std::string>(display_name));
@@ -424,7 +422,7 @@ Group File::root() const {
   Id group(H5Gopen2(id_.get(), "/", H5P_DEFAULT), H5Gclose);
   if (!group.valid()) {
     std::string reason = hdf5_reason();
-    throw IOError(quoted(*name_) + ": cannot open the root group" + (reason.empty() ? "" : " (" + reason + ")"));
+    throw IOError(in_quotes(*name_) + ": cannot open the root group" + (reason.empty() ? "" : " (" + reason + ")"));
   }
   return Group(std::move(group), name_, "/");
 }
@@ -437,7 +435,7 @@ void File::close() {
   const bool closed = id_.close();
   if (!flushed || !closed) {
     std::string reason = hdf5_reason();
-    throw IOError(quoted(*name_) + ": cannot finish writing the file" + (reason.empty() ? "" : " (" + reason + ")"));
+    throw IOError(in_quotes(*name_) + ": cannot finish writing the file" + (reason.empty() ? "" : " (" + reason + ")"));
   }
 }
 

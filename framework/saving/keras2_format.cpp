@@ -12,8 +12,6 @@
 namespace kestrel::saving::keras2 {
 namespace {
 
-std::string quoted(const std::string& text) { return "'" + text + "'"; }
-
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -34,7 +32,7 @@ void write_weights(const h5::Group& group, const std::vector<Variable>& weights)
 h5::Group weights_root(const h5::Group& root) {
   if (root.has_attribute("layer_names") || root.has_attribute("layer_names0")) return root.open_group(".");
   if (root.exists("model_weights")) return root.open_group("model_weights");
-  throw IOError(quoted(root.file_name()) +
+  throw IOError(in_quotes(root.file_name()) +
                 ": not a Keras 2 weights file (no root attribute layer_names); Keras 3 files are named "
                 "*.weights.h5");
 }
@@ -49,7 +47,7 @@ std::vector<FileLayer> file_layers_with_weights(const h5::Group& src) {
   std::vector<FileLayer> out;
   for (const std::string& name : read_string_list(src, "layer_names")) {
     if (!src.exists(name)) {
-      throw IOError(quoted(src.file_name()) + ": layer_names lists '" + name + "' but the file has no group for it");
+      throw IOError(in_quotes(src.file_name()) + ": layer_names lists '" + name + "' but the file has no group for it");
     }
     std::vector<std::string> weight_names = read_string_list(src.open_group(name), "weight_names");
     if (!weight_names.empty()) out.push_back({name, std::move(weight_names)});
@@ -74,7 +72,7 @@ void read_layer_values(const h5::Group& src, const FileLayer& file_layer, const 
     const h5::Dataset dataset = group.open_dataset(file_layer.weight_names[i]);
     const Shape stored = dataset.shape();
     if (stored != weights[i].shape()) {
-      std::string message = quoted(src.file_name()) + ": layer '" + layer.name() + "' weight '" + weights[i].name() +
+      std::string message = in_quotes(src.file_name()) + ": layer '" + layer.name() + "' weight '" + weights[i].name() +
                             "' is " + weights[i].shape().to_string() + " in the model but " + stored.to_string() +
                             " in the file (" + dataset.path() + ")";
       if (!skip) throw ShapeError(message);
@@ -103,7 +101,7 @@ Values read_by_order(const h5::Group& src, const Model& model) {
     std::vector<std::string> in_model;
     for (const FileLayer& f : file_layers) in_file.push_back(f.name);
     for (const Layer* layer : layers) in_model.push_back(layer->name());
-    throw ValueError(quoted(src.file_name()) + ": the file has " + std::to_string(file_layers.size()) +
+    throw ValueError(in_quotes(src.file_name()) + ": the file has " + std::to_string(file_layers.size()) +
                      " layers with weights (" + joined(in_file) + "), model '" + model.name() + "' has " +
                      std::to_string(layers.size()) + " (" + joined(in_model) +
                      "); layers are matched in order, or by name with {.by_name = true}");
@@ -112,7 +110,7 @@ Values read_by_order(const h5::Group& src, const Model& model) {
   for (std::size_t k = 0; k < layers.size(); ++k) {
     const std::vector<Variable>& weights = stored.at(layers[k]);
     if (file_layers[k].weight_names.size() != weights.size()) {
-      throw ValueError(quoted(src.file_name()) + ": layer '" + layers[k]->name() + "' (matched in order with '" +
+      throw ValueError(in_quotes(src.file_name()) + ": layer '" + layers[k]->name() + "' (matched in order with '" +
                        file_layers[k].name + "' in the file) has " + std::to_string(weights.size()) + " weights (" +
                        joined(names_of(weights)) + "), the file has " +
                        std::to_string(file_layers[k].weight_names.size()) + " (" + joined(file_layers[k].weight_names) +
@@ -134,7 +132,7 @@ Values read_by_name(const h5::Group& src, const Model& model, bool skip_mismatch
     for (const Layer* layer : found->second) {
       const std::vector<Variable>& weights = stored.at(layer);
       if (file_layer.weight_names.size() != weights.size()) {
-        std::string message = quoted(src.file_name()) + ": layer '" + layer->name() + "' has " +
+        std::string message = in_quotes(src.file_name()) + ": layer '" + layer->name() + "' has " +
                               std::to_string(weights.size()) + " weights (" + joined(names_of(weights)) +
                               "), the file has " + std::to_string(file_layer.weight_names.size()) + " (" +
                               joined(file_layer.weight_names) + ")";
@@ -154,7 +152,7 @@ void write_string_list(const h5::Object& object, const std::string& name, const 
   std::size_t width = 1;
   for (const std::string& v : values) {
     if (v.size() > kAttributeLimit) {
-      throw ValueError(quoted(object.file_name()) + ": '" + v.substr(0, 64) + "...' (" + std::to_string(v.size()) +
+      throw ValueError(in_quotes(object.file_name()) + ": '" + v.substr(0, 64) + "...' (" + std::to_string(v.size()) +
                        " bytes) is longer than an HDF5 attribute can hold (" + std::to_string(kAttributeLimit) +
                        " bytes)");
     }
@@ -221,7 +219,7 @@ void save_optimizer(const h5::Group& group, const optimizers::Optimizer& optimiz
 
 Values read_layers(const h5::Group& root, const Model& model, const LoadWeightsOptions& options) {
   if (options.skip_mismatch && !options.by_name) {
-    throw ValueError(quoted(root.file_name()) +
+    throw ValueError(in_quotes(root.file_name()) +
                      ": skip_mismatch needs by_name for Keras 2 files (layers matched in order cannot be skipped)");
   }
   const h5::Group src = weights_root(root);

@@ -14,13 +14,11 @@ namespace {
 constexpr const char* kModelConfig = "model_config";
 constexpr const char* kTrainingConfig = "training_config";
 
-std::string quoted(const std::string& text) { return "'" + text + "'"; }
-
 /// A JSON config as one root attribute, as Keras writes it (UTF-8 bytes).
 void write_json(const h5::Group& root, const char* name, const nlohmann::json& value, const Model& model) {
   const std::string text = value.dump();
   if (text.size() > kAttributeLimit) {
-    throw ValueError(quoted(root.file_name()) + ": model '" + model.name() + "' has a " + name + " of " +
+    throw ValueError(in_quotes(root.file_name()) + ": model '" + model.name() + "' has a " + name + " of " +
                      std::to_string(text.size()) + " bytes, more than an HDF5 attribute holds (" +
                      std::to_string(kAttributeLimit) + "); save it as a .keras archive, which has no such limit");
   }
@@ -32,7 +30,7 @@ nlohmann::json read_json(const h5::Group& root, const char* name) {
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw ValueError(quoted(root.file_name()) + ": its " + name + " attribute is not valid JSON (" + e.what() +
+    throw ValueError(in_quotes(root.file_name()) + ": its " + name + " attribute is not valid JSON (" + e.what() +
                      "); the file is damaged or was not written as a Keras model file");
   }
 }
@@ -60,15 +58,15 @@ ModelConfigs read_configs(const std::string& path, bool compile) {
   const h5::File file = h5::File::open(path);
   const h5::Group root = file.root();
   if (!root.has_attribute(kModelConfig)) {
-    throw ValueError(quoted(path) +
+    throw ValueError(in_quotes(path) +
                      ": the file has no model_config attribute, so it holds weights, not a model; "
                      "make the model in code and call load_weights(\"" +
                      path + "\")");
   }
   ModelConfigs out;
-  out.model = keras3_model_object(read_json(root, kModelConfig), quoted(path));
+  out.model = keras3_model_object(read_json(root, kModelConfig), in_quotes(path));
   if (compile && root.has_attribute(kTrainingConfig)) {
-    out.compile_config = keras3_compile_config(read_json(root, kTrainingConfig), quoted(path));
+    out.compile_config = keras3_compile_config(read_json(root, kTrainingConfig), in_quotes(path));
   }
   return out;
 }

@@ -10,8 +10,6 @@
 namespace kestrel::saving::keras3 {
 namespace {
 
-std::string quoted(const std::string& text) { return "'" + text + "'"; }
-
 std::string joined_names(const std::vector<Variable>& weights) {
   std::string out;
   for (const Variable& v : weights) out += (out.empty() ? "" : ", ") + v.name();
@@ -46,7 +44,7 @@ bool read_own(const h5::Group& group, const Layer& layer, bool skip_mismatch, We
     return true;
   };
   if (stored != own.size()) {
-    std::string message = quoted(group.file_name()) + ": layer '" + layer.name() + "' (" + group.path() + ") has " +
+    std::string message = in_quotes(group.file_name()) + ": layer '" + layer.name() + "' (" + group.path() + ") has " +
                           std::to_string(own.size()) + " weights (" + joined_names(own) + "), the file has " +
                           std::to_string(stored);
     if (mismatch(message)) return false;
@@ -59,7 +57,7 @@ bool read_own(const h5::Group& group, const Layer& layer, bool skip_mismatch, We
     const h5::Dataset dataset = vars.open_dataset(std::to_string(i));
     const Shape shape = dataset.shape();
     if (shape != own[i].shape()) {
-      std::string message = quoted(group.file_name()) + ": layer '" + layer.name() + "' weight '" + own[i].name() +
+      std::string message = in_quotes(group.file_name()) + ": layer '" + layer.name() + "' weight '" + own[i].name() +
                             "' is " + own[i].shape().to_string() + " in the model but " + shape.to_string() +
                             " in the file (" + dataset.path() + ")";
       if (mismatch(message)) return false;
@@ -80,7 +78,7 @@ void read_layer(const h5::Group& group, const Layer& layer, bool skip_mismatch, 
     const std::string& path = names[i];
     if (!group.exists(path)) {
       if (child.weights().empty()) continue;  // nothing to load, as Keras tolerates
-      std::string message = quoted(group.file_name()) + ": layer '" + child.name() + "' (" + child.class_name() +
+      std::string message = in_quotes(group.file_name()) + ": layer '" + child.name() + "' (" + child.class_name() +
                             ", weights " + joined_names(child.weights()) + ") is missing from the file: no group " +
                             (group.path() == "/" ? "/" : group.path() + "/") + path;
       if (!skip_mismatch) throw ValueError(message);
@@ -119,12 +117,12 @@ void save(const h5::Group& root, const Model& model, const optimizers::Optimizer
 
 Values read_layers(const h5::Group& root, const Model& model, const LoadWeightsOptions& options) {
   if (options.by_name) {
-    throw ValueError(quoted(root.file_name()) +
+    throw ValueError(in_quotes(root.file_name()) +
                      ": by_name applies to Keras 2 \".h5\" files; Keras 3 \".weights.h5\" files match layers "
                      "by the model's structure");
   }
   if (!root.exists("vars") && !root.exists("layers") && !root.exists("optimizer")) {
-    throw IOError(quoted(root.file_name()) +
+    throw IOError(in_quotes(root.file_name()) +
                   ": not a Keras 3 weights file (no /layers or /vars group); Keras 2 files are named *.h5");
   }
   Values out;

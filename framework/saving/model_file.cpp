@@ -23,18 +23,12 @@ constexpr const char* kConfigEntry = "config.json";
 constexpr const char* kMetadataEntry = "metadata.json";
 constexpr const char* kWeightsEntry = "model.weights.h5";
 
-std::string quoted(const std::string& text) { return "'" + text + "'"; }
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 enum class ModelFormat { keras_archive, keras2_h5 };
 
 ModelFormat format_for(const std::string& path, const char* action) {
-  if (ends_with(path, ".keras")) return ModelFormat::keras_archive;
-  if (ends_with(path, ".h5") && !ends_with(path, ".weights.h5")) return ModelFormat::keras2_h5;
-  throw ValueError(quoted(path) + ": " + action +
+  if (path.ends_with(".keras")) return ModelFormat::keras_archive;
+  if (path.ends_with(".h5") && !path.ends_with(".weights.h5")) return ModelFormat::keras2_h5;
+  throw ValueError(in_quotes(path) + ": " + action +
                    " takes a .keras archive (Keras 3's model file) or a .h5 file (Keras 2's); for weights alone "
                    "use save_weights / load_weights with \".weights.h5\"");
 }
@@ -66,7 +60,7 @@ nlohmann::json parse_json(const std::string& text, const std::string& path, cons
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw ValueError(quoted(path) + ": its " + entry + " is not valid JSON (" + e.what() +
+    throw ValueError(in_quotes(path) + ": its " + entry + " is not valid JSON (" + e.what() +
                      "); the archive is damaged or was not written as a Keras model file");
   }
 }
@@ -80,15 +74,15 @@ std::unique_ptr<Model> model_from_configs(const nlohmann::json& object, const nl
   try {
     layer = serialization::deserialize_layer(object);
   } catch (const ValueError& e) {
-    throw ValueError(quoted(path) + ": " + e.what());
+    throw ValueError(in_quotes(path) + ": " + e.what());
   }
   if (dynamic_cast<Model*>(layer.get()) == nullptr) {
-    throw ValueError(quoted(path) + ": its config describes a " + layer->class_name() +
+    throw ValueError(in_quotes(path) + ": its config describes a " + layer->class_name() +
                      " layer, not a model; save a model (Sequential, Functional or a Model subclass)");
   }
   std::unique_ptr<Model> out(static_cast<Model*>(layer.release()));
   if (!out->built()) {
-    throw ValueError(quoted(path) + ": model '" + out->name() +
+    throw ValueError(in_quotes(path) + ": model '" + out->name() +
                      "' could not be built from its config (no input shape is recorded); it was saved before it "
                      "was called on data");
   }
@@ -96,7 +90,7 @@ std::unique_ptr<Model> model_from_configs(const nlohmann::json& object, const nl
     try {
       out->compile(compile_options_from_config(compile_config, compile_entry));
     } catch (const ValueError& e) {
-      throw ValueError(quoted(path) + ": " + e.what());
+      throw ValueError(in_quotes(path) + ": " + e.what());
     }
   }
   return out;

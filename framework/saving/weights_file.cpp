@@ -16,16 +16,11 @@ namespace {
 
 using Layout = WeightsLayout;
 
-std::string quoted(const std::string& text) { return "'" + text + "'"; }
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 Layout layout_for(const std::string& path) {
-  if (ends_with(path, ".weights.h5")) return Layout::keras3;
-  if (ends_with(path, ".h5")) return Layout::keras2;
-  throw ValueError(quoted(path) + ": weight files end in \".weights.h5\" (Keras 3 layout) or \".h5\" (Keras 2 layout)");
+  if (path.ends_with(".weights.h5")) return Layout::keras3;
+  if (path.ends_with(".h5")) return Layout::keras2;
+  throw ValueError(in_quotes(path) +
+                   ": weight files end in \".weights.h5\" (Keras 3 layout) or \".h5\" (Keras 2 layout)");
 }
 
 void require_built(const Model& model, const char* method) {
@@ -68,7 +63,7 @@ void read_optimizer_state(Model& model, const std::vector<h5::Dataset>& state, c
   if (!optimizer->built()) optimizer->build(model.trainable_weights());
   const std::vector<Variable> variables = optimizer->variables();
   if (variables.size() != state.size()) {
-    std::string message = quoted(path) + ": optimizer '" + optimizer->name() + "' has " +
+    std::string message = in_quotes(path) + ": optimizer '" + optimizer->name() + "' has " +
                           std::to_string(variables.size()) + " variables, the file's optimizer state has " +
                           std::to_string(state.size()) + "; compile with the optimizer that saved the file";
     if (!skip_mismatch) throw ValueError(message);
@@ -80,7 +75,7 @@ void read_optimizer_state(Model& model, const std::vector<h5::Dataset>& state, c
   for (std::size_t i = 0; i < variables.size(); ++i) {
     const Shape stored = state[i].shape();
     if (stored != variables[i].shape()) {
-      std::string message = quoted(path) + ": optimizer variable '" + variables[i].name() + "' is " +
+      std::string message = in_quotes(path) + ": optimizer variable '" + variables[i].name() + "' is " +
                             variables[i].shape().to_string() + " in the model but " + stored.to_string() +
                             " in the file (" + state[i].path() + ")";
       if (!skip_mismatch) throw ShapeError(message);
