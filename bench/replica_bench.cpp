@@ -14,7 +14,9 @@
 //   replica_peak_memory model=… batch=… replicas=…   the peak resident memory (VmHWM) of a process that
 //                                                    trains that configuration alone
 //   all_reduce model=… replicas=8                    distribute::all_reduce_sum over 8 replicas' gradients
-//                                                    of the model's trainable weights
+//                                                    of the model's trainable weights: the eager step's
+//                                                    all-reduce (the compiled step gathers the rows of an
+//                                                    embedding's gradient instead of summing its table)
 //   train_step model=… batch=… threads=2 mode=eager  [torch] the same model and global batch trained by
 //                                                    tuned PyTorch eager (--no-peer leaves it out)
 // A step is model.train_on_batch(inputs, labels) on the workload's fixed batch, compiled with
@@ -302,7 +304,8 @@ bool measure_model(Harness& harness, const Workload& w, int replicas) {
 }
 
 // all_reduce_sum over `replicas` lists of gradients shaped as the model's trainable weights: the
-// reduction a replicated train step runs once per step. The inputs are made once, outside the timing;
+// reduction an eager replicated train step runs once per step, and an upper bound for a compiled
+// one, which sums an embedding's gradient by gathering rows (jit::SparseCrossReplicaSum). The inputs are made once, outside the timing;
 // each call allocates its outputs, as in a step. GB/s counts the bytes read, every replica's
 // gradients once; `gb_per_s_with_writes` adds the sums written.
 void measure_all_reduce(Harness& harness, const Workload& w, int replicas) {
@@ -443,8 +446,8 @@ void report(Harness& harness, int replicas) {
   if (header) {
     std::cout << "(step times from one process, the two configurations' steps interleaved; CPU ratio: the\n"
                  " same for the process's CPU time per step, the work done; peak MB: VmHWM of a process training\n"
-                 " that configuration alone; all-reduce % of step: one step's all-reduce, timed on its own,\n"
-                 " against the "
+                 " that configuration alone; all-reduce % of step: an all-reduce of every gradient, timed on\n"
+                 " its own, against the "
               << replicas << "-replica step)\n";
   }
   if (!verdicts.empty()) std::cout << "\n";

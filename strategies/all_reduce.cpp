@@ -17,9 +17,12 @@ namespace {
 constexpr const char* kOp = "all_reduce_sum";
 // Elements per parallel chunk, at least: enough that waking a pool thread is worth it.
 constexpr std::int64_t kChunkGrain = 1 << 14;
-// Elements summed at a time within a chunk: the running sums (4 KiB of float) stay in L1 while
+// Elements summed at a time within a chunk: the running sums (64 KiB of float) stay in L2 while
 // each replica's slice streams past, so memory sees one read per input and one write per output.
-constexpr std::int64_t kBlock = 1024;
+// Each slice is a run of 16 pages, long enough for the hardware prefetchers, which stop at every
+// 4 KiB page: blocks of one page summed GPT-tiny's gradients at 19 GB/s, these at 34 GB/s
+// (replica_bench's all_reduce case, Zen 5).
+constexpr std::int64_t kBlock = 1 << 14;
 
 std::string where(std::size_t position, std::size_t replica) {
   return "position " + std::to_string(position) + " of replica " + std::to_string(replica);

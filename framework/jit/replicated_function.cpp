@@ -10,6 +10,7 @@
 #include "framework/distribute/merge_call.h"
 #include "framework/distribute/replica_context.h"
 #include "framework/jit/dump.h"
+#include "framework/jit/passes/pipeline.h"
 #include "framework/jit/staged_run.h"
 #include "framework/logging/logging.h"
 #include "framework/ops/collective.h"
@@ -149,14 +150,18 @@ std::vector<Graph> ReplicatedFunction::trace(const Args& args, const std::string
                    e.what());
   }
   state_ = std::move(traced.state);
+  const Graph as_traced = n > 1 && dump_directory() ? traced.graph : Graph();
+  if (n > 1) replica_step_pipeline(n).run(traced.graph);
   Program program{.stages = split_at_collectives(traced.graph, state_.size(), n, name()),
                   .state_count = state_.size(),
                   .updated = std::move(traced.updated)};
-  if (program.stages.parts.size() > 1) {
+  if (program.stages.stages.size() > 1) {
     logging::get("kestrel.jit")->info("'{}' runs on {} replicas in stages: {}", name(), n, program.stages.to_string());
-    if (const std::optional<std::string> dir = dump_directory()) {
-      dump_graph(traced.graph, *dir, name(), compile_count() + 1, "traced");  // collectives included
-    }
+  }
+  if (const std::optional<std::string> dir = dump_directory(); dir && program.stages.parts.size() > 1) {
+    // As traced, collectives included (each part's own dumps show the rewrites); a program of one
+    // part is dumped under this name by the cache.
+    dump_graph(as_traced, *dir, name(), compile_count() + 1, "traced");
   }
   std::vector<Graph> graphs;
   for (ReplicaStages::Part& part : program.stages.parts) graphs.push_back(std::move(part.graph));

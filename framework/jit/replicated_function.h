@@ -30,11 +30,14 @@
 // collectives (replica_stages.h): a stage's shared part once, then its replica part for every
 // replica on the strategy's threads (for_each_replica, kernels serial inside each), then the
 // stage's collectives, performed by the strategy's own all_reduce_sum and all_gather in replica
-// order (the eager step's merges, so both give the same bits), then the next stage. Each replica
-// runs on an executor and arena no other running replica holds, all reading the one shared copy of
-// the weights; 8 replicas on 2 threads cost one compile and two arenas. A variable's new value is
-// written into its old buffer when nothing else holds that buffer, so a steady step of one replica
-// allocates only its outputs.
+// order (the eager step's merges), then the next stage. Before the split, the whole step goes
+// through replica_step_pipeline (passes/pipeline.h): an embedding's gradient is all-gathered as
+// rows and scattered once instead of summed as a table, which adds the same values in another
+// order than the eager step's dense sum (equal within float rounding, the same bits run to run).
+// Each replica runs on an executor and arena no other running replica holds, all reading the one
+// shared copy of the weights; 8 replicas on 2 threads cost one compile and two arenas. A
+// variable's new value is written into its old buffer when nothing else holds that buffer, so a
+// steady step of one replica allocates only its outputs.
 //
 // Each replica gets its own device memory check: a program whose largest part does not fit one
 // core fails as it compiles. Build models and optimizers before the first call: a variable created

@@ -14,6 +14,8 @@
 // naming the op.
 #pragma once
 
+#include <memory>
+
 #include "framework/core/tensor.h"
 
 namespace kestrel::ops {
@@ -25,3 +27,16 @@ Tensor cross_replica_sum(const Tensor& x, int replicas);
 Tensor all_gather(const Tensor& x, int replicas);
 
 }  // namespace kestrel::ops
+
+namespace kestrel {
+
+class Primitive;
+
+namespace detail {
+
+/// The primitive ops::all_gather applies, for the jit's passes, which add graph nodes directly
+/// instead of tracing the op.
+std::shared_ptr<const Primitive> all_gather_primitive(int replicas);
+
+}  // namespace detail
+}  // namespace kestrel

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -62,3 +63,16 @@ Tensor expand_dims(const Tensor& x, int axis);
 Tensor squeeze(const Tensor& x, const std::vector<int>& axes = {});
 
 }  // namespace kestrel::ops
+
+namespace kestrel {
+
+class Primitive;
+
+namespace detail {
+
+/// The axis a scatter_add primitive adds along; nullopt for any other primitive (for the jit's
+/// passes, which see primitives rather than ops).
+std::optional<int> scatter_add_axis(const Primitive& primitive);
+
+}  // namespace detail
+}  // namespace kestrel

@@ -7,6 +7,7 @@
 #include "framework/jit/passes/constant_folding.h"
 #include "framework/jit/passes/dead_code_elimination.h"
 #include "framework/jit/passes/elementwise_fusion.h"
+#include "framework/jit/passes/sparse_cross_replica_sum.h"
 
 namespace kestrel::jit {
 
@@ -25,6 +26,13 @@ PassPipeline default_pipeline() {
   pipeline.add(std::make_unique<DeadCodeElimination>());
   // In-place updates need no pass: the memory plan writes an output aliased to a donated input
   // into that input's buffer (memory_plan.h), which outputs kept by position make possible.
+  return pipeline;
+}
+
+PassPipeline replica_step_pipeline(int replicas) {
+  PassPipeline pipeline;
+  pipeline.add(std::make_unique<SparseCrossReplicaSum>(replicas));
+  pipeline.add(std::make_unique<DeadCodeElimination>());
   return pipeline;
 }
 

@@ -15,6 +15,11 @@
 //   dce                       drop the scalar constants fusion turned into program constants
 // The memory plan runs on the result; it also places in-place updates (outputs aliased to donated
 // inputs). Every pass keeps the outputs in order and each output's alias (GraphRewriter::finish).
+//
+// A step of several replicas first goes whole through replica_step_pipeline(), which rewrites its
+// collectives, before split_at_collectives cuts it into parts that each take default_pipeline():
+//   sparse_cross_replica_sum  embedding gradients all-gathered as rows, not summed as tables
+//   dce                       drop the dense sums it replaced, which would still be performed
 #pragma once
 
 #include "framework/jit/pass.h"
@@ -27,5 +32,9 @@ void add_simplification_passes(PassPipeline& pipeline);
 /// The pipeline jit::Function compiles with: the simplification passes, then elementwise_fusion
 /// and dce.
 PassPipeline default_pipeline();
+
+/// The passes over a whole traced step of `replicas` replicas, before it is split at its
+/// collectives: sparse_cross_replica_sum, then dce.
+PassPipeline replica_step_pipeline(int replicas);
 
 }  // namespace kestrel::jit

@@ -132,4 +132,10 @@ Tensor all_gather(const Tensor& x, int replicas) {
 }
 
 }  // namespace ops
+
+std::shared_ptr<const Primitive> detail::all_gather_primitive(int replicas) {
+  check_replicas("all_gather", replicas);
+  return std::make_shared<const AllGather>(replicas);
+}
+
 }  // namespace kestrel

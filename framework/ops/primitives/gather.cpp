@@ -4,6 +4,7 @@
 // Both see params/output as [outer, n, inner] around the axis and indices as a flat list of K.
 // The kernels are framework/ops/kernels/cpu/gather.cpp.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -154,6 +155,7 @@ class ScatterAdd final : public PrimitiveOf<ScatterAdd, OpId::scatter_add> {
   }
 
   std::string params() const override { return "shape=" + shape_.to_string() + ", axis=" + std::to_string(axis_); }
+  int axis() const { return axis_; }
 
  private:
   Shape shape_;
@@ -188,3 +190,12 @@ Tensor scatter_add(const Tensor& indices, const Tensor& updates, const Shape& sh
 }
 
 }  // namespace kestrel::ops
+
+namespace kestrel::detail {
+
+std::optional<int> scatter_add_axis(const Primitive& primitive) {
+  const auto* scatter = dynamic_cast<const ops::ScatterAdd*>(&primitive);
+  return scatter != nullptr ? std::optional<int>(scatter->axis()) : std::nullopt;
+}
+
+}  // namespace kestrel::detail

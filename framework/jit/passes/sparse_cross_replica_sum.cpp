@@ -1,0 +1,113 @@
+#include "framework/jit/passes/sparse_cross_replica_sum.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framework/jit/rewriter.h"
+#include "framework/ops/collective.h"
+#include "framework/ops/shape_ops.h"
+
+namespace kestrel::jit {
+namespace {
+
+class Rewrite {
+ public:
+  Rewrite(const Graph& graph, int replicas)
+      : graph_(graph),
+        rewriter_(graph),
+        replicas_(replicas),
+        gather_(detail::all_gather_primitive(replicas)),
+        readers_(count_readers()) {}
+
+  bool run() {
+    for (ValueId id = 0; id < graph_.size(); ++id) {
+      if (!is_op(id, OpId::cross_replica_sum) || !rewrite_sum(id)) rewriter_.copy(id);
+    }
+    return changed_;
+  }
+
+  Graph finish() { return rewriter_.finish(); }
+
+ private:
+  static std::size_t at(ValueId v) { return static_cast<std::size_t>(v); }
+  const Node& node(ValueId id) const { return graph_.node(id); }
+  bool is_op(ValueId id, OpId op) const { return node(id).kind == NodeKind::op && node(id).primitive->id() == op; }
+
+  // Readers of each value: the ops reading it (once per operand) and the graph's outputs.
+  std::vector<int> count_readers() const {
+    std::vector<int> readers(at(graph_.size()), 0);
+    for (const Node& n : graph_.nodes()) {
+      for (ValueId in : n.inputs) ++readers[at(in)];
+    }
+    for (ValueId out : graph_.outputs()) ++readers[at(out)];
+    return readers;
+  }
+
+  // A scatter_add only `reader` reads, whose rows all_gather can join: along axis 0, indices of
+  // rank >= 1, and a replica's rows fewer elements than the table.
+  bool is_gatherable_scatter(ValueId id) const {
+    if (!is_op(id, OpId::scatter_add) || readers_[at(id)] != 1) return false;
+    const Node& scatter = node(id);
+    const TensorSpec& indices = node(scatter.inputs[0]).spec;
+    const TensorSpec& rows = node(scatter.inputs[1]).spec;
+    return detail::scatter_add_axis(*scatter.primitive) == 0 && indices.shape.rank() >= 1 &&
+           rows.shape.numel() < scatter.spec.shape.numel();
+  }
+
+  // The scatter_add of every replica's rows, from their all-gathers: the sum, for one replica's.
+  ValueId gathered_scatter(ValueId scatter_id, const std::string& scope) {
+    const Node& scatter = node(scatter_id);
+    std::vector<ValueId> gathered;
+    for (ValueId in : scatter.inputs) {
+      TensorSpec spec = node(in).spec;
+      spec.shape[0] *= replicas_;
+      gathered.push_back(rewriter_.add_op(gather_, {rewriter_.mapped(in)}, spec, scope));
+    }
+    return rewriter_.add_op(scatter.primitive, std::move(gathered), scatter.spec, scatter.name);
+  }
+
+  bool rewrite_sum(ValueId sum_id) {
+    const Node& sum = node(sum_id);
+    const ValueId summed = sum.inputs[0];
+    if (is_gatherable_scatter(summed)) {
+      rewriter_.bind(sum_id, gathered_scatter(summed, sum.name));
+      changed_ = true;
+      return true;
+    }
+    // dense + scatter (or scatter + dense) of one spec, read by this sum alone: a tied embedding.
+    if (!is_op(summed, OpId::add) || readers_[at(summed)] != 1) return false;
+    const Node& add = node(summed);
+    for (std::size_t side = 0; side < 2; ++side) {
+      const ValueId scatter = add.inputs[side];
+      const ValueId dense = add.inputs[1 - side];
+      if (!is_gatherable_scatter(scatter) || node(dense).spec != add.spec || node(scatter).spec != add.spec) continue;
+      std::vector<ValueId> operands(2);
+      operands[1 - side] = rewriter_.add_op(sum.primitive, {rewriter_.mapped(dense)}, add.spec, sum.name);
+      operands[side] = gathered_scatter(scatter, sum.name);
+      rewriter_.bind(sum_id, rewriter_.add_op(add.primitive, std::move(operands), add.spec, add.name));
+      changed_ = true;
+      return true;
+    }
+    return false;
+  }
+
+  const Graph& graph_;
+  GraphRewriter rewriter_;
+  int replicas_;
+  std::shared_ptr<const Primitive> gather_;
+  std::vector<int> readers_;
+  bool changed_ = false;
+};
+
+}  // namespace
+
+bool SparseCrossReplicaSum::run(Graph& graph) {
+  if (replicas_ <= 1) return false;
+  Rewrite rewrite(graph, replicas_);
+  if (!rewrite.run()) return false;
+  graph = rewrite.finish();
+  return true;
+}
+
+}  // namespace kestrel::jit
