@@ -120,7 +120,7 @@ class PaddedBatchNode final : public detail::UnaryNode {
   std::unique_ptr<Iterator> make_iterator() const override {
     return std::make_unique<GroupingIterator>(input_->make_iterator(), batch_size_, options_.drop_remainder,
                                               [this](const std::vector<Element>& group) {
-                                                return detail::pad_and_stack(group, pad_, "padded_batch", stats_);
+                                                return detail::pad_and_stack(group, pad_, "padded_batch", &stats_);
                                               });
   }
   std::shared_ptr<const DatasetNode> with_input(std::shared_ptr<const DatasetNode> input) const override {

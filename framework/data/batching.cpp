@@ -132,7 +132,7 @@ Element stack_elements(const std::vector<Element>& elements, const std::string& 
 }
 
 Element pad_and_stack(const std::vector<Element>& elements, const PadSpec& spec, const std::string& transform,
-                      PaddingStats& stats) {
+                      PaddingStats* stats) {
   check_compatible(elements, transform);
   auto check_key = [&](const std::string& key, const char* option) {
     if (!elements.front().contains(key)) {
@@ -183,7 +183,7 @@ Element pad_and_stack(const std::vector<Element>& elements, const PadSpec& spec,
     out.set(key,
             stack_value(values_of(elements, key), target, value == spec.padding_values.end() ? 0.0 : value->second));
   }
-  if (!probing()) stats.record(shape_signature(out), real, padded);
+  if (stats != nullptr && !probing()) stats->record(shape_signature(out), real, padded);
   return out;
 }
 

@@ -22,9 +22,10 @@ struct PadSpec {
 Element stack_elements(const std::vector<Element>& elements, const std::string& transform);
 
 /// Pads every value to the batch's longest (or padded_shapes), rounded up to pad_to_multiple_of, and
-/// stacks. Records the batch in stats.
+/// stacks. Records the batch in stats, counting every value padded, unless stats is null (a
+/// caller that measures its padding another way).
 Element pad_and_stack(const std::vector<Element>& elements, const PadSpec& spec, const std::string& transform,
-                      PaddingStats& stats);
+                      PaddingStats* stats);
 
 /// "input_ids:int64[32,64] labels:int64[32]": the batch's shapes, one compile each under jit_compile.
 std::string shape_signature(const Element& batch);

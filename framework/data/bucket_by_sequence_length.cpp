@@ -1,10 +1,14 @@
 // bucket_by_sequence_length: batches elements of similar length together, so short sequences are
 // not padded to the longest of the whole dataset.
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "framework/core/error.h"
 #include "framework/data/batching.h"
+#include "framework/data/bucket_boundaries.h"
 #include "framework/data/dataset_node.h"
+#include "framework/logging/logging.h"
 
 namespace kestrel::data {
 namespace {
@@ -88,7 +92,10 @@ class BucketNode final : public detail::UnaryNode {
     Element emit(std::size_t b) {
       std::vector<Element> group = std::move(pending_[b]);
       pending_[b].clear();
-      return detail::pad_and_stack(group, node_.pad_spec(b, group.front()), "bucket_by_sequence_length", node_.stats_);
+      Element batch =
+          detail::pad_and_stack(group, node_.pad_spec(b, group.front()), "bucket_by_sequence_length", nullptr);
+      node_.record(b, group, batch);
+      return batch;
     }
 
     const BucketNode& node_;
@@ -107,6 +114,24 @@ class BucketNode final : public detail::UnaryNode {
                        "filter() long elements out");
     }
     return b;
+  }
+
+  // The padding is measured in the sequences element_length measures, as collate measures it in
+  // tokens: their lengths are real, and each pads to the bucket's boundary - 1 or, without
+  // pad_to_bucket_boundary, to the group's longest rounded up to pad_to_multiple_of.
+  void record(std::size_t bucket, const std::vector<Element>& group, const Element& batch) const {
+    if (detail::probing()) return;
+    std::int64_t real = 0, longest = 0;
+    for (const Element& e : group) {
+      const std::int64_t length = length_(e);
+      real += length;
+      longest = std::max(longest, length);
+    }
+    const std::int64_t multiple = buckets_.options.pad_to_multiple_of;
+    const std::int64_t padded_length = buckets_.options.pad_to_bucket_boundary
+                                           ? buckets_.boundaries[bucket] - 1
+                                           : (longest + multiple - 1) / multiple * multiple;
+    stats_.record(detail::shape_signature(batch), real, padded_length * static_cast<std::int64_t>(group.size()));
   }
 
   // With pad_to_bucket_boundary, every rank-1+ value's first dimension pads to boundary - 1.
@@ -137,12 +162,60 @@ class BucketNode final : public detail::UnaryNode {
   mutable PaddingStats stats_;
 };
 
+// The boundaries for options.max_shapes, chosen from every element's length (one pass), logged
+// with the padding they leave.
+std::vector<std::int64_t> boundaries_from_data(const Dataset& dataset,
+                                               const std::function<std::int64_t(const Element&)>& element_length,
+                                               const BucketOptions& options) {
+  if (dataset.cardinality() == kInfiniteCardinality) {
+    throw ValueError(
+        "bucket_by_sequence_length: max_shapes chooses boundaries from every element's length, but the "
+        "dataset (" +
+        dataset.describe() + ") is infinite; bucket before repeat()");
+  }
+  std::vector<std::int64_t> lengths;
+  std::int64_t real = 0;
+  for (const Element& e : dataset) {
+    lengths.push_back(element_length(e));
+    real += lengths.back();
+  }
+  std::vector<std::int64_t> boundaries =
+      choose_bucket_boundaries(lengths, options.max_shapes, options.pad_to_multiple_of);
+  std::int64_t padded = 0;
+  for (std::int64_t length : lengths) padded += *std::upper_bound(boundaries.begin(), boundaries.end(), length) - 1;
+  std::string chosen;
+  for (std::int64_t b : boundaries) chosen += (chosen.empty() ? "" : ", ") + std::to_string(b - 1);
+  logging::get("kestrel.data")
+      ->info(
+          "bucket_by_sequence_length: {} sequences pad to [{}] ({} of at most {} shapes): {:.1f}% of the padded "
+          "tokens are real",
+          lengths.size(), chosen, boundaries.size(), options.max_shapes,
+          padded > 0 ? 100.0 * static_cast<double>(real) / static_cast<double>(padded) : 100.0);
+  return boundaries;
+}
+
 }  // namespace
 
 Dataset Dataset::bucket_by_sequence_length(std::function<std::int64_t(const Element&)> element_length,
                                            std::vector<std::int64_t> bucket_boundaries,
                                            std::vector<std::int64_t> bucket_batch_sizes, BucketOptions options) const {
   if (!element_length) throw ValueError("bucket_by_sequence_length: element_length is empty");
+  if (options.max_shapes < 0) {
+    throw ValueError("bucket_by_sequence_length: max_shapes must be >= 0 (0: the boundaries are given), got " +
+                     std::to_string(options.max_shapes));
+  }
+  if (options.max_shapes > 0) {
+    if (!bucket_boundaries.empty() || bucket_batch_sizes.size() != 1) {
+      throw ValueError(
+          "bucket_by_sequence_length: max_shapes chooses the boundaries, so give no bucket_boundaries "
+          "and one batch size for every bucket (" +
+          std::to_string(bucket_boundaries.size()) + " boundaries and " + std::to_string(bucket_batch_sizes.size()) +
+          " batch sizes given)");
+    }
+    bucket_boundaries = boundaries_from_data(*this, element_length, options);
+    bucket_batch_sizes.assign(bucket_boundaries.size() + 1, bucket_batch_sizes[0]);
+    options.pad_to_bucket_boundary = true;
+  }
   if (bucket_batch_sizes.size() != bucket_boundaries.size() + 1) {
     throw ValueError("bucket_by_sequence_length: " + std::to_string(bucket_boundaries.size()) + " boundaries make " +
                      std::to_string(bucket_boundaries.size() + 1) + " buckets, but bucket_batch_sizes has " +

@@ -68,6 +68,12 @@ struct BucketOptions {
   /// Round padded dimensions up to a multiple of this.
   std::int64_t pad_to_multiple_of = 1;
   bool drop_remainder = false;
+  /// A budget of compiled shapes, with no bucket_boundaries given: one pass over this (finite)
+  /// dataset reads every element's length, and the boundaries are the at most max_shapes padded
+  /// lengths, multiples of pad_to_multiple_of, that pad least (choose_bucket_boundaries,
+  /// bucket_boundaries.h). Every bucket then pads to its boundary and takes the one batch size
+  /// given. 0: the boundaries are given.
+  int max_shapes = 0;
 };
 
 struct ShuffleOptions {
@@ -133,7 +139,11 @@ class Dataset {
   /// rounded up to pad_to_multiple_of.
   Dataset padded_batch(std::int64_t batch_size, PaddedBatchOptions options = {}) const;
   /// Groups elements by length into buckets [.., b0), [b0, b1), ... [bn-1, ..), batching each with
-  /// its own batch size (bucket_batch_sizes has one more entry than bucket_boundaries).
+  /// its own batch size (bucket_batch_sizes has one more entry than bucket_boundaries). With
+  /// options.max_shapes, the boundaries are chosen from the data for that many shapes:
+  ///   ds.bucket_by_sequence_length(length, {}, {64}, {.pad_to_multiple_of = 8, .max_shapes = 4});
+  /// Its padding statistics count in the sequences element_length measures (tokens, as collate
+  /// counts them): their lengths are real, their padded lengths padded.
   Dataset bucket_by_sequence_length(std::function<std::int64_t(const Element&)> element_length,
                                     std::vector<std::int64_t> bucket_boundaries,
                                     std::vector<std::int64_t> bucket_batch_sizes, BucketOptions options = {}) const;

@@ -41,6 +41,10 @@ ReplicaMemory memory_per_replica(const Model& model, std::int64_t core_bytes) {
       .core = core_bytes};
 }
 
+double real_tokens_per_second(const RunReport& r) {
+  return r.fit_seconds > 0 ? static_cast<double>(r.padding.real_values) / r.fit_seconds : 0.0;
+}
+
 void print_report(const RunReport& r) {
   const ReplicaMemory& m = r.memory;
   std::printf(
@@ -59,6 +63,8 @@ void print_report(const RunReport& r) {
       "         padding efficiency   %.1f%% of the training batches' tokens are text; %lld distinct batch "
       "shape(s)\n",
       100.0 * r.padding.efficiency(), static_cast<long long>(r.padding.distinct_shapes));
+  std::printf("         real tokens          %.0f per second of fit: tokens of text trained, padding left out\n",
+              real_tokens_per_second(r));
   std::printf("         memory per replica   weights           %s\n", bytes(m.weights).c_str());
   std::printf("                              gradients         %s\n", bytes(m.gradients).c_str());
   std::printf("                              optimizer state   %s\n", bytes(m.optimizer_state).c_str());
@@ -95,6 +101,7 @@ void write_json(const std::string& path, const RunReport& r) {
   json["compile_seconds"] = r.jit.compile_seconds;
   json["distinct_batch_shapes"] = r.padding.distinct_shapes;
   json["padding_efficiency"] = r.padding.efficiency();
+  json["real_tokens_per_second"] = real_tokens_per_second(r);
   json["memory_per_replica_bytes"] = {{"weights", jit::total_bytes(r.memory.weights)},
                                       {"gradients", jit::total_bytes(r.memory.gradients)},
                                       {"optimizer_state", jit::total_bytes(r.memory.optimizer_state)},

@@ -49,11 +49,16 @@ struct RunReport {
   double fit_seconds = 0.0;
   JitStats fit_jit;             ///< what fit compiled (training and validation programs)
   JitStats jit;                 ///< everything compiled, after the test set's evaluation
-  data::PaddingReport padding;  ///< the training batches'
+  data::PaddingReport padding;  ///< the training batches' (training passes only)
   ReplicaMemory memory;
   Logs test_logs;
   double reloaded_accuracy = 0.0;  ///< set once the reloaded model is evaluated
 };
+
+/// The text's tokens trained per second of fit: the training batches' real tokens (the padding
+/// statistics count them, whether a collator or a bucketing pads) over fit's time, validation
+/// included.
+double real_tokens_per_second(const RunReport& report);
 
 /// The summary table on stdout.
 void print_report(const RunReport& report);

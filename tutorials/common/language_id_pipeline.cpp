@@ -33,9 +33,19 @@ text::DataCollatorWithPadding collator(const text::WordPieceTokenizer& tokenizer
 
 data::Dataset training_pipeline(const fortunes::Split& split, const text::WordPieceTokenizer& tokenizer,
                                 std::int64_t global_batch, std::int64_t max_length, std::int64_t pad_to_multiple_of,
-                                std::uint64_t seed) {
-  return tokenized(split, tokenizer, max_length, seed)
-      .collate(global_batch, collator(tokenizer, pad_to_multiple_of), {.drop_remainder = true})
+                                std::uint64_t seed, int max_shapes) {
+  const data::Dataset texts = tokenized(split, tokenizer, max_length, seed);
+  if (max_shapes == 0) {
+    return texts.collate(global_batch, collator(tokenizer, pad_to_multiple_of), {.drop_remainder = true}).prefetch(2);
+  }
+  const auto length = [](const data::Element& e) { return e.tensor("input_ids").shape()[0]; };
+  return texts
+      .bucket_by_sequence_length(
+          length, {}, {global_batch},
+          {.padding_values = {{"input_ids", static_cast<double>(tokenizer.pad_token_id())}, {"attention_mask", 0.0}},
+           .pad_to_multiple_of = pad_to_multiple_of,
+           .drop_remainder = true,
+           .max_shapes = max_shapes})
       .prefetch(2);
 }
 
@@ -48,10 +58,11 @@ data::Dataset evaluation_pipeline(const fortunes::Split& split, const text::Word
 
 Pipelines make_pipelines(const fortunes::LanguageId& data, const text::WordPieceTokenizer& tokenizer,
                          std::int64_t global_batch, std::int64_t max_length, std::int64_t pad_to_multiple_of,
-                         std::uint64_t seed) {
-  return {.train = training_pipeline(data.train, tokenizer, global_batch, max_length, pad_to_multiple_of, seed),
-          .validation = evaluation_pipeline(data.validation, tokenizer, global_batch, max_length, pad_to_multiple_of),
-          .test = evaluation_pipeline(data.test, tokenizer, global_batch, max_length, pad_to_multiple_of)};
+                         std::uint64_t seed, int max_shapes) {
+  return {
+      .train = training_pipeline(data.train, tokenizer, global_batch, max_length, pad_to_multiple_of, seed, max_shapes),
+      .validation = evaluation_pipeline(data.validation, tokenizer, global_batch, max_length, pad_to_multiple_of),
+      .test = evaluation_pipeline(data.test, tokenizer, global_batch, max_length, pad_to_multiple_of)};
 }
 
 std::int64_t steps_per_epoch(std::int64_t train_size, std::int64_t global_batch) {
@@ -59,6 +70,21 @@ std::int64_t steps_per_epoch(std::int64_t train_size, std::int64_t global_batch)
   if (steps == 0) {
     throw ValueError("the " + std::to_string(train_size) + " training texts do not fill one global batch of " +
                      std::to_string(global_batch) + "; use a smaller --batch-size or a larger --max-per-language");
+  }
+  return steps;
+}
+
+std::int64_t count_steps_per_epoch(const data::Dataset& train, std::int64_t global_batch) {
+  std::int64_t steps = 0;
+  for (const data::Element& batch : train) {
+    (void)batch;
+    ++steps;
+  }
+  train.reset_padding_stats();
+  if (steps == 0) {
+    throw ValueError("an epoch of the training texts gives no full global batch of " + std::to_string(global_batch) +
+                     " (each length bucket drops its last partial batch); use a smaller --batch-size, a larger "
+                     "--max-per-language or a smaller --max-shapes");
   }
   return steps;
 }

@@ -22,9 +22,15 @@ namespace fortunes = datasets::fortunes;
 // few texts of an epoch rather than make a short batch. The batch size is then part of the
 // pipeline's static shape, every step gives each core the same number of real texts, and as the
 // shuffle draws a new order every epoch, the texts left out are different ones each time.
+//
+// max_shapes = 0: each batch pads to its longest text, rounded up to pad_to_multiple_of. With a
+// budget of max_shapes lengths, texts of like length batch together instead
+// (bucket_by_sequence_length), each bucket padded to one length: the lengths, multiples of
+// pad_to_multiple_of, that pad the training texts least, chosen from one pass over them. Each
+// bucket leaves out its own last few texts.
 data::Dataset training_pipeline(const fortunes::Split& split, const text::WordPieceTokenizer& tokenizer,
                                 std::int64_t global_batch, std::int64_t max_length, std::int64_t pad_to_multiple_of,
-                                std::uint64_t seed);
+                                std::uint64_t seed, int max_shapes = 0);
 
 // Validation and test batches keep every text: a score must count each one. Their last batch is
 // short; fit and evaluate pad it to the global batch with rows masked out of the loss and the
@@ -39,17 +45,21 @@ data::Dataset evaluation_pipeline(const fortunes::Split& split, const text::Word
                                   std::int64_t global_batch, std::int64_t max_length, std::int64_t pad_to_multiple_of);
 
 /// The training, validation and test pipelines, at one global batch (rule 4), the training one
-/// shuffled by `seed`.
+/// shuffled by `seed` and, with max_shapes, bucketed by length.
 struct Pipelines {
   data::Dataset train, validation, test;
 };
 Pipelines make_pipelines(const fortunes::LanguageId& data, const text::WordPieceTokenizer& tokenizer,
                          std::int64_t global_batch, std::int64_t max_length, std::int64_t pad_to_multiple_of,
-                         std::uint64_t seed);
+                         std::uint64_t seed, int max_shapes = 0);
 
 /// Full global batches in an epoch of `train_size` texts (drop_remainder); throws ValueError,
 /// naming the flags to change, when there is not one.
 std::int64_t steps_per_epoch(std::int64_t train_size, std::int64_t global_batch);
+/// The batches one epoch of a training pipeline gives, counted by running through one (a bucketed
+/// pipeline's count depends on how many texts fall in each bucket). Its padding statistics are
+/// reset after, so they count training alone. Throws ValueError as steps_per_epoch when none.
+std::int64_t count_steps_per_epoch(const data::Dataset& train, std::int64_t global_batch);
 
 // Tutorial 03's BERT-tiny. The collator rounds lengths up to the multiple, so the position table
 // must reach max_length rounded up the same way.

@@ -149,6 +149,21 @@ TEST(BucketBySequenceLength, PadToBucketBoundaryGivesOneShapePerBucket) {
   EXPECT_TRUE(testing::contains(message, "beyond the last boundary 8")) << message;
 }
 
+TEST(BucketBySequenceLength, MeasuresPaddingInTheSequencesItBuckets) {
+  // Two keys of the measured length would count every token twice; the statistics count tokens.
+  Dataset ds = ragged({1, 2, 5, 6, 7})
+                   .map([](Element e) {
+                     e.set("mask", e.tensor("ids"));
+                     return e;
+                   })
+                   .bucket_by_sequence_length([](const Element& e) { return e.tensor("ids").shape()[0]; }, {4}, {2, 2},
+                                              {.pad_to_multiple_of = 4});
+  ds.to_vector();
+  const PaddingReport r = ds.padding_stats();
+  EXPECT_EQ(r.real_values, 1 + 2 + 5 + 6 + 7);
+  EXPECT_EQ(r.padded_values, 2 * 4 + 2 * 8 + 1 * 8);  // {1, 2} to 4, {5, 6} to 8, {7} to 8
+}
+
 TEST(BucketBySequenceLength, RejectsMismatchedBatchSizes) {
   std::string message = testing::error_message<ValueError>([] {
     ragged({1}).bucket_by_sequence_length([](const Element&) { return 1; }, {4, 8}, {2, 2});
