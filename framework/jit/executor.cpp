@@ -1,9 +1,11 @@
 #include "framework/jit/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "framework/core/error.h"
+#include "framework/jit/profile.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/kernels/cpu_kernels.h"
 
@@ -24,10 +26,12 @@ bool is_donated(const std::vector<bool>& donated, std::size_t input_index) {
 
 }  // namespace
 
-Executor::Executor(Graph graph, std::shared_ptr<Arena> arena)
+Executor::Executor(Graph graph, std::shared_ptr<Arena> arena, const std::string& name)
     : graph_(std::move(graph)),
+      name_(name),
       plan_(plan_memory(graph_)),
-      arena_(arena ? std::move(arena) : std::make_shared<Arena>()) {
+      arena_(arena ? std::move(arena) : std::make_shared<Arena>()),
+      profiler_(profiling() ? std::make_unique<ProgramProfiler>(name_, graph_) : nullptr) {
   const auto n = static_cast<std::size_t>(graph_.size());
   data_.assign(n, nullptr);
   owned_.resize(n);
@@ -78,6 +82,9 @@ Executor::Executor(Graph graph, std::shared_ptr<Arena> arena)
     }
   }
 }
+
+// Out of line, where ProgramProfiler is complete.
+Executor::~Executor() = default;
 
 std::byte* Executor::arena_at(std::int64_t offset) const { return arena_base_ ? arena_base_ + offset : nullptr; }
 
@@ -171,10 +178,16 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::
     if (node.kind != NodeKind::op) continue;
     if (node.primitive->is_view()) {
       data_[static_cast<std::size_t>(id)] = data_[static_cast<std::size_t>(node.inputs[0])];
+    } else if (profiler_) {
+      const auto start = std::chrono::steady_clock::now();
+      run_node(node, id);
+      profiler_->add(
+          id, std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
     } else {
       run_node(node, id);
     }
   }
+  if (profiler_) profiler_->finish_run();
   write_aliases(donated);
   return collect_outputs(inputs, donated);
 }

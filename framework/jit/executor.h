@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -38,11 +39,15 @@
 
 namespace kestrel::jit {
 
+class ProgramProfiler;
+
 class Executor {
  public:
   /// Plans the graph's memory; `arena` is shared with other programs that never run at the same
-  /// time (null: an arena of its own).
-  explicit Executor(Graph graph, std::shared_ptr<Arena> arena = nullptr);
+  /// time (null: an arena of its own). With jit::profiling() on as it is made, every run times
+  /// its kernels into the profile of the program called `name` (profile.h).
+  explicit Executor(Graph graph, std::shared_ptr<Arena> arena = nullptr, const std::string& name = "program");
+  ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
@@ -60,6 +65,8 @@ class Executor {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const std::vector<bool>& donated = {},
                           std::vector<Tensor>* reused = nullptr) const;
   const Graph& graph() const { return graph_; }
+  /// What logs and profiles call the program ("'train_step' #1 part 0 for x: float32[32,784], ...").
+  const std::string& name() const { return name_; }
   /// Where each value lives; its to_string() is the compile log's memory line.
   const MemoryPlan& memory_plan() const { return plan_; }
   /// The arena's size in bytes: the planned peak of intermediates.
@@ -79,6 +86,7 @@ class Executor {
   void bind_arena() const;
 
   Graph graph_;
+  std::string name_;
   MemoryPlan plan_;
   std::shared_ptr<Arena> arena_;
   std::vector<ValueId> output_roots_;           // values that get a fresh buffer each run (unless donated into)
@@ -99,6 +107,7 @@ class Executor {
   mutable std::vector<std::pair<const void*, std::size_t>> input_buffers_;  // donation check scratch
   mutable std::vector<TensorView> operands_;
   mutable std::vector<TensorView> wide_operands_;
+  std::unique_ptr<ProgramProfiler> profiler_;  // null unless profiling; its per-run times guarded by mutex_
 };
 
 }  // namespace kestrel::jit

@@ -1,20 +1,15 @@
 #include "framework/jit/pass.h"
 
 #include <cstdlib>
-#include <string>
-#include <string_view>
 
 #include "framework/core/error.h"
+#include "framework/core/switch_setting.h"
 #include "framework/logging/logging.h"
 
 namespace kestrel::jit {
 
 bool parse_jit_verify_setting(const char* setting) {
-  const std::string_view value = setting != nullptr ? setting : "";
-  if (value.empty() || value == "0") return false;
-  if (value == "1") return true;
-  throw ValueError("KESTREL_JIT_VERIFY='" + std::string(value) +
-                   "' is not a setting: use 1 to verify the jit's graph after every pass, or 0 (the default)");
+  return parse_switch_setting("KESTREL_JIT_VERIFY", setting, "verify the jit's graph after every pass");
 }
 
 bool verify_after_each_pass() {

@@ -63,7 +63,7 @@ std::vector<const Executor*> ProgramCache::get_parts(const std::string& signatur
   if (parts.empty()) {
     std::int64_t largest = 0;
     for (const auto& compiled : instances[0]) {
-      parts.push_back(std::make_unique<Executor>(compiled->graph(), arena(instance)));
+      parts.push_back(std::make_unique<Executor>(compiled->graph(), arena(instance), compiled->name()));
       largest = std::max(largest, parts.back()->planned_bytes());
     }
     // The instance's block now rather than at some later run: when a run first needs this
@@ -93,7 +93,9 @@ ProgramCache::Instances& ProgramCache::compile(const std::string& signature,
     if (dump_dir) dump_graph(graph, *dump_dir, function_name_, number, part + "traced");
     default_pipeline().run(graph);
     if (dump_dir) dump_graph(graph, *dump_dir, function_name_, number, part + "optimized");
-    parts.push_back(std::make_unique<Executor>(std::move(graph), arena(0)));
+    const std::string name = "'" + function_name_ + "' #" + std::to_string(number) +
+                             (graphs.size() == 1 ? "" : " part " + std::to_string(k)) + " for " + signature;
+    parts.push_back(std::make_unique<Executor>(std::move(graph), arena(0), name));
     optimized_ops += parts.back()->graph().num_ops();
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
