@@ -8,33 +8,11 @@
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/core/philox.h"
 #include "framework/core/thread_pool.h"
 
 namespace kestrel::random {
 namespace {
-
-constexpr std::uint32_t kMul0 = 0xD2511F53u;
-constexpr std::uint32_t kMul1 = 0xCD9E8D57u;
-constexpr std::uint32_t kWeyl0 = 0x9E3779B9u;
-constexpr std::uint32_t kWeyl1 = 0xBB67AE85u;
-
-void mulhilo(std::uint32_t a, std::uint32_t b, std::uint32_t& hi, std::uint32_t& lo) {
-  std::uint64_t p = static_cast<std::uint64_t>(a) * b;
-  hi = static_cast<std::uint32_t>(p >> 32);
-  lo = static_cast<std::uint32_t>(p);
-}
-
-std::array<std::uint32_t, 4> philox(std::array<std::uint32_t, 4> c, std::array<std::uint32_t, 2> k) {
-  for (int round = 0; round < 10; ++round) {
-    std::uint32_t hi0, lo0, hi1, lo1;
-    mulhilo(kMul0, c[0], hi0, lo0);
-    mulhilo(kMul1, c[2], hi1, lo1);
-    c = {hi1 ^ c[1] ^ k[0], lo1, hi0 ^ c[3] ^ k[1], lo0};
-    k[0] += kWeyl0;
-    k[1] += kWeyl1;
-  }
-  return c;
-}
 
 float to_unit_float(std::uint32_t bits) {
   // 24 random mantissa bits give every float in [0, 1) with spacing 2^-24.
@@ -110,9 +88,9 @@ Key Key::fold_in(std::uint64_t data) const {
 }
 
 std::array<std::uint32_t, 4> Key::bits(std::uint64_t counter_hi, std::uint64_t counter_lo) const {
-  return philox({static_cast<std::uint32_t>(counter_lo), static_cast<std::uint32_t>(counter_lo >> 32),
-                 static_cast<std::uint32_t>(counter_hi), static_cast<std::uint32_t>(counter_hi >> 32)},
-                key_);
+  return philox::block({static_cast<std::uint32_t>(counter_lo), static_cast<std::uint32_t>(counter_lo >> 32),
+                        static_cast<std::uint32_t>(counter_hi), static_cast<std::uint32_t>(counter_hi >> 32)},
+                       key_);
 }
 
 // One Philox call yields four words: element i takes word i % 4 of counter i / 4.

@@ -80,6 +80,10 @@ inline constexpr std::int64_t kSoftmaxColumns = 256;
   X(scatter_add, void,                                                                                             \
     (std::span<const std::int64_t> indices, const TensorView& updates, const TensorView& out, std::int64_t outer,  \
      std::int64_t n, std::int64_t inner))                                                                          \
+  /* dropout of float32 x [n] with a random::Key (as_uint64): y[i] = x[i] * scale where the top 24 */              \
+  /* bits of uniform_at's Philox word reach threshold (ceil(rate * 2^24)), else 0 */                               \
+  X(dropout, void,                                                                                                 \
+    (const float* x, float* y, std::int64_t n, std::uint64_t key, std::uint32_t threshold, float scale))           \
   /* out = in in out's dtype, element by element (same numel): to bfloat16 rounds to nearest even */               \
   /* through float32, to bool tests != 0 */                                                                        \
   X(convert, void, (const TensorView& in, const TensorView& out))                                                  \

@@ -4,15 +4,15 @@
 // (key, i): the same at any thread count, and recomputable for the backward pass from the key
 // alone. The key is an input tensor, not a parameter, so a compiled step takes a new key each
 // step without recompiling.
-#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <sstream>
 #include <string>
 
 #include "framework/core/error.h"
 #include "framework/core/random.h"
-#include "framework/core/thread_pool.h"
 #include "framework/ops/dispatch.h"
+#include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/nn.h"
 #include "framework/ops/primitive.h"
 
@@ -20,7 +20,6 @@ namespace kestrel {
 namespace {
 
 constexpr const char* kName = "dropout";
-constexpr std::int64_t kGrainElements = 1 << 13;  // Philox per element: smaller chunks than copies
 
 void check_key(const char* op, const TensorSpec& key) {
   if (key.dtype != DType::int64) {
@@ -56,23 +55,12 @@ class Dropout final : public PrimitiveOf<Dropout, OpId::dropout> {
   TensorSpec infer(std::span<const TensorSpec> inputs) const override { return check_inputs(inputs[0], inputs[1]); }
 
   void eval_cpu(std::span<const TensorView> inputs, const TensorView& output) const override {
-    const float* x = inputs[0].as<float>();
-    float* y = output.as<float>();
-    const random::Key key(std::bit_cast<std::uint64_t>(*inputs[1].as<std::int64_t>()));
-    const double rate = rate_;
-    const auto scale = static_cast<float>(1.0 / (1.0 - rate_));
-    parallel_for(inputs[0].numel(), kGrainElements, [&](std::int64_t begin, std::int64_t end) {
-      constexpr std::int64_t kBlock = 256;
-      float draws[kBlock];
-      for (std::int64_t b = begin; b < end; b += kBlock) {
-        const std::int64_t n = std::min(kBlock, end - b);
-        random::uniform_fill(key, static_cast<std::uint64_t>(b), std::span<float>(draws, static_cast<std::size_t>(n)));
-        for (std::int64_t k = 0; k < n; ++k) {
-          const bool keep = static_cast<double>(draws[k]) >= rate;
-          y[b + k] = keep ? x[b + k] * scale : 0.0f;
-        }
-      }
-    });
+    // uniform_at(key, i) is (24 bits) * 2^-24, so uniform_at >= rate exactly when those bits reach
+    // ceil(rate * 2^24) (a product exact in double).
+    const auto threshold = static_cast<std::uint32_t>(std::ceil(rate_ * 16777216.0));
+    kernels::cpu().dropout(inputs[0].as<float>(), output.as<float>(), inputs[0].numel(),
+                           std::bit_cast<std::uint64_t>(*inputs[1].as<std::int64_t>()), threshold,
+                           static_cast<float>(1.0 / (1.0 - rate_)));
   }
 
   // Linear in x with a fixed mask: the gradient is the same dropout (same key) of the cotangent.

@@ -12,18 +12,11 @@
 #include <vector>
 
 #include "framework/core/error.h"
+#include "tests/support/cpu_levels.h"
 #include "tests/support/error_message.h"
 
 namespace kestrel::testing {
 namespace {
-
-std::vector<CpuCapability> runnable_levels() {
-  std::vector<CpuCapability> levels;
-  for (CpuCapability level : {CpuCapability::baseline, CpuCapability::avx2, CpuCapability::avx512}) {
-    if (level <= detected_cpu_capability()) levels.push_back(level);
-  }
-  return levels;
-}
 
 std::vector<float> random_floats(std::size_t n) {
   std::mt19937 gen(7);
@@ -38,7 +31,7 @@ TEST(CpuKernels, ChosenTableIsTheCapabilitysOne) {
 }
 
 TEST(CpuKernels, LevelsHaveTheirOwnKernels) {
-  const auto levels = runnable_levels();
+  const auto levels = runnable_cpu_levels();
   for (std::size_t i = 1; i < levels.size(); ++i) {
     EXPECT_NE(kernels::cpu_kernels_at(levels[i]).softmax, kernels::cpu_kernels_at(levels[i - 1]).softmax);
   }
@@ -55,7 +48,7 @@ TEST(CpuKernels, LevelAboveTheCpuIsAnError) {
 TEST(CpuKernels, SoftmaxAgreesAtEveryLevel) {
   const Shape shape{5, 37, 19};
   const std::vector<float> x = random_floats(static_cast<std::size_t>(shape.numel()));
-  for (CpuCapability level : runnable_levels()) {
+  for (CpuCapability level : runnable_cpu_levels()) {
     for (int axis : {1, 2}) {
       for (bool log : {false, true}) {
         std::vector<float> y(x.size());
@@ -102,7 +95,7 @@ TEST(CpuKernels, ElementwiseStepsAgreeAtEveryLevel) {
     for (const auto* args : {&full, &mixed, &selects}) {
       if ((args == &selects) != (opcode == ElementwiseOpcode::select)) continue;
       const std::vector<float> want = run(CpuCapability::baseline, opcode, *args);
-      for (CpuCapability level : runnable_levels()) {
+      for (CpuCapability level : runnable_cpu_levels()) {
         const std::vector<float> got = run(level, opcode, *args);
         for (std::int64_t i = 0; i < kN; ++i) {
           if (exact) {
@@ -140,7 +133,7 @@ TEST(CpuKernels, ConversionsAgreeAtEveryLevel) {
     for (std::uint32_t u : special) x.push_back(std::bit_cast<float>(u));
   }
   const Shape shape{static_cast<std::int64_t>(x.size())};
-  for (CpuCapability level : runnable_levels()) {
+  for (CpuCapability level : runnable_cpu_levels()) {
     const kernels::CpuKernels& k = kernels::cpu_kernels_at(level);
     std::vector<bfloat16> narrow(x.size());
     k.convert(TensorView{x.data(), shape, DType::float32}, TensorView{narrow.data(), shape, DType::bfloat16});

@@ -15,6 +15,7 @@
 #include "framework/core/tensor.h"
 #include "framework/ops/elementwise_opcode.h"
 #include "framework/ops/kernels/cpu_kernels.h"
+#include "tests/support/cpu_levels.h"
 #include "tests/support/thread_count_guard.h"
 
 namespace kestrel::kernels {
@@ -94,19 +95,11 @@ void expect_same_bits(const CpuKernels& k, ElementwiseOpcode opcode, const std::
       << opcode_name(opcode) << " on " << inputs[0].shape().to_string();
 }
 
-std::vector<CpuCapability> levels() {
-  std::vector<CpuCapability> out;
-  for (const CpuCapability level : {CpuCapability::baseline, CpuCapability::avx2, CpuCapability::avx512}) {
-    if (level <= detected_cpu_capability()) out.push_back(level);
-  }
-  return out;
-}
-
 TEST(ElementwiseBf16, TheBitsOfWideningComputingAndRoundingAtEveryLevel) {
   // Two threads split the long tensor; 100003 elements end in a partial block and packet.
   ThreadCountGuard guard(2);
   const Shape flat = {100003}, rows = {37, 129}, row = {129}, column = {37, 1}, scalar = {};
-  for (const CpuCapability level : levels()) {
+  for (const CpuCapability level : kestrel::testing::runnable_cpu_levels()) {
     SCOPED_TRACE(std::string("level ") + std::string(to_string(level)));
     const CpuKernels& k = cpu_kernels_at(level);
     for (const ElementwiseOpcode opcode : kComputingOpcodes) {

@@ -1,0 +1,21 @@
+// The CPU levels of Kestrel's kernels this machine can run, for tests that check every one.
+//
+//   for (const CpuCapability level : testing::runnable_cpu_levels()) cpu_kernels_at(level)...
+#pragma once
+
+#include <vector>
+
+#include "framework/core/cpu_capability.h"
+
+namespace kestrel::testing {
+
+/// baseline, then avx2 and avx512 where the CPU has them.
+inline std::vector<CpuCapability> runnable_cpu_levels() {
+  std::vector<CpuCapability> levels;
+  for (const CpuCapability level : {CpuCapability::baseline, CpuCapability::avx2, CpuCapability::avx512}) {
+    if (level <= detected_cpu_capability()) levels.push_back(level);
+  }
+  return levels;
+}
+
+}  // namespace kestrel::testing
