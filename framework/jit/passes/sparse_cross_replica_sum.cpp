@@ -44,8 +44,8 @@ class Rewrite {
     return readers;
   }
 
-  // A scatter_add only `reader` reads, whose rows all_gather can join: along axis 0, indices of
-  // rank >= 1, and a replica's rows fewer elements than the table.
+  // A scatter_add read once (by the sum, or by the add the sum reads), whose rows all_gather can
+  // join: along axis 0, with indices of rank >= 1, and a replica's rows fewer elements than the table.
   bool is_gatherable_scatter(ValueId id) const {
     if (!is_op(id, OpId::scatter_add) || readers_[at(id)] != 1) return false;
     const Node& scatter = node(id);
@@ -55,7 +55,8 @@ class Rewrite {
            rows.shape.numel() < scatter.spec.shape.numel();
   }
 
-  // The scatter_add of every replica's rows, from their all-gathers: the sum, for one replica's.
+  // One scatter_add of every replica's indices and rows, all-gathered: the sum over the replicas
+  // of the scatter_add each made of its own.
   ValueId gathered_scatter(ValueId scatter_id, const std::string& scope) {
     const Node& scatter = node(scatter_id);
     std::vector<ValueId> gathered;
