@@ -77,6 +77,8 @@ class Reduce final : public PrimitiveOf<Reduce<kReduction>, kReduction == Reduct
   void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
     kernels::cpu().reduce(in[0], out, axes_, kReduction);
   }
+  // The kernel reads bfloat16 as float32 and rounds the result once, as widening would.
+  bool handles_bfloat16() const override { return true; }
 
   std::vector<Tensor> vjp(const VjpArgs& v) const override {
     if (!v.wanted[0]) return {Tensor()};

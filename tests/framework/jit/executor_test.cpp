@@ -151,9 +151,11 @@ TEST(ArenaExecutor, OutputsOutliveTheNextRun) {
 }
 
 TEST(ArenaExecutor, BfloatOpsWidenIntoPlannedScratch) {
-  Fn fn = [](const std::vector<Tensor>& in) {
+  // Dropout has a float32 kernel only, so its bfloat16 input and output widen.
+  const Tensor key = random::key_tensor(random::Key(1));
+  Fn fn = [&](const std::vector<Tensor>& in) {
     Tensor h = ops::exp(ops::tanh(in[0]) * in[1]);
-    return std::vector<Tensor>{ops::cast(ops::sum(h), DType::float32), ops::softmax(h)};
+    return std::vector<Tensor>{ops::cast(ops::sum(ops::dropout(h, 0.5, key)), DType::float32), ops::softmax(h)};
   };
   std::vector<Tensor> in{ops::cast(random::normal({32, 100}, random::Key(8)), DType::bfloat16),
                          ops::cast(random::normal({100}, random::Key(9)), DType::bfloat16)};

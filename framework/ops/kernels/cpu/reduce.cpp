@@ -1,4 +1,5 @@
 // Sum and max over axes, for every CPU level (the ops are framework/ops/primitives/reduce.cpp).
+// bfloat16 is summed in float32 as it is read, so no widened copy of the input is made.
 #include "framework/ops/kernels/cpu/level.h"
 
 #include <Eigen/Core>
@@ -6,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "framework/core/thread_pool.h"
@@ -19,15 +21,25 @@ T identity(Reduction r) {
   return std::numeric_limits<T>::lowest();
 }
 
-/// Reduces the middle axis of a [outer, length, inner] view into [outer, inner].
-template <class T>
-void reduce_middle(const T* in, T* out, std::int64_t outer, std::int64_t length, std::int64_t inner, Reduction r) {
+/// Reduces the middle axis of a [outer, length, inner] view into [outer, inner]. In is the input's
+/// element type: T itself, or bfloat16 read as the float32 it widens to (exactly), so the sums are
+/// those of the widened tensor, in the same order.
+template <class In, class T>
+void reduce_middle(const In* in, T* out, std::int64_t outer, std::int64_t length, std::int64_t inner, Reduction r) {
   const std::int64_t grain = std::max<std::int64_t>(1, (1 << 15) / std::max<std::int64_t>(1, length * inner));
   if (inner == 1) {
     // Row reductions: Eigen's vectorized partial sums keep float error low over long rows.
     parallel_for(outer, grain, [&](std::int64_t lo, std::int64_t hi) {
+      std::vector<T> widened(std::is_same_v<In, T> ? 0 : static_cast<std::size_t>(length));
       for (std::int64_t o = lo; o < hi; ++o) {
-        Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> row(in + o * length, length);
+        const T* values;
+        if constexpr (std::is_same_v<In, T>) {
+          values = in + o * length;
+        } else {
+          widen_bfloat16(in + o * length, length, widened.data());
+          values = widened.data();
+        }
+        Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> row(values, length);
         out[o] = length == 0 ? identity<T>(r) : (r == Reduction::sum ? row.sum() : row.maxCoeff());
       }
     });
@@ -39,11 +51,11 @@ void reduce_middle(const T* in, T* out, std::int64_t outer, std::int64_t length,
       T* acc = out + o * inner;
       std::fill(acc, acc + inner, identity<T>(r));
       for (std::int64_t l = 0; l < length; ++l) {
-        const T* row = in + (o * length + l) * inner;
+        const In* row = in + (o * length + l) * inner;
         if (r == Reduction::sum) {
-          for (std::int64_t i = 0; i < inner; ++i) acc[i] += row[i];
+          for (std::int64_t i = 0; i < inner; ++i) acc[i] += static_cast<T>(row[i]);
         } else {
-          for (std::int64_t i = 0; i < inner; ++i) acc[i] = std::max(acc[i], row[i]);
+          for (std::int64_t i = 0; i < inner; ++i) acc[i] = std::max(acc[i], static_cast<T>(row[i]));
         }
       }
     }
@@ -51,17 +63,17 @@ void reduce_middle(const T* in, T* out, std::int64_t outer, std::int64_t length,
 }
 
 /// Reduces the given axes of `in` into `out`, one contiguous run of reduced axes at a time,
-/// innermost first, through temporaries.
-template <class T>
+/// innermost first, through temporaries of T. In is the input's element type (see reduce_middle);
+/// a bfloat16 output is the float32 result rounded once, at the end.
+template <class In, class T>
 void reduce_axes(const TensorView& in, const TensorView& out, const std::vector<int>& axes, Reduction r) {
   std::vector<std::int64_t> dims = in.shape.to_vector();
   std::vector<bool> reduced(dims.size(), false);
   for (int a : axes) reduced[static_cast<std::size_t>(a)] = true;
 
   std::vector<T> scratch_a, scratch_b;
-  const T* src = in.as<T>();
+  const T* src = nullptr;  // the last run's result; null while the input has not been read
   int d = static_cast<int>(dims.size()) - 1;
-  bool wrote_output = false;
   while (d >= 0) {
     if (!reduced[static_cast<std::size_t>(d)]) {
       --d;
@@ -77,21 +89,26 @@ void reduce_axes(const TensorView& in, const TensorView& out, const std::vector<
     bool last_run = true;
     for (int i = 0; i < start; ++i) last_run &= !reduced[static_cast<std::size_t>(i)];
     T* dst;
-    if (last_run) {
+    if (last_run && out.dtype != DType::bfloat16) {
       dst = out.as<T>();
-      wrote_output = true;
     } else {
       std::vector<T>& buf = (src == scratch_a.data()) ? scratch_b : scratch_a;
       buf.resize(static_cast<std::size_t>(outer * inner));
       dst = buf.data();
     }
-    reduce_middle<T>(src, dst, outer, length, inner, r);
+    if (src == nullptr) {
+      reduce_middle<In, T>(in.as<In>(), dst, outer, length, inner, r);
+    } else {
+      reduce_middle<T, T>(src, dst, outer, length, inner, r);
+    }
     src = dst;
     for (int i = start; i <= end; ++i) dims[static_cast<std::size_t>(i)] = 1;
   }
-  if (!wrote_output) {
+  if (src == nullptr) {
     // No axes to reduce: the output is the input.
-    std::copy(in.as<T>(), in.as<T>() + in.numel(), out.as<T>());
+    std::copy(in.as<In>(), in.as<In>() + in.numel(), out.as<In>());
+  } else if constexpr (std::is_same_v<T, float>) {
+    if (out.dtype == DType::bfloat16) round_to_bfloat16(src, out.numel(), out.as<bfloat16>());
   }
 }
 
@@ -100,11 +117,11 @@ void reduce_axes(const TensorView& in, const TensorView& out, const std::vector<
 void reduce(const TensorView& in, const TensorView& out, std::span<const int> axes, Reduction r) {
   const std::vector<int> sorted(axes.begin(), axes.end());
   switch (in.dtype) {
-    case DType::float32: return reduce_axes<float>(in, out, sorted, r);
-    case DType::int32: return reduce_axes<std::int32_t>(in, out, sorted, r);
-    case DType::int64: return reduce_axes<std::int64_t>(in, out, sorted, r);
-    case DType::bfloat16:  // widened by the dispatcher
-    case DType::bool_:     // rejected by the op's shape rule
+    case DType::float32: return reduce_axes<float, float>(in, out, sorted, r);
+    case DType::bfloat16: return reduce_axes<bfloat16, float>(in, out, sorted, r);
+    case DType::int32: return reduce_axes<std::int32_t, std::int32_t>(in, out, sorted, r);
+    case DType::int64: return reduce_axes<std::int64_t, std::int64_t>(in, out, sorted, r);
+    case DType::bool_:  // rejected by the op's shape rule
       return;
   }
 }
