@@ -4,12 +4,13 @@
 //
 //   KESTREL_PROFILE=1 ./build/tutorials/05_tpu_strategy/tpu_strategy
 //   // KESTREL_PROFILE: kernel time per run of each compiled program
-//   // 'train_step' #3 part 0 for x.input_ids: int64[8,64], ...: 1548 runs, 11.52 ms a run
-//   //   op kind                 calls   ms/run   share
-//   //   matmul                     38    6.914   60.0%
+//   // 'train_step' #1 part 0 for ..., x.input_ids: int64[8,20], y: int64[8]: 696 runs, 3.314 ms a run
+//   //   op kind                                calls    ms/run     share
+//   //   matmul                                    54     1.933     58.3%
+//   //   dropout                                   16     0.860     26.0%
 //   //   ...
-//   //   matmul [batch] m x n x k            calls   ms/run   GFLOP/s
-//   //   512 x 128 x 128                        12    0.912     176.6
+//   //   matmul [batch] m x n x k               calls    ms/run   GFLOP/s
+//   //   160 x 512 x 128                            4     0.406     206.8
 //
 //   jit::set_profiling(true);             // the same from code (KESTREL_PROFILE sets the default)
 //   std::string text = jit::profile_report();
