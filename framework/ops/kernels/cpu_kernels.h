@@ -64,7 +64,7 @@ inline constexpr std::int64_t kSoftmaxColumns = 256;
     (const float* x, const float* gamma, const float* dy, float* dx, std::int64_t rows, std::int64_t d,            \
      float epsilon))                                                                                               \
   /* sum or max of float32, bfloat16, int32 or int64 `in` over sorted, distinct axes into `out` (bfloat16 */       \
-  /* summed in float32 as it is read, and rounded once at the end) */                                              \
+  /* summed in float32 as it is read, into a float32 out or a bfloat16 one rounded once at the end) */             \
   X(reduce, void, (const TensorView& in, const TensorView& out, std::span<const int> axes, Reduction r))           \
   /* 2-D pooling over NHWC float32 images and its gradients (framework/ops/pool.h's ops) */                        \
   X(max_pool2d, void, (const PoolGeometry& g, const float* x, float* y))                                           \

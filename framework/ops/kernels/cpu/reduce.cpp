@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "framework/core/thread_pool.h"
+#include "framework/ops/kernels/aligned_buffer.h"
 
 namespace kestrel::kernels::KESTREL_CPU_LEVEL {
 namespace {
@@ -30,14 +31,19 @@ void reduce_middle(const In* in, T* out, std::int64_t outer, std::int64_t length
   if (inner == 1) {
     // Row reductions: Eigen's vectorized partial sums keep float error low over long rows.
     parallel_for(outer, grain, [&](std::int64_t lo, std::int64_t hi) {
-      std::vector<T> widened(std::is_same_v<In, T> ? 0 : static_cast<std::size_t>(length));
+      // Eigen's sum starts its vector packets at the first aligned element, so the order of its
+      // adds depends on where a row lies. A widened row goes where it would lie in the input
+      // widened whole into an aligned buffer: at (o * length) mod 16 floats past a 64-byte line.
+      AlignedBuffer<T> widened;
+      constexpr std::int64_t kLine = static_cast<std::int64_t>(AlignedBuffer<T>::kAlignment / sizeof(T));
       for (std::int64_t o = lo; o < hi; ++o) {
         const T* values;
         if constexpr (std::is_same_v<In, T>) {
           values = in + o * length;
         } else {
-          widen_bfloat16(in + o * length, length, widened.data());
-          values = widened.data();
+          T* row = widened.get(static_cast<std::size_t>(length + kLine)) + (o * length) % kLine;
+          widen_bfloat16(in + o * length, length, row);
+          values = row;
         }
         Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> row(values, length);
         out[o] = length == 0 ? identity<T>(r) : (r == Reduction::sum ? row.sum() : row.maxCoeff());
@@ -105,7 +111,10 @@ void reduce_axes(const TensorView& in, const TensorView& out, const std::vector<
     for (int i = start; i <= end; ++i) dims[static_cast<std::size_t>(i)] = 1;
   }
   if (src == nullptr) {
-    // No axes to reduce: the output is the input.
+    // No axes to reduce: the output is the input (widened, into a float32 output of bfloat16).
+    if constexpr (!std::is_same_v<In, T>) {
+      if (out.dtype != in.dtype) return widen_bfloat16(in.as<In>(), in.numel(), out.as<T>());
+    }
     std::copy(in.as<In>(), in.as<In>() + in.numel(), out.as<In>());
   } else if constexpr (std::is_same_v<T, float>) {
     if (out.dtype == DType::bfloat16) round_to_bfloat16(src, out.numel(), out.as<bfloat16>());

@@ -20,7 +20,8 @@ TEST(DropoutKernel, KeepsExactlyWhereUniformAtReachesTheRateAtEveryLevel) {
   const random::Key key(0x0123456789abcdefull);
   for (const CpuCapability level : testing::runnable_cpu_levels()) {
     for (const double rate : {0.1, 0.5, 0.9}) {
-      for (const std::int64_t n : {std::int64_t{1}, std::int64_t{63}, std::int64_t{65}, std::int64_t{20001}}) {
+      for (const std::int64_t n :
+           {std::int64_t{1}, std::int64_t{63}, std::int64_t{65}, std::int64_t{20001}, std::int64_t{20002}}) {
         SCOPED_TRACE("level " + std::to_string(static_cast<int>(level)) + ", rate " + std::to_string(rate) + ", n " +
                      std::to_string(n));
         std::vector<float> x(static_cast<std::size_t>(n));

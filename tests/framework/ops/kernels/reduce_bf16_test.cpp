@@ -1,9 +1,10 @@
 // kernels::CpuKernels::reduce on bfloat16 against widening the input whole, the float32 reduction
-// and rounding once (what the executor did before the kernel read bfloat16): the same bits, for
-// sum and max, over the last axis (rows), a middle axis (columns), several runs of axes and none,
+// and rounding once (what the executor did before the kernel read bfloat16): the same bits, before
+// rounding (a float32 output) and after, for sum and max, over the last axis (rows), a middle axis (columns), several runs of axes and none,
 // at every CPU level the machine has.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -17,11 +18,13 @@
 namespace kestrel::kernels {
 namespace {
 
+// Magnitudes spread over 2^-20 to 2^20, so that float32 sums round and the order of adds shows.
 Tensor random_bf16(const Shape& shape, unsigned seed) {
   std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-20, 20);
   std::vector<float> values(static_cast<std::size_t>(shape.numel()));
-  for (float& v : values) v = normal(rng);
+  for (float& v : values) v = std::ldexp(normal(rng), exponent(rng));
   Tensor out = Tensor::empty(shape, DType::bfloat16);
   cpu().convert(Tensor::from_vector<float>(values, shape).view(), out.view());
   return out;
@@ -55,6 +58,10 @@ TEST(ReduceBf16, TheBitsOfWideningReducingAndRoundingAtEveryLevel) {
         const Tensor got = Tensor::empty(out_shape, DType::bfloat16);
         k.reduce(x.view(), got.view(), axes, r);
         EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), got.nbytes()), 0);
+        // Before rounding, where a different order of adds would show: the float32 sums.
+        const Tensor got_wide = Tensor::empty(out_shape, DType::float32);
+        k.reduce(x.view(), got_wide.view(), axes, r);
+        EXPECT_EQ(std::memcmp(got_wide.raw_data(), wide_out.raw_data(), got_wide.nbytes()), 0);
       }
     }
   }
