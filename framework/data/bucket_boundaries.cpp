@@ -50,8 +50,7 @@ std::vector<std::int64_t> choose_bucket_boundaries(std::span<const std::int64_t>
   for (int j = 0; j < distinct; ++j) cost[0][j] = padded[j] * below[j + 1];
   for (int k = 1; k < shapes; ++k) {
     for (int j = k; j < distinct; ++j) {
-      for (int i = k - 1; i < j; ++i) {
-        if (cost[k - 1][i] == kNone) continue;
+      for (int i = k - 1; i < j; ++i) {  // cost[k - 1][i] is set for every i >= k - 1
         const std::int64_t total = cost[k - 1][i] + padded[j] * (below[j + 1] - below[i + 1]);
         if (total < cost[k][j]) {
           cost[k][j] = total;
@@ -60,14 +59,10 @@ std::vector<std::int64_t> choose_bucket_boundaries(std::span<const std::int64_t>
       }
     }
   }
-  // The longest padded length is always chosen; more lengths never pad more, but take the fewest
-  // that reach the least padding.
-  int best = 0;
-  for (int k = 1; k < shapes; ++k) {
-    if (cost[k][distinct - 1] < cost[best][distinct - 1]) best = k;
-  }
+  // The longest padded length is always chosen, and all `shapes` lengths are: every distinct
+  // padded length holds some sequence, so one more length chosen below the next always pads less.
   std::vector<std::int64_t> boundaries;
-  for (int k = best, j = distinct - 1; k >= 0; j = from[k][j], --k) boundaries.push_back(padded[j] + 1);
+  for (int k = shapes - 1, j = distinct - 1; k >= 0; j = from[k][j], --k) boundaries.push_back(padded[j] + 1);
   std::reverse(boundaries.begin(), boundaries.end());
   return boundaries;
 }

@@ -76,10 +76,7 @@ std::int64_t steps_per_epoch(std::int64_t train_size, std::int64_t global_batch)
 
 std::int64_t count_steps_per_epoch(const data::Dataset& train, std::int64_t global_batch) {
   std::int64_t steps = 0;
-  for (const data::Element& batch : train) {
-    (void)batch;
-    ++steps;
-  }
+  for ([[maybe_unused]] const data::Element& batch : train) ++steps;
   train.reset_padding_stats();
   if (steps == 0) {
     throw ValueError("an epoch of the training texts gives no full global batch of " + std::to_string(global_batch) +
