@@ -1,7 +1,7 @@
 // scale_loss_for_distribution: a replica's loss as its share of the global batch's (Keras's
 // keras.losses.scale_loss_for_distribution).
 //
-//   Tensor compute_loss(const Batch& batch, const Tensor& y_pred) override {
+//   Tensor compute_loss(const Batch& batch, const Outputs& y_pred) override {
 //     Tensor aux = ops::mean(ops::square(y_pred));                 // a mean over this replica's rows
 //     return Model::compute_loss(batch, y_pred) + losses::scale_loss_for_distribution(aux * 0.01);
 //   }

@@ -8,7 +8,7 @@
 #include "framework/ops/shape_ops.h"
 
 namespace kestrel::detail {
-ArrayBatches::ArrayBatches(Inputs x, Tensor y, Tensor sample_weight, std::int64_t batch_size)
+ArrayBatches::ArrayBatches(Inputs x, Outputs y, Tensor sample_weight, std::int64_t batch_size)
     : x_(std::move(x)), y_(std::move(y)), sample_weight_(std::move(sample_weight)), batch_size_(batch_size) {
   if (batch_size_ < 1) throw ValueError("batch_size must be >= 1, got " + std::to_string(batch_size_));
   num_samples_ = x_.batch_size();
@@ -18,7 +18,11 @@ ArrayBatches::ArrayBatches(Inputs x, Tensor y, Tensor sample_weight, std::int64_
                        std::to_string(num_samples_) + " samples; both need the same leading dim");
     }
   };
-  check(y_, "y");
+  if (y_.is_named()) {
+    for (const auto& [name, t] : y_.named()) check(t, ("y['" + name + "']").c_str());
+  } else {
+    check(y_.tensor(), "y");
+  }
   check(sample_weight_, "sample_weight");
 }
 
@@ -27,11 +31,10 @@ std::int64_t ArrayBatches::num_batches() const { return (num_samples_ + batch_si
 Batch ArrayBatches::batch(std::int64_t b) const {
   const std::int64_t begin = b * batch_size_;
   const std::int64_t end = std::min(begin + batch_size_, num_samples_);
-  if (order_.empty())
-    return {x_.rows(begin, end), ops::slice_rows(y_, begin, end), ops::slice_rows(sample_weight_, begin, end)};
+  if (order_.empty()) return {x_.rows(begin, end), y_.rows(begin, end), ops::slice_rows(sample_weight_, begin, end)};
   std::vector<std::int64_t> picked(order_.begin() + begin, order_.begin() + end);
   Tensor indices = Tensor::from_vector(picked, {end - begin});
-  return {x_.take(indices), y_.defined() ? ops::gather(y_, indices) : Tensor(),
+  return {x_.take(indices), y_.take(indices),
           sample_weight_.defined() ? ops::gather(sample_weight_, indices) : Tensor()};
 }
 
@@ -55,10 +58,10 @@ ArrayBatches ArrayBatches::split_tail(double fraction) {
     throw ValueError("validation_split " + std::to_string(fraction) + " of " + std::to_string(num_samples_) +
                      " samples leaves one side empty");
   }
-  ArrayBatches tail(x_.rows(kept, num_samples_), ops::slice_rows(y_, kept, num_samples_),
+  ArrayBatches tail(x_.rows(kept, num_samples_), y_.rows(kept, num_samples_),
                     ops::slice_rows(sample_weight_, kept, num_samples_), batch_size_);
   x_ = x_.rows(0, kept);
-  y_ = ops::slice_rows(y_, 0, kept);
+  y_ = y_.rows(0, kept);
   sample_weight_ = ops::slice_rows(sample_weight_, 0, kept);
   num_samples_ = kept;
   order_.clear();

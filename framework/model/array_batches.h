@@ -17,7 +17,7 @@ namespace kestrel::detail {
 class ArrayBatches {
  public:
   /// x, y and sample_weight must agree on the number of samples (ShapeError naming both otherwise).
-  ArrayBatches(Inputs x, Tensor y, Tensor sample_weight, std::int64_t batch_size);
+  ArrayBatches(Inputs x, Outputs y, Tensor sample_weight, std::int64_t batch_size);
 
   std::int64_t num_samples() const { return num_samples_; }
   std::int64_t num_batches() const;
@@ -30,7 +30,7 @@ class ArrayBatches {
 
  private:
   Inputs x_;
-  Tensor y_;
+  Outputs y_;
   Tensor sample_weight_;
   std::int64_t batch_size_;
   std::int64_t num_samples_;

@@ -1,7 +1,7 @@
 // Batch: one batch as the train, test and predict steps see it.
 //
 //   void train_step(const Batch& batch) override {
-//     Tensor y_pred = (*this)(batch.x, /*training=*/true);
+//     Outputs y_pred = outputs_of(batch.x, /*training=*/true);
 //     Tensor loss = compute_loss(batch, y_pred);
 //     ...
 //   }
@@ -14,7 +14,7 @@ namespace kestrel {
 
 struct Batch {
   Inputs x;
-  Tensor y;              ///< undefined for predict
+  Outputs y;             ///< undefined for predict; named by output for a model of several
   Tensor sample_weight;  ///< [rows]; undefined when every sample weighs 1
   /// float32 [rows]: 1 for real samples, 0 for rows that pad a final partial batch up to the
   /// compiled batch size under jit_compile (so it neither compiles again nor drops samples).

@@ -7,6 +7,7 @@
 namespace kestrel::detail {
 namespace {
 constexpr const char* kNamedInputPrefix = "x.";
+constexpr const char* kNamedTargetPrefix = "y.";
 constexpr std::string_view kStepPrefix = "step";
 }  // namespace
 
@@ -17,7 +18,11 @@ jit::Args args_of(const Batch& batch) {
   } else {
     args.emplace("x", batch.x.tensor());
   }
-  if (batch.y.defined()) args.emplace("y", batch.y);
+  if (batch.y.is_named()) {
+    for (const auto& [name, t] : batch.y.named()) args.emplace(kNamedTargetPrefix + name, t);
+  } else if (batch.y.defined()) {
+    args.emplace("y", batch.y.tensor());
+  }
   if (batch.sample_weight.defined()) args.emplace("sample_weight", batch.sample_weight);
   if (batch.row_mask.defined()) args.emplace("row_mask", batch.row_mask);
   return args;
@@ -25,14 +30,16 @@ jit::Args args_of(const Batch& batch) {
 
 Batch batch_of(const jit::Args& args) {
   Batch batch;
-  std::map<std::string, Tensor> named;
+  std::map<std::string, Tensor> named, targets;
   for (const auto& [name, t] : args) {
     if (name == "x") {
       batch.x = Inputs(t);
     } else if (name.starts_with(kNamedInputPrefix)) {
       named.emplace(name.substr(std::string(kNamedInputPrefix).size()), t);
     } else if (name == "y") {
-      batch.y = t;
+      batch.y = Outputs(t);
+    } else if (name.starts_with(kNamedTargetPrefix)) {
+      targets.emplace(name.substr(std::string(kNamedTargetPrefix).size()), t);
     } else if (name == "sample_weight") {
       batch.sample_weight = t;
     } else if (name == "row_mask") {
@@ -40,6 +47,7 @@ Batch batch_of(const jit::Args& args) {
     }
   }
   if (!named.empty()) batch.x = Inputs(std::move(named));
+  if (!targets.empty()) batch.y = Outputs(std::move(targets));
   return batch;
 }
 

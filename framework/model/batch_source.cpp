@@ -38,8 +38,8 @@ class DatasetSource final : public BatchSource {
  public:
   /// `per_worker`: its batches are this worker's parts of the global batches (BatchSource::per_worker).
   DatasetSource(data::Dataset dataset, std::int64_t steps, const char* method, const char* steps_option,
-                bool per_worker = false)
-      : dataset_(std::move(dataset)), per_worker_(per_worker) {
+                std::vector<std::string> output_names, bool per_worker = false)
+      : dataset_(std::move(dataset)), output_names_(std::move(output_names)), per_worker_(per_worker) {
     const std::int64_t n = dataset_.cardinality();
     if (n == data::kInfiniteCardinality && steps <= 0) {
       throw ValueError(std::string(method) + ": the dataset (" + dataset_.describe() + ") repeats forever; pass " +
@@ -68,7 +68,7 @@ class DatasetSource final : public BatchSource {
       return std::nullopt;
     }
     ++taken_;
-    return batch_from_element(*element);
+    return batch_from_element(*element, output_names_);
   }
   bool ran_out() const override { return exhausted_; }
   bool per_worker() const override { return per_worker_; }
@@ -80,6 +80,7 @@ class DatasetSource final : public BatchSource {
 
  private:
   data::Dataset dataset_;
+  std::vector<std::string> output_names_;
   bool per_worker_;
   bool read_on_ = false;
   bool exhausted_ = false;
@@ -104,20 +105,22 @@ std::unique_ptr<BatchSource> array_source(ArrayBatches batches, std::optional<ra
 }
 
 std::unique_ptr<BatchSource> dataset_source(const data::Dataset& dataset, std::int64_t steps, const char* method,
-                                            const char* steps_option, const distribute::Distribution* distribution) {
+                                            const char* steps_option, const distribute::Distribution* distribution,
+                                            const std::vector<std::string>& output_names) {
   if (distribution == nullptr || distribution->num_workers() == 1) {
-    return std::make_unique<DatasetSource>(dataset, steps, method, steps_option);
+    return std::make_unique<DatasetSource>(dataset, steps, method, steps_option, output_names);
   }
   const data::ShardedDataset sharded =
       data::auto_shard(dataset, distribution->num_workers(), distribution->worker_index());
-  auto own = std::make_unique<DatasetSource>(sharded.dataset, steps, method, steps_option);
+  auto own = std::make_unique<DatasetSource>(sharded.dataset, steps, method, steps_option, output_names);
   if (!sharded.per_worker()) return own;
   return worker_batches(std::move(own), *distribution, method);
 }
 
 std::unique_ptr<BatchSource> distributed_source(const distribute::DistributedDataset& dataset, std::int64_t steps,
                                                 const char* method, const char* steps_option,
-                                                const distribute::Distribution& distribution) {
+                                                const distribute::Distribution& distribution,
+                                                const std::vector<std::string>& output_names) {
   if (dataset.num_replicas() != distribution.num_local_replicas()) {
     throw ValueError(std::string(method) + ": the distributed dataset feeds " + std::to_string(dataset.num_replicas()) +
                      " replicas, but the model's strategy (" + distribution.name() + ") runs " +
@@ -127,17 +130,19 @@ std::unique_ptr<BatchSource> distributed_source(const distribute::DistributedDat
   // Over several workers each step is this worker's part. The distributed dataset's own iterator
   // already ends every worker's pass at the same step (a worker whose data has ended brings
   // empty parts, padded and masked here), so no second agreement is needed.
-  return std::make_unique<DatasetSource>(dataset.worker_batches(), steps, method, steps_option,
+  return std::make_unique<DatasetSource>(dataset.worker_batches(), steps, method, steps_option, output_names,
                                          /*per_worker=*/distribution.num_workers() > 1);
 }
 
-Batch batch_from_element(const data::Element& element) {
+Batch batch_from_element(const data::Element& element, const std::vector<std::string>& output_names) {
   Batch batch;
-  std::map<std::string, Tensor> inputs;
+  std::map<std::string, Tensor> inputs, targets;
   static constexpr std::array<const char*, 3> kLabelKeys = {"labels", "label", "y"};
   for (const auto& [key, value] : element.values()) {
     const bool is_label = std::find(kLabelKeys.begin(), kLabelKeys.end(), key) != kLabelKeys.end();
-    if (is_label) {
+    if (std::find(output_names.begin(), output_names.end(), key) != output_names.end()) {
+      targets[key] = tensor_for_model(element, key);
+    } else if (is_label) {
       if (batch.y.defined()) {
         throw ValueError("the batch has more than one label key (" + element.keys_string() +
                          "); keep one of labels, label, y");
@@ -151,6 +156,14 @@ Batch batch_from_element(const data::Element& element) {
   }
   if (inputs.empty()) {
     throw ValueError("the batch " + element.keys_string() + " has no inputs besides labels and sample weights");
+  }
+  if (!targets.empty()) {
+    if (batch.y.defined()) {
+      throw ValueError("the batch " + element.keys_string() +
+                       " has both a label key and keys named after the model's outputs; a model of several outputs "
+                       "takes its targets under its output names only");
+    }
+    batch.y = Outputs(std::move(targets));
   }
   if (inputs.size() == 1 && inputs.count("x") != 0) {
     batch.x = Inputs(inputs.at("x"));

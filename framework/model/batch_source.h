@@ -42,7 +42,8 @@ std::unique_ptr<BatchSource> array_source(ArrayBatches batches, std::optional<ra
 
 /// A dataset whose elements are whole batches. Keys "labels" (or "label", "y") are the targets,
 /// "sample_weight" the sample weights, and the rest the inputs: "x" alone is a single tensor,
-/// other keys are passed by name. `steps` batches make an epoch (0: one pass). An infinite
+/// other keys are passed by name. For a model of several outputs (`output_names`), the keys
+/// named after its outputs are their targets. `steps` batches make an epoch (0: one pass). An infinite
 /// dataset needs steps and, like any dataset whose epochs are not whole passes, is read on across
 /// epochs. `method` and `steps_option` name the caller and its option in errors.
 ///
@@ -51,7 +52,8 @@ std::unique_ptr<BatchSource> array_source(ArrayBatches batches, std::optional<ra
 /// reads its own part of them, in step with the others (worker_batches.h).
 std::unique_ptr<BatchSource> dataset_source(const data::Dataset& dataset, std::int64_t steps, const char* method,
                                             const char* steps_option,
-                                            const distribute::Distribution* distribution = nullptr);
+                                            const distribute::Distribution* distribution = nullptr,
+                                            const std::vector<std::string>& output_names = {});
 
 /// A dataset distributed already (DistributedDataset::worker_batches: each step this worker's
 /// part of the global batch, the pass ending at the same step on every worker of
@@ -59,9 +61,10 @@ std::unique_ptr<BatchSource> dataset_source(const data::Dataset& dataset, std::i
 /// replicas than `distribution` runs here.
 std::unique_ptr<BatchSource> distributed_source(const distribute::DistributedDataset& dataset, std::int64_t steps,
                                                 const char* method, const char* steps_option,
-                                                const distribute::Distribution& distribution);
+                                                const distribute::Distribution& distribution,
+                                                const std::vector<std::string>& output_names = {});
 
 /// Splits a batch element by the key convention above.
-Batch batch_from_element(const data::Element& element);
+Batch batch_from_element(const data::Element& element, const std::vector<std::string>& output_names = {});
 
 }  // namespace kestrel::detail

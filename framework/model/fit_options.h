@@ -15,7 +15,7 @@ namespace kestrel {
 
 struct ValidationData {
   Inputs x;
-  Tensor y;
+  Outputs y;
   Tensor sample_weight;
 };
 

@@ -10,11 +10,18 @@
 //                             "keras_history": ["input_layer", 0, 0]}}], "kwargs": {}}]}],
 //    "input_layers": ["input_layer", 0, 0], "output_layers": ["dense", 0, 0]}
 //
-// Keras 2 configs (inside .h5 model files) list a call's inputs as [[layer, node, tensor, kwargs]],
-// and are read too.
+// Inputs and outputs are written in the form the model was given them: one reference, a list
+// ("output_layers": [["digit", 0, 0], ["size", 0, 0]]), or a dict by key ("output_layers":
+// {"digit": ["digit_head", 0, 0], "size": ["size_head", 0, 0]}).
+//
+// Keras 2 configs (inside .h5 model files) list a call's inputs as [[layer, node, tensor, kwargs]]
+// and a single output as a list of one, and are read too.
 #include <deque>
 #include <map>
+#include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "framework/core/error.h"
 #include "framework/layers/input_layer.h"
@@ -136,6 +143,62 @@ CallInputs call_inputs(const Config& node, const std::string& what) {
   return out;
 }
 
+// input_layers or output_layers as Keras's map_structure writes them: one [layer, node, tensor]
+// reference, a list of them, or a dict of them by key.
+Config references_config(const FunctionalGraph& graph, FunctionalGraph::Form form, const std::vector<Tensor>& tensors,
+                         const std::vector<std::string>& keys) {
+  switch (form) {
+    case FunctionalGraph::Form::one: return history_of(graph, tensors.front());
+    case FunctionalGraph::Form::list: {
+      Config list = Config::array();
+      for (const Tensor& tensor : tensors) list.push_back(history_of(graph, tensor));
+      return list;
+    }
+    case FunctionalGraph::Form::named: break;
+  }
+  Config named = Config::object();
+  for (std::size_t i = 0; i < tensors.size(); ++i) named[keys[i]] = history_of(graph, tensors[i]);
+  return named;
+}
+
+// A config's input_layers or output_layers, read back: its references, their keys when it is a
+// dict, and its form (a list of one is one tensor, as Keras 2 writes a single output).
+struct References {
+  FunctionalGraph::Form form = FunctionalGraph::Form::one;
+  std::vector<Config> references;
+  std::vector<std::string> keys;
+};
+
+bool is_reference(const Config& value) { return value.is_array() && !value.empty() && value[0].is_string(); }
+
+References references_from_config(const Config& value, const std::string& key, const std::string& what) {
+  References out;
+  const auto add = [&](const Config& reference) {
+    if (!is_reference(reference)) {
+      throw ValueError(what + ": its " + key + " hold " + reference.dump() +
+                       "; Kestrel reads [layer, node index, tensor index] references, one, in a list or in a dict");
+    }
+    out.references.push_back(reference);
+  };
+  if (is_reference(value)) {
+    add(value);
+  } else if (value.is_object()) {
+    out.form = FunctionalGraph::Form::named;
+    for (const auto& [name, reference] : value.items()) {
+      out.keys.push_back(name);
+      add(reference);
+    }
+  } else if (value.is_array()) {
+    for (const Config& reference : value) add(reference);
+    out.form = out.references.size() == 1 ? FunctionalGraph::Form::one : FunctionalGraph::Form::list;
+  }
+  if (out.references.empty()) {
+    throw ValueError(what + ": its " + key + " is " + value.dump() +
+                     "; Keras writes [layer, node index, tensor index], or a list or dict of them");
+  }
+  return out;
+}
+
 }  // namespace
 
 Config Model::get_config() const {
@@ -152,25 +215,11 @@ Config Model::get_config() const {
     object["inbound_nodes"] = std::move(inbound);
     layer_configs.push_back(std::move(object));
   }
-  Config inputs;
-  switch (graph.input_form()) {
-    case FunctionalGraph::InputForm::one: inputs = history_of(graph, graph.inputs().front()); break;
-    case FunctionalGraph::InputForm::list:
-      inputs = Config::array();
-      for (const Tensor& input : graph.inputs()) inputs.push_back(history_of(graph, input));
-      break;
-    case FunctionalGraph::InputForm::named:
-      inputs = Config::object();
-      for (std::size_t i = 0; i < graph.inputs().size(); ++i) {
-        inputs[graph.keys()[i]] = history_of(graph, graph.inputs()[i]);
-      }
-      break;
-  }
   return {{"name", name()},
           {"trainable", trainable()},
           {"layers", std::move(layer_configs)},
-          {"input_layers", std::move(inputs)},
-          {"output_layers", history_of(graph, graph.output())}};
+          {"input_layers", references_config(graph, graph.input_form(), graph.inputs(), graph.keys())},
+          {"output_layers", references_config(graph, graph.output_form(), graph.outputs(), graph.output_names())}};
 }
 
 std::unique_ptr<Model> Model::from_config(const Config& config) {
@@ -247,40 +296,55 @@ std::unique_ptr<Model> Model::from_config(const Config& config) {
                      "not hold");
   }
 
-  const auto tensor_at = [&](const Config& history) {
-    const auto source = source_of_history(history, what);
+  // The Keras tensor a reference names; the error says whether the config lacks the layer or
+  // only that call of it.
+  const auto tensor_at = [&](const Config& reference, const std::string& key) {
+    const auto source = source_of_history(reference, what);
     const auto found = made.find(source);
-    if (found == made.end()) {
-      throw ValueError(what + ": its inputs or outputs name " + history.dump() +
-                       ", which no layer of the config makes");
+    if (found != made.end()) return found->second;
+    std::string layer_names;
+    int calls = 0;
+    for (const auto& [made_source, tensor] : made) {
+      if (made_source.first == source.first) ++calls;
     }
-    return found->second;
+    for (const Config& object : layer_configs) {
+      const std::string layer_name = object.contains("name") ? object.at("name").get<std::string>()
+                                                             : object.at("config").value("name", std::string());
+      layer_names += (layer_names.empty() ? "'" : ", '") + layer_name + "'";
+    }
+    if (calls > 0) {
+      throw ValueError(what + ": its " + key + " name " + reference.dump() + ", but the calls of layer '" +
+                       source.first + "' in the config are nodes 0 to " + std::to_string(calls - 1));
+    }
+    throw ValueError(what + ": its " + key + " name layer '" + source.first +
+                     "', which the config does not hold; its layers are " + layer_names);
   };
-  const Config& input_layers = serialization::required<Config>(config, "input_layers", what);
-  const Config& output_layers = serialization::required<Config>(config, "output_layers", what);
-  // One output, possibly wrapped in a list of one as Keras 2 writes it.
-  Config output = output_layers;
-  if (output_layers.is_array() && !output_layers.empty() && output_layers[0].is_array()) {
-    if (output_layers.size() != 1) {
-      throw ValueError(what + ": the config names " + std::to_string(output_layers.size()) +
-                       " outputs, and Kestrel's models have one; make one model per output");
-    }
-    output = output_layers[0];
-  }
-  const std::string name = serialization::optional<std::string>(config, "name", "", what);
-  std::unique_ptr<Model> model;
-  if (input_layers.is_object()) {
+  const auto tensors_of = [&](const References& refs, const std::string& key) {
+    std::vector<Tensor> tensors;
+    for (const Config& reference : refs.references) tensors.push_back(tensor_at(reference, key));
+    return tensors;
+  };
+  // A dict's tensors by key, or the one tensor.
+  const auto structure_of = [](const References& refs, const std::vector<Tensor>& tensors) {
+    if (refs.form != FunctionalGraph::Form::named) return Inputs(tensors.front());
     std::map<std::string, Tensor> named;
-    for (const auto& [key, history] : input_layers.items()) named.emplace(key, tensor_at(history));
-    model = std::make_unique<Model>(Inputs(std::move(named)), tensor_at(output), name);
-  } else if (input_layers.is_array() && !input_layers.empty() && input_layers[0].is_array()) {
-    std::vector<Tensor> inputs;
-    for (const Config& history : input_layers) inputs.push_back(tensor_at(history));
-    model = inputs.size() == 1 ? std::make_unique<Model>(inputs.front(), tensor_at(output), name)
-                               : std::make_unique<Model>(inputs, tensor_at(output), name);
-  } else {
-    model = std::make_unique<Model>(tensor_at(input_layers), tensor_at(output), name);
-  }
+    for (std::size_t i = 0; i < tensors.size(); ++i) named.emplace(refs.keys[i], tensors[i]);
+    return Inputs(std::move(named));
+  };
+  const References inputs =
+      references_from_config(serialization::required<Config>(config, "input_layers", what), "input_layers", what);
+  const References outputs =
+      references_from_config(serialization::required<Config>(config, "output_layers", what), "output_layers", what);
+  const std::vector<Tensor> input_tensors = tensors_of(inputs, "input_layers");
+  const std::vector<Tensor> output_tensors = tensors_of(outputs, "output_layers");
+  const std::string name = serialization::optional<std::string>(config, "name", "", what);
+  // The Model constructor for the forms the model was made with: a list, or one tensor or a dict.
+  const auto make = [&](const auto& model_inputs) {
+    if (outputs.form == FunctionalGraph::Form::list) return std::make_unique<Model>(model_inputs, output_tensors, name);
+    return std::make_unique<Model>(model_inputs, structure_of(outputs, output_tensors), name);
+  };
+  std::unique_ptr<Model> model =
+      inputs.form == FunctionalGraph::Form::list ? make(input_tensors) : make(structure_of(inputs, input_tensors));
   model->layers_from_config_ = std::move(layers);
   model->set_trainable(serialization::optional<bool>(config, "trainable", true, what));
   return model;

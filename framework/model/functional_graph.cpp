@@ -1,6 +1,7 @@
 #include "framework/model/functional_graph.h"
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 #include <utility>
 
@@ -18,11 +19,12 @@ const layers::InputLayer* as_input_layer(const functional::Node& node) {
 
 }  // namespace
 
-FunctionalGraph::FunctionalGraph(std::vector<Tensor> inputs, std::vector<std::string> keys, Tensor output,
-                                 std::string error_prefix)
+FunctionalGraph::FunctionalGraph(std::vector<Tensor> inputs, std::vector<std::string> keys, std::vector<Tensor> outputs,
+                                 std::vector<std::string> output_keys, std::string error_prefix)
     : inputs_(std::move(inputs)),
       keys_(std::move(keys)),
-      output_(std::move(output)),
+      outputs_(std::move(outputs)),
+      output_names_(std::move(output_keys)),
       error_prefix_(std::move(error_prefix)) {
   if (inputs_.empty()) throw ValueError(error_prefix_ + "a Functional model needs at least one Input");
   if (!keys_.empty() && keys_.size() != inputs_.size()) {
@@ -41,22 +43,53 @@ FunctionalGraph::FunctionalGraph(std::vector<Tensor> inputs, std::vector<std::st
       }
     }
   }
-  input_form_ = !keys_.empty() ? InputForm::named : inputs_.size() > 1 ? InputForm::list : InputForm::one;
+  input_form_ = !keys_.empty() ? Form::named : inputs_.size() > 1 ? Form::list : Form::one;
   // With several unkeyed inputs, the data is named by the Inputs' own names.
   if (keys_.empty() && inputs_.size() > 1) {
     for (const Tensor& input : inputs_) keys_.push_back(functional::history(input)->layer->name());
   }
+  name_outputs();
   std::vector<const void*> visiting;
-  add_steps_to(output_, visiting);
+  for (const Tensor& output : outputs_) add_steps_to(output, visiting);
   for (const Tensor& input : inputs_) {
-    const bool used = input.is_same(output_) || std::any_of(steps_.begin(), steps_.end(), [&](const Step& s) {
+    const bool is_output =
+        std::any_of(outputs_.begin(), outputs_.end(), [&](const Tensor& t) { return t.is_same(input); });
+    const bool used = is_output || std::any_of(steps_.begin(), steps_.end(), [&](const Step& s) {
                         return std::any_of(s.node->inputs.begin(), s.node->inputs.end(),
                                            [&](const Tensor& t) { return t.is_same(input); });
                       });
     if (!used) {
       const Layer& layer = *functional::history(input)->layer;
       throw ValueError(error_prefix_ + "input '" + layer.name() + "' (" + layer.class_name() +
-                       ") does not reach the output; remove it from the inputs, or use it");
+                       ") does not reach the outputs; remove it from the inputs, or use it");
+    }
+  }
+}
+
+void FunctionalGraph::name_outputs() {
+  if (outputs_.empty()) throw ValueError(error_prefix_ + "a Functional model needs at least one output");
+  if (!output_names_.empty() && output_names_.size() != outputs_.size()) {
+    throw ValueError(error_prefix_ + "got " + std::to_string(output_names_.size()) + " keys for " +
+                     std::to_string(outputs_.size()) + " outputs");
+  }
+  output_form_ = !output_names_.empty() ? Form::named : outputs_.size() > 1 ? Form::list : Form::one;
+  if (output_names_.empty()) {
+    for (const Tensor& output : outputs_) {
+      if (!functional::is_keras_tensor(output)) {
+        throw ValueError(error_prefix_ + "its outputs must be Keras tensors (made by layers called on Input())");
+      }
+      output_names_.push_back(functional::history(output)->layer->name());
+    }
+  }
+  // Outputs are told apart by name: in the data a model of several outputs trains toward, in its
+  // losses and metrics, and in what predict returns.
+  for (std::size_t i = 0; i < output_names_.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (output_names_[i] == output_names_[j]) {
+        throw ValueError(error_prefix_ + "two of its outputs are named '" + output_names_[i] +
+                         "' (one layer's output listed twice, or a layer called twice); give each output its "
+                         "own layer, or pass the outputs named: Model(inputs, {{\"a\", a}, {\"b\", b}})");
+      }
     }
   }
 }
@@ -108,7 +141,7 @@ Tensor FunctionalGraph::input_data(const Inputs& data, std::size_t i) const {
   return x;
 }
 
-Tensor FunctionalGraph::run(const Inputs& data, bool training) const {
+Outputs FunctionalGraph::run(const Inputs& data, bool training) const {
   std::unordered_map<const void*, Tensor> values;
   for (std::size_t i = 0; i < inputs_.size(); ++i) values[inputs_[i].id()] = input_data(data, i);
   std::vector<Tensor> args;
@@ -117,7 +150,10 @@ Tensor FunctionalGraph::run(const Inputs& data, bool training) const {
     for (const Tensor& input : step.node->inputs) args.push_back(values.at(input.id()));
     values[step.output.id()] = step.node->call(args, training);
   }
-  return values.at(output_.id());
+  if (output_form_ == Form::one) return Outputs(values.at(outputs_.front().id()));
+  std::map<std::string, Tensor> named;
+  for (std::size_t i = 0; i < outputs_.size(); ++i) named.emplace(output_names_[i], values.at(outputs_[i].id()));
+  return Outputs(std::move(named));
 }
 
 std::vector<Layer*> FunctionalGraph::layers() const {

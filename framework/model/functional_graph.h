@@ -1,13 +1,15 @@
-// FunctionalGraph: the layer calls a Functional model replays, from its Inputs to its output.
+// FunctionalGraph: the layer calls a Functional model replays, from its Inputs to its outputs.
 //
 //   Tensor x = Input({784}, {.name = "pixels"});
 //   Tensor y = layers::Dense(10)(layers::Dense(64, {.activation = "relu"})(x));
-//   FunctionalGraph graph({x}, {}, y, "model 'functional': ");
-//   Tensor out = graph.run(Inputs(batch), /*training=*/false);
+//   FunctionalGraph graph({x}, {}, {y}, {}, "model 'functional': ");
+//   Outputs out = graph.run(Inputs(batch), /*training=*/false);   // one tensor
 //
-// Built by walking the Keras tensors' records (layers/keras_tensor.h) back from the output, it
+// Built by walking the Keras tensors' records (layers/keras_tensor.h) back from the outputs, it
 // holds the calls in an order where each comes after the calls it reads, and checks that the
-// output is reached from the inputs alone and that every input is used.
+// outputs are reached from the inputs alone and that every input is used. A graph of several
+// outputs gives them named: by the keys it was given (Keras's dict of outputs), else by the
+// layers that make them (Keras's output_names for a list).
 #pragma once
 
 #include <memory>
@@ -23,11 +25,13 @@ class FunctionalGraph {
  public:
   /// inputs are Input() tensors. With keys (one per input), the model takes named data under those
   /// keys; without, it takes one tensor, or, with several inputs, data named by the Inputs' names.
+  /// Outputs likewise: keyed (one key each), one, or a list named by the layers that make them.
   /// error_prefix starts every error ("model 'encoder' (Functional): ").
-  FunctionalGraph(std::vector<Tensor> inputs, std::vector<std::string> keys, Tensor output, std::string error_prefix);
+  FunctionalGraph(std::vector<Tensor> inputs, std::vector<std::string> keys, std::vector<Tensor> outputs,
+                  std::vector<std::string> output_keys, std::string error_prefix);
 
-  /// Runs the calls on data, in order.
-  Tensor run(const Inputs& data, bool training) const;
+  /// Runs the calls on data, in order: one tensor for one output, else a tensor per output name.
+  Outputs run(const Inputs& data, bool training) const;
 
   /// The layers in the order Keras lists them: the InputLayers, then each layer at its first call.
   std::vector<Layer*> layers() const;
@@ -38,9 +42,10 @@ class FunctionalGraph {
   /// the case where Keras's summary leaves out "Connected to".
   bool is_chain() const;
 
-  /// How the model was given its inputs, which is how its config lists them.
-  enum class InputForm { one, list, named };
-  InputForm input_form() const { return input_form_; }
+  /// How the model was given its inputs or outputs, which is how its config lists them.
+  enum class Form { one, list, named };
+  Form input_form() const { return input_form_; }
+  Form output_form() const { return output_form_; }
 
   /// One recorded call and the Keras tensor it made, in the order the model runs them.
   struct Step {
@@ -55,18 +60,24 @@ class FunctionalGraph {
   const std::vector<Tensor>& inputs() const { return inputs_; }
   /// The key of each input's data (empty when the model takes one tensor).
   const std::vector<std::string>& keys() const { return keys_; }
-  const Tensor& output() const { return output_; }
+  const std::vector<Tensor>& outputs() const { return outputs_; }
+  /// The name of each output: its key, else the name of the layer that makes it (Keras's output_names).
+  const std::vector<std::string>& output_names() const { return output_names_; }
 
  private:
   void add_steps_to(const Tensor& tensor, std::vector<const void*>& visiting);
+  /// Sets the output form and names; throws when two outputs share a name.
+  void name_outputs();
   Tensor input_data(const Inputs& data, std::size_t i) const;
   /// "dense_1[0][0]": which layer and which of its calls made this tensor.
   std::string tensor_label(const Tensor& keras_tensor) const;
 
   std::vector<Tensor> inputs_;
   std::vector<std::string> keys_;
-  InputForm input_form_ = InputForm::one;
-  Tensor output_;
+  Form input_form_ = Form::one;
+  std::vector<Tensor> outputs_;
+  std::vector<std::string> output_names_;
+  Form output_form_ = Form::one;
   std::string error_prefix_;
   std::vector<Step> steps_;
 };

@@ -58,16 +58,33 @@ std::int64_t Inputs::batch_size() const {
 }
 
 Inputs Inputs::rows(std::int64_t begin, std::int64_t end) const {
-  if (!is_named()) return Inputs(ops::slice_rows(tensor_, begin, end));
-  std::map<std::string, Tensor> out;
-  for (const auto& [key, value] : named_) out.emplace(key, ops::slice_rows(value, begin, end));
-  return Inputs(std::move(out));
+  return map([&](const Tensor& t) { return ops::slice_rows(t, begin, end); });
 }
 
 Inputs Inputs::take(const Tensor& indices) const {
-  if (!is_named()) return Inputs(ops::gather(tensor_, indices));
+  return map([&](const Tensor& t) { return ops::gather(t, indices); });
+}
+
+Inputs Inputs::map(const std::function<Tensor(const Tensor&)>& fn) const {
+  if (!is_named()) return Inputs(tensor_.defined() ? fn(tensor_) : Tensor());
   std::map<std::string, Tensor> out;
-  for (const auto& [key, value] : named_) out.emplace(key, ops::gather(value, indices));
+  for (const auto& [key, value] : named_) out.emplace(key, value.defined() ? fn(value) : Tensor());
+  return Inputs(std::move(out));
+}
+
+Inputs Inputs::concat_rows(const std::vector<Inputs>& parts) {
+  if (parts.empty()) throw ValueError("concat_rows needs at least one part");
+  if (!parts.front().is_named()) {
+    std::vector<Tensor> tensors;
+    for (const Inputs& part : parts) tensors.push_back(part.tensor());
+    return Inputs(ops::concat(tensors, 0));
+  }
+  std::map<std::string, Tensor> out;
+  for (const auto& [key, value] : parts.front().named()) {
+    std::vector<Tensor> tensors;
+    for (const Inputs& part : parts) tensors.push_back(part[key]);
+    out.emplace(key, ops::concat(tensors, 0));
+  }
   return Inputs(std::move(out));
 }
 

@@ -1,10 +1,14 @@
 // Inputs: what a model is called on — one tensor, or named tensors (as tf.data dict elements).
+// The same structure holds what a model gives back and is trained toward (Outputs): one tensor,
+// or, for a model of several outputs, a tensor per output name.
 //
 //   model(x);                                                   // one tensor
 //   model(Inputs{{"input_ids", ids}, {"attention_mask", mask}});
 //   Tensor call(const Inputs& x, bool training) override { return dense_(x["input_ids"]); }
+//   Outputs predicted = two_headed.predict(x);                  // predicted["digit"], predicted["size"]
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <string>
@@ -42,10 +46,18 @@ class Inputs {
   Inputs rows(std::int64_t begin, std::int64_t end) const;
   /// The rows listed in `indices` (int64 [n]) of every tensor, in that order.
   Inputs take(const Tensor& indices) const;
+  /// The same structure with `fn` applied to each tensor (an undefined one stays undefined).
+  Inputs map(const std::function<Tensor(const Tensor&)>& fn) const;
+  /// Each key's tensors concatenated along rows (all parts share one structure; none may be empty).
+  static Inputs concat_rows(const std::vector<Inputs>& parts);
 
  private:
   Tensor tensor_;
   std::map<std::string, Tensor> named_;
 };
+
+/// A model's outputs, and the targets (y) it is trained toward: one tensor, or a tensor per
+/// output name for a model of several outputs.
+using Outputs = Inputs;
 
 }  // namespace kestrel

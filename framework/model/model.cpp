@@ -9,6 +9,8 @@
 #include "framework/layers/autocast_scope.h"
 #include "framework/layers/keras_tensor.h"
 #include "framework/layers/layer_classes.h"
+#include "framework/model/compiled_loss.h"
+#include "framework/model/compiled_metrics.h"
 #include "framework/model/functional_graph.h"
 #include "framework/model/step_functions.h"
 #include "framework/ops/elementwise.h"
@@ -17,26 +19,49 @@ namespace kestrel {
 
 Model::Model(std::string name, std::string class_name) : Layer(std::move(class_name), std::move(name)) {}
 
-Model::Model(const Inputs& inputs, const Tensor& outputs, std::string name) : Layer("Functional", std::move(name)) {
-  std::vector<std::string> keys;
+namespace {
+
+// A structure's tensors and their keys (no keys for one tensor).
+std::pair<std::vector<Tensor>, std::vector<std::string>> keyed_tensors(const Inputs& structure) {
+  if (!structure.is_named()) return {{structure.tensor()}, {}};
   std::vector<Tensor> tensors;
-  if (inputs.is_named()) {
-    for (const auto& [key, tensor] : inputs.named()) {
-      keys.push_back(key);
-      tensors.push_back(tensor);
-    }
-  } else {
-    tensors.push_back(inputs.tensor());
+  std::vector<std::string> keys;
+  for (const auto& [key, tensor] : structure.named()) {
+    keys.push_back(key);
+    tensors.push_back(tensor);
   }
-  functional_ = std::make_shared<const FunctionalGraph>(std::move(tensors), std::move(keys), outputs, error_prefix());
-  for (Layer* layer : functional_->layers()) track_layer(*layer);
-  mark_built();
-  tie_weights();
+  return {std::move(tensors), std::move(keys)};
 }
 
-Model::Model(const std::vector<Tensor>& inputs, const Tensor& outputs, std::string name)
+}  // namespace
+
+Model::Model(const Inputs& inputs, const Outputs& outputs, std::string name) : Layer("Functional", std::move(name)) {
+  auto [input_tensors, input_keys] = keyed_tensors(inputs);
+  auto [output_tensors, output_keys] = keyed_tensors(outputs);
+  make_functional(std::move(input_tensors), std::move(input_keys), std::move(output_tensors), std::move(output_keys));
+}
+
+Model::Model(const std::vector<Tensor>& inputs, const Outputs& outputs, std::string name)
     : Layer("Functional", std::move(name)) {
-  functional_ = std::make_shared<const FunctionalGraph>(inputs, std::vector<std::string>{}, outputs, error_prefix());
+  auto [output_tensors, output_keys] = keyed_tensors(outputs);
+  make_functional(inputs, {}, std::move(output_tensors), std::move(output_keys));
+}
+
+Model::Model(const Inputs& inputs, const std::vector<Tensor>& outputs, std::string name)
+    : Layer("Functional", std::move(name)) {
+  auto [input_tensors, input_keys] = keyed_tensors(inputs);
+  make_functional(std::move(input_tensors), std::move(input_keys), outputs, {});
+}
+
+Model::Model(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, std::string name)
+    : Layer("Functional", std::move(name)) {
+  make_functional(inputs, {}, outputs, {});
+}
+
+void Model::make_functional(std::vector<Tensor> inputs, std::vector<std::string> keys, std::vector<Tensor> outputs,
+                            std::vector<std::string> output_keys) {
+  functional_ = std::make_shared<const FunctionalGraph>(std::move(inputs), std::move(keys), std::move(outputs),
+                                                        std::move(output_keys), error_prefix());
   for (Layer* layer : functional_->layers()) track_layer(*layer);
   mark_built();
   tie_weights();
@@ -50,17 +75,32 @@ Tensor Model::call(const Inputs& inputs, bool training) {
                      "has no forward pass: a subclass of Model overrides call(), and a Functional model is made "
                      "from Keras tensors, Model(inputs, outputs)");
   }
-  return functional_->run(inputs, training);
+  return single_output(functional_->run(inputs, training));
+}
+
+Outputs Model::call_outputs(const Inputs& inputs, bool training) {
+  if (functional_ != nullptr) return functional_->run(inputs, training);
+  return Outputs(call(inputs, training));
+}
+
+std::vector<std::string> Model::output_names() const {
+  if (functional_ == nullptr || functional_->output_form() == FunctionalGraph::Form::one) return {};
+  return functional_->output_names();
+}
+
+Tensor Model::single_output(const Outputs& outputs) const {
+  if (!outputs.is_named()) return outputs.tensor();
+  std::string names;
+  for (const auto& [name, tensor] : outputs.named()) names += (names.empty() ? "'" : ", '") + name + "'";
+  throw ValueError(error_prefix() + "has several outputs (" + names +
+                   "); run it with outputs_of(x), which returns them by name");
 }
 
 namespace {
 
 // The inputs with their floating tensors in the model's compute dtype (ids and masks stay).
 Inputs in_compute_dtype(const Inputs& inputs, const CallScope& scope) {
-  if (!inputs.is_named()) return Inputs(scope.input(inputs.tensor()));
-  std::map<std::string, Tensor> named;
-  for (const auto& [key, tensor] : inputs.named()) named.emplace(key, scope.input(tensor));
-  return Inputs(std::move(named));
+  return inputs.map([&](const Tensor& tensor) { return scope.input(tensor); });
 }
 
 // A model called on Keras tensors: the call becomes one of the Functional model being built.
@@ -101,19 +141,33 @@ const detail::LayerClassRegistrar kFunctionalClass{LayerClass{
 Tensor Model::operator()(const Inputs& inputs, bool training) {
   if (!inputs.defined()) throw ValueError("model '" + this->name() + "' was called on empty inputs");
   if (const std::vector<Tensor> tensors = inputs.tensors(); functional::is_keras_tensor(tensors.front())) {
+    if (!output_names().empty()) {
+      throw ValueError(error_prefix() +
+                       "has several outputs, and only a model of one output is called as a layer "
+                       "of another Functional model");
+    }
     return record_on_keras_tensors(*this, inputs);
   }
+  return single_output(outputs_of(inputs, training));
+}
+
+Outputs Model::outputs_of(const Inputs& inputs, bool training) {
+  if (!inputs.defined()) throw ValueError("model '" + this->name() + "' was called on empty inputs");
+  if (const std::vector<Tensor> tensors = inputs.tensors(); functional::is_keras_tensor(tensors.front())) {
+    return Outputs((*this)(inputs, training));
+  }
   const CallScope scope(*this);
-  Tensor y = call(in_compute_dtype(inputs, scope), training);
   // Under mixed_bfloat16 the outputs come back in the variables' float32, so what follows the model
   // (losses, metrics, predict's results) sees float32; a bfloat16 policy keeps them bfloat16.
-  if (dtype_policy().is_mixed() && y.defined() && is_floating(y.dtype())) y = ops::cast(y, variable_dtype());
+  const Outputs y = call_outputs(in_compute_dtype(inputs, scope), training).map([this](const Tensor& t) {
+    return dtype_policy().is_mixed() && t.defined() && is_floating(t.dtype()) ? ops::cast(t, variable_dtype()) : t;
+  });
   if (distribute::records_shared_state() && !built()) {  // replicas share the model: replica 0 writes
     if (!inputs.is_named()) set_build_input_shapes({inputs.tensor().shape()});
     mark_built();
     tie_weights();
   }
-  if (y.defined()) record_output_shape(y.shape());
+  if (!y.is_named() && y.tensor().defined()) record_output_shape(y.tensor().shape());
   return y;
 }
 
@@ -130,7 +184,7 @@ Tensor Model::call_recorded(const functional::RecordedCall& call) {
 void Model::build(const Shape& input_shape) {
   if (built()) return;
   autodiff::NoGradScope no_grad;
-  (*this)(Inputs(Tensor::zeros(input_shape)), /*training=*/false);
+  outputs_of(Inputs(Tensor::zeros(input_shape)), /*training=*/false);
 }
 
 void Model::compile(CompileOptions options) {
@@ -147,8 +201,10 @@ void Model::compile(CompileOptions options) {
   std::optional<distribute::DistributionScope> scope;
   if (distribution_ != nullptr) scope.emplace(*distribution_);
   optimizer_ = options.optimizer.shared();
-  loss_ = options.loss ? options.loss.shared() : nullptr;
-  resolve_metrics(options.metrics, options.weighted_metrics);
+  const std::vector<std::string> outputs = output_names();
+  compiled_loss_ = std::make_unique<detail::CompiledLoss>(options.loss, options.loss_weights, outputs, error_prefix());
+  compiled_metrics_ = std::make_unique<detail::CompiledMetrics>(options.metrics, options.weighted_metrics, outputs,
+                                                                *compiled_loss_, error_prefix());
   loss_tracker_ = std::make_shared<metrics::Mean>(metrics::MeanOptions{.name = "loss"});
   distribute::require_created_in(distribution_, distributed_variables(), "model '" + name() + "'");
   compile_options_ = std::move(options);
@@ -167,13 +223,11 @@ const distribute::Distribution& Model::distribution_or_default() const {
   return distribution_ != nullptr ? *distribution_ : distribute::default_distribution();
 }
 
-void Model::resolve_metrics(const std::vector<MetricArg>& plain, const std::vector<MetricArg>& weighted) {
-  metrics_.clear();
-  const std::string loss_name = loss_ ? loss_->name() : "";
-  auto resolve = [&](const MetricArg& m) { return m ? m.shared() : metrics::get(m.name(), loss_name).shared(); };
-  for (const MetricArg& m : plain) metrics_.push_back(resolve(m));
-  weighted_from_ = metrics_.size();
-  for (const MetricArg& m : weighted) metrics_.push_back(resolve(m));
+losses::Loss* Model::loss() const { return compiled_loss_ ? compiled_loss_->single() : nullptr; }
+
+const std::vector<std::shared_ptr<metrics::Metric>>& Model::metrics() const {
+  static const std::vector<std::shared_ptr<metrics::Metric>> no_metrics;
+  return compiled_metrics_ ? compiled_metrics_->metrics() : no_metrics;
 }
 
 std::vector<Variable> Model::distributed_variables() const {
@@ -187,7 +241,11 @@ std::vector<Variable> Model::distributed_variables() const {
 
 std::vector<Variable> Model::metrics_variables() const {
   std::vector<Variable> out = loss_tracker_ ? loss_tracker_->variables() : std::vector<Variable>{};
-  for (const auto& m : metrics_) {
+  if (compiled_loss_) {
+    const std::vector<Variable> trackers = compiled_loss_->tracker_variables();
+    out.insert(out.end(), trackers.begin(), trackers.end());
+  }
+  for (const auto& m : metrics()) {
     std::vector<Variable> state = m->variables();
     out.insert(out.end(), state.begin(), state.end());
   }

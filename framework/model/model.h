@@ -47,6 +47,8 @@ class FunctionalGraph;
 
 namespace detail {
 class BatchSource;
+class CompiledLoss;
+class CompiledMetrics;
 class StepFunctions;
 }  // namespace detail
 
@@ -62,20 +64,34 @@ class Model : public Layer {
   explicit Model(std::string name = "", std::string class_name = "Model");
   /// A Functional model (Keras's Model(inputs, outputs)): it replays the layer calls that lead from
   /// `inputs`, Input() tensors, to `outputs` (layers/input_layer.h). Its data is one tensor for one
-  /// input, and named tensors for named inputs ({{"ids", ids}, {"mask", mask}}). The layers called
-  /// on Keras tensors as variables must outlive the model; temporaries are kept by it.
-  Model(const Inputs& inputs, const Tensor& outputs, std::string name = "");
+  /// input, and named tensors for named inputs ({{"ids", ids}, {"mask", mask}}). Named outputs
+  /// ({{"digit", digit}, {"size", size}}) make a model of several outputs, named so in its
+  /// losses, metrics, targets and predictions. The layers called on Keras tensors as variables
+  /// must outlive the model; temporaries are kept by it.
+  Model(const Inputs& inputs, const Outputs& outputs, std::string name = "");
   /// Several inputs whose data is named by the Inputs' names.
-  Model(const std::vector<Tensor>& inputs, const Tensor& outputs, std::string name = "");
+  Model(const std::vector<Tensor>& inputs, const Outputs& outputs, std::string name = "");
+  /// Several outputs in a list, named by the layers that make them (Keras's output_names).
+  Model(const Inputs& inputs, const std::vector<Tensor>& outputs, std::string name = "");
+  Model(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, std::string name = "");
   ~Model() override;
 
   /// The forward pass, written by subclasses; a Functional model's replays its layer calls.
   virtual Tensor call(const Inputs& inputs, bool training);
   Tensor call(const Tensor& x, bool training) override { return call(Inputs(x), training); }
+  /// Every output of the forward pass: call()'s one tensor, or, for a model of several outputs, a
+  /// tensor per output name. A subclass with several outputs overrides this and output_names().
+  virtual Outputs call_outputs(const Inputs& inputs, bool training);
+  /// The names of a model of several outputs, as its losses, metrics and targets use them; empty
+  /// for a model of one output.
+  virtual std::vector<std::string> output_names() const;
   bool is_model() const override { return true; }
   /// Builds on first use from the inputs, then runs call(). On Keras tensors the call is recorded
-  /// for a Functional model instead (a model is a layer of another).
+  /// for a Functional model instead (a model is a layer of another). A model of several outputs
+  /// is run with outputs_of.
   Tensor operator()(const Inputs& inputs, bool training = false);
+  /// As operator(), for every output: one tensor, or a tensor per output name.
+  Outputs outputs_of(const Inputs& inputs, bool training = false);
   /// A model in a Functional config is called on its one input or its named inputs.
   Tensor call_recorded(const functional::RecordedCall& call) override;
   /// The Functional model's layer graph; null for a subclassed or Sequential model.
@@ -102,31 +118,34 @@ class Model : public Layer {
   bool compiled() const { return optimizer_ != nullptr; }
   /// The options given to compile() (jit_compile and steps_per_execution are read by the jit).
   const CompileOptions& compile_options() const { return compile_options_; }
-  History fit(const Inputs& x, const Tensor& y, FitOptions options = {});
-  /// Loss and metrics over the data, by Keras name (return_dict form): {"loss": ..., "accuracy": ...}.
-  Logs evaluate(const Inputs& x, const Tensor& y, EvaluateOptions options = {});
-  /// Outputs for every sample, batch by batch, concatenated.
-  Tensor predict(const Inputs& x, PredictOptions options = {});
+  /// y: the targets, named by output for a model of several outputs.
+  History fit(const Inputs& x, const Outputs& y, FitOptions options = {});
+  /// Loss and metrics over the data, by Keras name (return_dict form): {"loss": ..., "accuracy": ...};
+  /// with several outputs also each output's loss and metrics ("digit_loss", "digit_accuracy").
+  Logs evaluate(const Inputs& x, const Outputs& y, EvaluateOptions options = {});
+  /// Outputs for every sample, batch by batch, concatenated (named, for several outputs).
+  Outputs predict(const Inputs& x, PredictOptions options = {});
 
   /// Trains on a dataset of batches: "labels" (or "label", "y") are the targets, "sample_weight"
-  /// the weights, the other keys the inputs ("x" alone is a single tensor). batch_size, shuffle,
+  /// the weights, the other keys the inputs ("x" alone is a single tensor). For a model of
+  /// several outputs, the keys named after its outputs are their targets. batch_size, shuffle,
   /// validation_split, sample_weight and class_weight do not apply: the dataset decides those.
   /// Under a strategy of several workers, each worker reads the dataset as its auto_shard_policy
   /// says (data/auto_shard.h).
   History fit(const data::Dataset& dataset, FitOptions options = {});
   Logs evaluate(const data::Dataset& dataset, EvaluateOptions options = {});
   /// Outputs for every batch of the dataset (labels, if any, are ignored), concatenated.
-  Tensor predict(const data::Dataset& dataset, PredictOptions options = {});
+  Outputs predict(const data::Dataset& dataset, PredictOptions options = {});
   /// The same over a dataset the model's strategy has distributed already
   /// (experimental_distribute_dataset, distribute_datasets_from_function): each step is its
   /// replicas' elements, joined. predict returns every worker's outputs, in worker order.
   History fit(const distribute::DistributedDataset& dataset, FitOptions options = {});
   Logs evaluate(const distribute::DistributedDataset& dataset, EvaluateOptions options = {});
-  Tensor predict(const distribute::DistributedDataset& dataset, PredictOptions options = {});
+  Outputs predict(const distribute::DistributedDataset& dataset, PredictOptions options = {});
   /// One optimizer step on one batch; returns the batch's loss and metrics.
-  Logs train_on_batch(const Inputs& x, const Tensor& y, const Tensor& sample_weight = Tensor());
+  Logs train_on_batch(const Inputs& x, const Outputs& y, const Tensor& sample_weight = Tensor());
   /// Loss and metrics on one batch, without training.
-  Logs test_on_batch(const Inputs& x, const Tensor& y, const Tensor& sample_weight = Tensor());
+  Logs test_on_batch(const Inputs& x, const Outputs& y, const Tensor& sample_weight = Tensor());
 
   /// The Keras summary table (layers, output shapes, parameter counts).
   void summary(std::ostream& out) const;
@@ -159,9 +178,10 @@ class Model : public Layer {
   const distribute::Distribution* distribution() const { return distribution_; }
 
   optimizers::Optimizer* optimizer() const { return optimizer_.get(); }
-  losses::Loss* loss() const { return loss_.get(); }
-  /// The compiled metrics, then the weighted metrics.
-  const std::vector<std::shared_ptr<metrics::Metric>>& metrics() const { return metrics_; }
+  /// The compiled loss of a model of one output (null without one, or with several outputs).
+  losses::Loss* loss() const;
+  /// The compiled metrics, then the weighted metrics (for several outputs, every output's).
+  const std::vector<std::shared_ptr<metrics::Metric>>& metrics() const;
   /// The state of the loss tracker and of every compiled metric (Keras's metrics_variables):
   /// what a compiled step updates besides the weights and the optimizer.
   std::vector<Variable> metrics_variables() const;
@@ -190,19 +210,21 @@ class Model : public Layer {
   /// One evaluation step: forward, loss tracker and metrics (per replica, as train_step).
   virtual void test_step(const Batch& batch);
   /// One prediction step: the outputs for a batch of inputs (per replica, as train_step).
-  virtual Tensor predict_step(const Inputs& x);
+  virtual Outputs predict_step(const Inputs& x);
 
  protected:
   /// The batch's loss (override to add auxiliary losses). Rows that pad a partial batch
   /// (Batch::row_mask) are left out, so the value is the real rows' loss; in a replica, it is
   /// scaled by the replica's share of the global batch (losses::scale_loss_for_distribution).
-  virtual Tensor compute_loss(const Batch& batch, const Tensor& y_pred);
+  /// With several outputs it is every output's loss, weighted by loss_weights, summed; each
+  /// output's own goes to its loss tracker ("digit_loss").
+  virtual Tensor compute_loss(const Batch& batch, const Outputs& y_pred);
   /// Adds a batch's loss (compute_loss's value) to the loss tracker (the epoch's "loss"),
   /// weighed by its real rows; the replicas' scaled losses add up to the global batch's.
   void track_loss(const Batch& batch, const Tensor& loss);
   /// Updates the compiled metrics with this batch's predictions (padding rows left out), once
   /// for the global batch when replicas call it.
-  void update_metrics(const Batch& batch, const Tensor& y_pred);
+  void update_metrics(const Batch& batch, const Outputs& y_pred);
 
  private:
   void require_compiled(const char* method) const;
@@ -219,16 +241,19 @@ class Model : public Layer {
   /// The model's strategy, or the default one (one replica) when it has none.
   const distribute::Distribution& distribution_or_default() const;
   Logs evaluate_batches(detail::BatchSource& data, std::vector<Handle<Callback>> callbacks, int verbose);
-  Tensor predict_batches(detail::BatchSource& data, const PredictOptions& options);
-  void resolve_metrics(const std::vector<MetricArg>& plain, const std::vector<MetricArg>& weighted);
+  Outputs predict_batches(detail::BatchSource& data, const PredictOptions& options);
+  /// The one output; throws ValueError naming the outputs of a model of several.
+  Tensor single_output(const Outputs& outputs) const;
+  /// Makes a Functional model's layer graph (the constructors' common part).
+  void make_functional(std::vector<Tensor> inputs, std::vector<std::string> keys, std::vector<Tensor> outputs,
+                       std::vector<std::string> output_keys);
   Logs metric_logs() const;
   void reset_metrics();
 
   CompileOptions compile_options_;
   std::shared_ptr<optimizers::Optimizer> optimizer_;
-  std::shared_ptr<losses::Loss> loss_;
-  std::vector<std::shared_ptr<metrics::Metric>> metrics_;
-  std::size_t weighted_from_ = 0;  // metrics_[weighted_from_..] are the weighted_metrics
+  std::unique_ptr<detail::CompiledLoss> compiled_loss_;
+  std::unique_ptr<detail::CompiledMetrics> compiled_metrics_;
   // The running mean of the loss over an epoch, weighted by batch size (Keras's loss tracker).
   // It is a metric, so its state is variables that a compiled step updates like any other.
   std::shared_ptr<metrics::Mean> loss_tracker_;

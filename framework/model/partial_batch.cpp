@@ -36,15 +36,10 @@ Batch pad_rows(const Batch& batch, std::int64_t rows) {
     throw ValueError("a batch of " + std::to_string(real) + " rows cannot be padded down to " + std::to_string(rows));
   }
   const std::int64_t extra = rows - real;
+  const auto pad = [extra](const Tensor& t) { return pad_leading(t, extra); };
   Batch out;
-  if (batch.x.is_named()) {
-    std::map<std::string, Tensor> named;
-    for (const auto& [name, t] : batch.x.named()) named.emplace(name, pad_leading(t, extra));
-    out.x = Inputs(std::move(named));
-  } else {
-    out.x = Inputs(pad_leading(batch.x.tensor(), extra));
-  }
-  out.y = pad_leading(batch.y, extra);
+  out.x = batch.x.map(pad);
+  out.y = batch.y.map(pad);
   out.sample_weight = pad_leading(batch.sample_weight, extra);
   if (batch.row_mask.defined()) {
     out.row_mask = pad_leading(batch.row_mask, extra);  // rows already masked stay masked

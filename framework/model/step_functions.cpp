@@ -168,7 +168,7 @@ void StepFunctions::place_model(const Batch& shard) {
   // and which a trace would freeze into its program as constants.
   if (!model_.built()) {
     autodiff::NoGradScope no_grad;
-    model_(shard.x, /*training=*/false);
+    model_.outputs_of(shard.x, /*training=*/false);
   }
   placed_ = true;
   const int replicas = distribution_.num_replicas_in_sync();
@@ -217,8 +217,7 @@ std::vector<Batch> StepFunctions::shards_of(const Batch& padded, std::size_t ste
   return out;
 }
 
-SplitBatch StepFunctions::split_global(const Batch& batch, std::size_t step, const char* method,
-                                       const losses::Loss* loss) {
+SplitBatch StepFunctions::split_global(const Batch& batch, std::size_t step, const char* method, bool scaled) {
   const int replicas = distribution_.num_replicas_in_sync();  // over every worker
   const int local = distribution_.num_local_replicas();
   const int first = distribution_.first_local_replica();
@@ -246,8 +245,8 @@ SplitBatch StepFunctions::split_global(const Batch& batch, std::size_t step, con
     // Every worker has the global batch and keeps its replicas' shards: worker w's replicas are
     // [first, first + local) of all the replicas in sync.
     parts.shards = shards_of(padded, step, replicas, first, local, where);
-    if (loss != nullptr) {
-      const std::vector<double> counted = counted_per_replica(counted_per_row(padded, loss), global, replicas);
+    if (scaled) {
+      const std::vector<double> counted = counted_per_replica(counted_per_row(padded, model_.loss()), global, replicas);
       const double total = std::accumulate(counted.begin(), counted.end(), 0.0);
       for (int r = first; r < first + local; ++r) parts.shares.push_back(total > 0 ? counted[r] / total : 0.0);
     }
@@ -256,15 +255,14 @@ SplitBatch StepFunctions::split_global(const Batch& batch, std::size_t step, con
   return parts;
 }
 
-SplitBatch StepFunctions::split_worker_part(const Batch& part, std::size_t step, const char* method,
-                                            const losses::Loss* loss) {
+SplitBatch StepFunctions::split_worker_part(const Batch& part, std::size_t step, const char* method, bool scaled) {
   const int local = distribution_.num_local_replicas();
   const int workers = distribution_.num_workers();
   const std::string where = std::string(method) + " (" + distribution_.name() + ", each worker's own batches)";
   // The workers tell each other their parts' rows and the loss elements they count (padding counts
   // none): the largest part sets the size, as the first batch does for a global batch (a worker
   // whose data holds less than a part pads it), and the counts make each replica's share.
-  const std::vector<double> counted_rows = counted_per_row(part, loss);
+  const std::vector<double> counted_rows = counted_per_row(part, model_.loss());
   const double mine[] = {static_cast<double>(rows_of(part)),
                          std::accumulate(counted_rows.begin(), counted_rows.end(), 0.0)};
   const std::vector<double> all = distribution_.gather_from_workers(mine);
@@ -283,7 +281,7 @@ SplitBatch StepFunctions::split_worker_part(const Batch& part, std::size_t step,
   const Batch padded = padded_to(part, size);
   SplitBatch parts{.global = padded, .global_rows = size * workers};
   parts.shards = shards_of(padded, step, local, 0, local, where);
-  if (loss != nullptr) {
+  if (scaled) {
     for (const double c : counted_per_replica(counted_rows, size, local)) {
       parts.shares.push_back(total > 0 ? c / total : 0.0);
     }
@@ -299,18 +297,18 @@ std::vector<Variable> StepFunctions::test_state() const {
   return state;
 }
 
-std::vector<SplitBatch> StepFunctions::split_each(const std::vector<Batch>& batches, const char* method,
-                                                  const losses::Loss* loss, bool per_worker) {
+std::vector<SplitBatch> StepFunctions::split_each(const std::vector<Batch>& batches, const char* method, bool scaled,
+                                                  bool per_worker) {
   std::vector<SplitBatch> out;
   for (std::size_t k = 0; k < batches.size(); ++k) {
-    out.push_back(per_worker ? split_worker_part(batches[k], k, method, loss)
-                             : split_global(batches[k], k, method, loss));
+    out.push_back(per_worker ? split_worker_part(batches[k], k, method, scaled)
+                             : split_global(batches[k], k, method, scaled));
   }
   return out;
 }
 
 void StepFunctions::train(const std::vector<Batch>& batches, bool per_worker) {
-  const std::vector<SplitBatch> steps = split_each(batches, "fit", model_.loss(), per_worker);
+  const std::vector<SplitBatch> steps = split_each(batches, "fit", /*scaled=*/true, per_worker);
   trained_rows_ = steps.back().global_rows;
   model_.optimizer()->build(model_.trainable_weights());  // slots before any replica reads state
   run(
@@ -328,7 +326,7 @@ void StepFunctions::train(const std::vector<Batch>& batches, bool per_worker) {
 }
 
 void StepFunctions::test(const std::vector<Batch>& batches, bool per_worker) {
-  const std::vector<SplitBatch> steps = split_each(batches, "evaluate", model_.loss(), per_worker);
+  const std::vector<SplitBatch> steps = split_each(batches, "evaluate", /*scaled=*/true, per_worker);
   run(
       test_, "test_step", steps, [this] { return test_state(); },
       [this](const Batch& shard) {
@@ -354,31 +352,56 @@ void StepFunctions::warn_if_not_at_training_batch(std::int64_t rows) {
           trained_rows_);
 }
 
-std::vector<Tensor> StepFunctions::predict(const std::vector<Batch>& batches, bool per_worker) {
-  const std::vector<SplitBatch> steps = split_each(batches, "predict", nullptr, per_worker);
+std::vector<Outputs> StepFunctions::predict(const std::vector<Batch>& batches, bool per_worker) {
+  const std::vector<SplitBatch> steps = split_each(batches, "predict", /*scaled=*/false, per_worker);
+  // A step's outputs travel as a list: the one tensor, or the model's outputs in name order.
+  std::vector<std::string> names = model_.output_names();
+  std::sort(names.begin(), names.end());
   const StepOutputs results = run(
       predict_, "predict_step", steps, [this] { return model_.weights(); },
-      [this](const Batch& shard) {
+      [this, &names](const Batch& shard) {
         autodiff::NoGradScope no_grad;
-        return std::vector<Tensor>{model_.predict_step(shard.x)};
+        const Outputs predicted = model_.predict_step(shard.x);
+        std::vector<std::string> keys;
+        for (const auto& [key, tensor] : predicted.named()) keys.push_back(key);
+        if (keys != names) {
+          throw ValueError("model '" + model_.name() + "': predict_step returned " +
+                           (keys.empty() ? std::string("one tensor") : std::to_string(keys.size()) + " named outputs") +
+                           ", and the model has " +
+                           (names.empty() ? std::string("one output") : std::to_string(names.size()) + " outputs") +
+                           "; return what call_outputs returns");
+        }
+        return predicted.tensors();
       });
-  std::vector<Tensor> out;
+  std::vector<Outputs> out;
   for (std::size_t k = 0; k < results.size(); ++k) {
-    std::vector<Tensor> replicas;
-    for (const std::vector<Tensor>& replica : results[k]) replicas.push_back(replica.at(0));
-    // Every replica's rows in sync, on every worker: predict returns the whole batch's outputs.
-    const Tensor gathered = distribution_.all_gather(replicas);
-    if (!per_worker) {
-      out.push_back(first_rows(gathered, rows_of(batches[k])));
+    std::vector<Tensor> joined;
+    for (std::size_t i = 0; i < results[k][0].size(); ++i) {
+      std::vector<Tensor> replicas;
+      for (const std::vector<Tensor>& replica : results[k]) replicas.push_back(replica.at(i));
+      joined.push_back(rows_kept(replicas, steps[k], rows_of(batches[k]), per_worker));
+    }
+    if (names.empty()) {
+      out.emplace_back(joined.front());
       continue;
     }
-    // Each worker's part ends in its own padding: keep the rows every worker's mask keeps.
-    std::vector<Tensor> masks;
-    for (const Batch& shard : steps[k].shards) masks.push_back(shard.row_mask);
-    const Tensor kept = distribution_.all_gather(masks);
-    out.push_back(ops::boolean_mask(gathered, ops::greater(kept, ops::scalar_like(kept, 0.0))));
+    std::map<std::string, Tensor> named;
+    for (std::size_t i = 0; i < names.size(); ++i) named.emplace(names[i], joined[i]);
+    out.emplace_back(std::move(named));
   }
   return out;
+}
+
+Tensor StepFunctions::rows_kept(const std::vector<Tensor>& replicas, const SplitBatch& step, std::int64_t rows,
+                                bool per_worker) const {
+  // Every replica's rows in sync, on every worker: predict returns the whole batch's outputs.
+  const Tensor gathered = distribution_.all_gather(replicas);
+  if (!per_worker) return first_rows(gathered, rows);
+  // Each worker's part ends in its own padding: keep the rows every worker's mask keeps.
+  std::vector<Tensor> masks;
+  for (const Batch& shard : step.shards) masks.push_back(shard.row_mask);
+  const Tensor kept = distribution_.all_gather(masks);
+  return ops::boolean_mask(gathered, ops::greater(kept, ops::scalar_like(kept, 0.0)));
 }
 
 }  // namespace kestrel::detail

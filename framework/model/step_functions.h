@@ -56,7 +56,7 @@ struct SplitBatch {
   Batch global;
   std::int64_t global_rows = 0;  ///< the global batch's rows, over every worker
   std::vector<Batch> shards;     ///< one per local replica
-  /// Each replica's share of the global batch's mean loss (several replicas, with a loss): the
+  /// Each replica's share of the global batch's mean loss (several replicas, train and test): the
   /// elements its mean divides by (real rows; the tokens that count, under a label mask such as
   /// ignore_class) over all replicas' ones. Scaling each replica's mean by it makes the replicas'
   /// sum the global batch's mean exactly, which a plain 1 / replicas does not when replicas count
@@ -78,7 +78,7 @@ class StepFunctions {
   void train(const std::vector<Batch>& batches, bool per_worker = false);
   void test(const std::vector<Batch>& batches, bool per_worker = false);
   /// The outputs for each batch's real rows: every worker's, in worker order.
-  std::vector<Tensor> predict(const std::vector<Batch>& batches, bool per_worker = false);
+  std::vector<Outputs> predict(const std::vector<Batch>& batches, bool per_worker = false);
   /// A new fit, evaluate or predict begins: its first batch sets the global batch size.
   void start_run() { rows_ = worker_rows_ = 0; }
   /// What the compiled programs cost (zero when eager).
@@ -90,12 +90,18 @@ class StepFunctions {
   /// by the replicas; `method` names the caller in errors) and split; then, on the first call,
   /// the model is placed.
   /// `step`: the batch's place in its execution (steps_per_execution), whose shard buffers it reuses.
-  SplitBatch split_global(const Batch& batch, std::size_t step, const char* method, const losses::Loss* loss);
+  /// `scaled`: the replicas' losses are scaled by their shares (train and test steps); the
+  /// shares count the real rows, or, for a model of one loss, the elements its label mask keeps.
+  SplitBatch split_global(const Batch& batch, std::size_t step, const char* method, bool scaled);
   /// This worker's part of a global batch padded to the part's size (set by the workers' first
   /// parts) and split over its replicas.
-  SplitBatch split_worker_part(const Batch& part, std::size_t step, const char* method, const losses::Loss* loss);
-  std::vector<SplitBatch> split_each(const std::vector<Batch>& batches, const char* method, const losses::Loss* loss,
+  SplitBatch split_worker_part(const Batch& part, std::size_t step, const char* method, bool scaled);
+  std::vector<SplitBatch> split_each(const std::vector<Batch>& batches, const char* method, bool scaled,
                                      bool per_worker);
+  /// One output of a predict step: the replicas' rows joined over every worker, the padding left
+  /// out (`rows`: the batch's real rows, when every worker has the global batch).
+  Tensor rows_kept(const std::vector<Tensor>& replicas, const SplitBatch& step, std::int64_t rows,
+                   bool per_worker) const;
   /// The batch with a row mask and, when short, padded with masked rows to `rows`. A batch that
   /// has a row mask keeps it (a worker's masked filler).
   Batch padded_to(const Batch& batch, std::int64_t rows);

@@ -15,6 +15,8 @@
 #include "framework/model/array_batches.h"
 #include "framework/model/batch_source.h"
 #include "framework/model/callback_list.h"
+#include "framework/model/compiled_loss.h"
+#include "framework/model/compiled_metrics.h"
 #include "framework/model/model.h"
 #include "framework/model/partial_batch.h"
 #include "framework/model/progress_bar.h"
@@ -27,9 +29,15 @@ namespace kestrel {
 namespace {
 
 // Per-sample weights from class_weight (by integer label) times any sample_weight.
-Tensor combined_sample_weight(const Tensor& y, const Tensor& sample_weight,
+Tensor combined_sample_weight(const Outputs& targets, const Tensor& sample_weight,
                               const std::map<std::int64_t, double>& class_weight) {
   if (class_weight.empty()) return sample_weight;
+  if (targets.is_named()) {
+    throw ValueError(
+        "class_weight weighs the classes of one output, and y is named by output; weigh samples with "
+        "sample_weight instead");
+  }
+  const Tensor& y = targets.tensor();
   if (!y.defined() || !is_integer(y.dtype()) || y.rank() != 1) {
     throw ValueError("class_weight needs y as integer class indices of shape [n]; y is " +
                      (y.defined() ? y.spec().to_string() : std::string("undefined")));
@@ -107,52 +115,74 @@ void Model::resume_training_at(int epoch, std::int64_t step) {
 
 void Model::reset_metrics() {
   loss_tracker_->reset_state();
-  for (auto& m : metrics_) m->reset_state();
+  for (const detail::CompiledLoss::Term& term : compiled_loss_->terms()) {
+    if (term.tracker) term.tracker->reset_state();
+  }
+  for (const auto& m : metrics()) m->reset_state();
 }
 
 Logs Model::metric_logs() const {
   Logs logs;
   logs["loss"] = loss_tracker_->result();
-  for (const auto& m : metrics_) logs[m->name()] = m->result();
+  for (const detail::CompiledLoss::Term& term : compiled_loss_->terms()) {
+    if (term.tracker) logs[term.tracker->name()] = term.tracker->result();
+  }
+  for (std::size_t i = 0; i < metrics().size(); ++i) logs[compiled_metrics_->log_name(i)] = metrics()[i]->result();
   return logs;
 }
 
-Tensor Model::compute_loss(const Batch& batch, const Tensor& y_pred) {
-  if (!loss_) {
+namespace {
+
+// The rows a batch's losses are a mean over: its real rows.
+Tensor real_rows(const Batch& batch) {
+  return batch.row_mask.defined() ? ops::sum(batch.row_mask)
+                                  : Tensor::scalar(static_cast<double>(batch.x.batch_size()));
+}
+
+}  // namespace
+
+Tensor Model::compute_loss(const Batch& batch, const Outputs& y_pred) {
+  if (compiled_loss_->empty()) {
     throw ValueError("model '" + name() +
                      "' was compiled without a loss; pass .loss to compile() or override compute_loss()");
   }
   // A replica's share of the global batch's loss (Keras scales by the replicas in sync): the
   // replicas' gradients then add up to the global batch's, and their losses to its loss.
-  return losses::scale_loss_for_distribution(detail::loss_of_real_rows(*loss_, batch, y_pred));
+  std::vector<Tensor> per_output = compiled_loss_->per_output(batch, y_pred);
+  for (Tensor& loss : per_output) loss = losses::scale_loss_for_distribution(loss);
+  if (compiled_loss_->single() != nullptr) return per_output.front();
+  // Each output's loss goes to its own tracker, as the total goes to the model's.
+  std::vector<Tensor> tracked = per_output;
+  tracked.push_back(real_rows(batch));
+  distribute::merge_call("the output loss trackers", std::move(tracked),
+                         [this](const distribute::MergedValues& merged) {
+                           autodiff::NoGradScope no_grad;
+                           const std::vector<Tensor> global = merged.sum();
+                           const std::vector<detail::CompiledLoss::Term>& terms = compiled_loss_->terms();
+                           for (std::size_t i = 0; i < terms.size(); ++i)
+                             terms[i].tracker->add_values(global[i], global.back());
+                         });
+  return detail::sum_of(per_output);
 }
 
 void Model::track_loss(const Batch& batch, const Tensor& loss) {
   // The epoch's loss is a mean over samples: each batch weighs as many as its real rows.
-  const Tensor rows =
-      batch.row_mask.defined() ? ops::sum(batch.row_mask) : Tensor::scalar(static_cast<double>(batch.x.batch_size()));
   // Replicas meet here: their losses, each scaled by its share, add up to the global batch's,
   // which weighs as many samples as all their rows.
-  distribute::merge_call("the loss tracker", {loss, rows}, [this](const distribute::MergedValues& merged) {
+  distribute::merge_call("the loss tracker", {loss, real_rows(batch)}, [this](const distribute::MergedValues& merged) {
     autodiff::NoGradScope no_grad;
     const std::vector<Tensor> global = merged.sum();
     loss_tracker_->add_values(global[0], global[1]);
   });
 }
 
-void Model::update_metrics(const Batch& batch, const Tensor& y_pred) {
-  if (metrics_.empty()) return;
+void Model::update_metrics(const Batch& batch, const Outputs& y_pred) {
+  if (metrics().empty()) return;
   // Replicas meet here: the metrics see the global batch, every replica's rows in replica order.
-  distribute::merge_call("the metrics", {batch.y, y_pred, batch.sample_weight, batch.row_mask},
+  distribute::merge_call("the metrics", compiled_metrics_->values_of(batch, y_pred),
                          [this](const distribute::MergedValues& merged) {
                            autodiff::NoGradScope no_grad;
-                           const Tensor y = merged.concat(0), predicted = merged.concat(1);
-                           // Plain metrics ignore sample weights (as in Keras) but not padding rows.
-                           const Tensor row_mask = merged.concat(3);
-                           const Tensor weighted = detail::weight_of_real_rows(merged.concat(2), row_mask);
-                           for (std::size_t i = 0; i < metrics_.size(); ++i) {
-                             metrics_[i]->update_state(y, predicted, i >= weighted_from_ ? weighted : row_mask);
-                           }
+                           compiled_metrics_->update(merged);
                          });
 }
 
@@ -161,7 +191,7 @@ void Model::train_step(const Batch& batch) {
   // run repeats an uninterrupted one.
   layers::TrainingStepScope step(optimizer_->iterations_variable().value());
   GradientTape tape;
-  const Tensor y_pred = (*this)(batch.x, /*training=*/true);
+  const Outputs y_pred = outputs_of(batch.x, /*training=*/true);
   const Tensor loss = compute_loss(batch, y_pred);
   std::vector<Tensor> sources;
   for (const Variable& v : trainable_weights()) sources.push_back(v.value());
@@ -173,12 +203,12 @@ void Model::train_step(const Batch& batch) {
 
 void Model::test_step(const Batch& batch) {
   autodiff::NoGradScope no_grad;
-  Tensor y_pred = (*this)(batch.x, /*training=*/false);
+  const Outputs y_pred = outputs_of(batch.x, /*training=*/false);
   track_loss(batch, compute_loss(batch, y_pred));
   update_metrics(batch, y_pred);
 }
 
-Tensor Model::predict_step(const Inputs& x) { return (*this)(x, /*training=*/false); }
+Outputs Model::predict_step(const Inputs& x) { return outputs_of(x, /*training=*/false); }
 
 JitStats Model::jit_stats() const { return steps_ ? steps_->stats() : JitStats{}; }
 
@@ -186,13 +216,14 @@ namespace {
 
 std::unique_ptr<detail::BatchSource> validation_source(const ValidationSource& data, std::int64_t batch_size,
                                                        std::int64_t validation_steps,
-                                                       const distribute::Distribution* distribution) {
+                                                       const distribute::Distribution* distribution,
+                                                       const std::vector<std::string>& output_names) {
   if (const auto* arrays = std::get_if<ValidationData>(&data)) {
     return detail::array_source(detail::ArrayBatches(arrays->x, arrays->y, arrays->sample_weight, batch_size),
                                 std::nullopt, validation_steps);
   }
   return detail::dataset_source(std::get<data::Dataset>(data), validation_steps, "fit (validation_data)",
-                                "validation_steps", distribution);
+                                "validation_steps", distribution, output_names);
 }
 
 // Dataset batches carry their own shuffling, weighting and batching; these options would be ignored.
@@ -210,10 +241,11 @@ void reject_array_options(const FitOptions& options) {
 
 // fit's validation_data beside a dataset: its own batch size when given.
 std::unique_ptr<detail::BatchSource> dataset_validation_source(const FitOptions& options,
-                                                               const distribute::Distribution* distribution) {
+                                                               const distribute::Distribution* distribution,
+                                                               const std::vector<std::string>& output_names) {
   if (!options.validation_data) return nullptr;
   const std::int64_t val_batch = options.validation_batch_size > 0 ? options.validation_batch_size : options.batch_size;
-  return validation_source(*options.validation_data, val_batch, options.validation_steps, distribution);
+  return validation_source(*options.validation_data, val_batch, options.validation_steps, distribution, output_names);
 }
 
 void reject_sample_weight_beside_dataset(const EvaluateOptions& options) {
@@ -224,14 +256,15 @@ void reject_sample_weight_beside_dataset(const EvaluateOptions& options) {
 
 }  // namespace
 
-History Model::fit(const Inputs& x, const Tensor& y, FitOptions options) {
+History Model::fit(const Inputs& x, const Outputs& y, FitOptions options) {
   require_compiled("fit");
   detail::ArrayBatches batches(x, y, combined_sample_weight(y, options.sample_weight, options.class_weight),
                                options.batch_size);
   const std::int64_t val_batch = options.validation_batch_size > 0 ? options.validation_batch_size : options.batch_size;
   std::unique_ptr<detail::BatchSource> validation;
   if (options.validation_data) {
-    validation = validation_source(*options.validation_data, val_batch, options.validation_steps, distribution_);
+    validation =
+        validation_source(*options.validation_data, val_batch, options.validation_steps, distribution_, output_names());
   } else if (options.validation_split > 0.0) {
     validation = detail::array_source(batches.split_tail(options.validation_split));
   }
@@ -245,17 +278,18 @@ History Model::fit(const Inputs& x, const Tensor& y, FitOptions options) {
 History Model::fit(const data::Dataset& dataset, FitOptions options) {
   require_compiled("fit");
   reject_array_options(options);
-  auto train = detail::dataset_source(dataset, options.steps_per_epoch, "fit", "steps_per_epoch", distribution_);
-  auto validation = dataset_validation_source(options, distribution_);
+  auto train =
+      detail::dataset_source(dataset, options.steps_per_epoch, "fit", "steps_per_epoch", distribution_, output_names());
+  auto validation = dataset_validation_source(options, distribution_, output_names());
   return fit_batches(*train, validation.get(), options);
 }
 
 History Model::fit(const distribute::DistributedDataset& dataset, FitOptions options) {
   require_compiled("fit");
   reject_array_options(options);
-  auto train =
-      detail::distributed_source(dataset, options.steps_per_epoch, "fit", "steps_per_epoch", distribution_or_default());
-  auto validation = dataset_validation_source(options, distribution_);
+  auto train = detail::distributed_source(dataset, options.steps_per_epoch, "fit", "steps_per_epoch",
+                                          distribution_or_default(), output_names());
+  auto validation = dataset_validation_source(options, distribution_, output_names());
   return fit_batches(*train, validation.get(), options);
 }
 
@@ -366,7 +400,7 @@ std::function<std::string()> Model::jit_note() const {
   };
 }
 
-Logs Model::evaluate(const Inputs& x, const Tensor& y, EvaluateOptions options) {
+Logs Model::evaluate(const Inputs& x, const Outputs& y, EvaluateOptions options) {
   require_compiled("evaluate");
   auto data = detail::array_source(detail::ArrayBatches(x, y, options.sample_weight, options.batch_size), std::nullopt,
                                    options.steps);
@@ -376,14 +410,15 @@ Logs Model::evaluate(const Inputs& x, const Tensor& y, EvaluateOptions options) 
 Logs Model::evaluate(const data::Dataset& dataset, EvaluateOptions options) {
   require_compiled("evaluate");
   reject_sample_weight_beside_dataset(options);
-  auto data = detail::dataset_source(dataset, options.steps, "evaluate", "steps", distribution_);
+  auto data = detail::dataset_source(dataset, options.steps, "evaluate", "steps", distribution_, output_names());
   return evaluate_batches(*data, options.callbacks, options.verbose);
 }
 
 Logs Model::evaluate(const distribute::DistributedDataset& dataset, EvaluateOptions options) {
   require_compiled("evaluate");
   reject_sample_weight_beside_dataset(options);
-  auto data = detail::distributed_source(dataset, options.steps, "evaluate", "steps", distribution_or_default());
+  auto data = detail::distributed_source(dataset, options.steps, "evaluate", "steps", distribution_or_default(),
+                                         output_names());
   return evaluate_batches(*data, options.callbacks, options.verbose);
 }
 
@@ -411,23 +446,24 @@ Logs Model::evaluate_batches(detail::BatchSource& data, std::vector<Handle<Callb
   return logs;
 }
 
-Tensor Model::predict(const Inputs& x, PredictOptions options) {
-  auto data = detail::array_source(detail::ArrayBatches(x, Tensor(), Tensor(), options.batch_size), std::nullopt,
+Outputs Model::predict(const Inputs& x, PredictOptions options) {
+  auto data = detail::array_source(detail::ArrayBatches(x, Outputs(), Tensor(), options.batch_size), std::nullopt,
                                    options.steps);
   return predict_batches(*data, options);
 }
 
-Tensor Model::predict(const data::Dataset& dataset, PredictOptions options) {
-  auto data = detail::dataset_source(dataset, options.steps, "predict", "steps", distribution_);
+Outputs Model::predict(const data::Dataset& dataset, PredictOptions options) {
+  auto data = detail::dataset_source(dataset, options.steps, "predict", "steps", distribution_, output_names());
   return predict_batches(*data, options);
 }
 
-Tensor Model::predict(const distribute::DistributedDataset& dataset, PredictOptions options) {
-  auto data = detail::distributed_source(dataset, options.steps, "predict", "steps", distribution_or_default());
+Outputs Model::predict(const distribute::DistributedDataset& dataset, PredictOptions options) {
+  auto data =
+      detail::distributed_source(dataset, options.steps, "predict", "steps", distribution_or_default(), output_names());
   return predict_batches(*data, options);
 }
 
-Tensor Model::predict_batches(detail::BatchSource& data, const PredictOptions& options) {
+Outputs Model::predict_batches(detail::BatchSource& data, const PredictOptions& options) {
   std::optional<distribute::DistributionScope> scope;
   enter_distribution(scope, "predict");
   detail::CallbackList callbacks(
@@ -436,13 +472,13 @@ Tensor Model::predict_batches(detail::BatchSource& data, const PredictOptions& o
   steps().start_run();
   data.start_epoch(0);
   callbacks.on_predict_begin({});
-  std::vector<Tensor> outputs;
+  std::vector<Outputs> outputs;
   run_executions(
       data, -1, compile_options_.steps_per_execution,
       [&](std::int64_t step) { callbacks.on_predict_batch_begin(step, {}); },
       [&](const std::vector<Batch>& batches) {
         autodiff::NoGradScope no_grad;
-        const std::vector<Tensor> predicted = steps().predict(batches, data.per_worker());
+        const std::vector<Outputs> predicted = steps().predict(batches, data.per_worker());
         outputs.insert(outputs.end(), predicted.begin(), predicted.end());
       },
       [&](std::int64_t step) {
@@ -452,10 +488,10 @@ Tensor Model::predict_batches(detail::BatchSource& data, const PredictOptions& o
   data.end_epoch("predict");
   callbacks.on_predict_end({});
   if (outputs.empty()) throw ValueError("predict: the inputs hold no samples");
-  return outputs.size() == 1 ? outputs.front() : ops::concat(outputs, 0);
+  return outputs.size() == 1 ? outputs.front() : Outputs::concat_rows(outputs);
 }
 
-Logs Model::train_on_batch(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
+Logs Model::train_on_batch(const Inputs& x, const Outputs& y, const Tensor& sample_weight) {
   std::optional<distribute::DistributionScope> scope;
   enter_distribution(scope, "train_on_batch");
   require_compiled("train_on_batch");
@@ -464,7 +500,7 @@ Logs Model::train_on_batch(const Inputs& x, const Tensor& y, const Tensor& sampl
   return metric_logs();
 }
 
-Logs Model::test_on_batch(const Inputs& x, const Tensor& y, const Tensor& sample_weight) {
+Logs Model::test_on_batch(const Inputs& x, const Outputs& y, const Tensor& sample_weight) {
   std::optional<distribute::DistributionScope> scope;
   enter_distribution(scope, "test_on_batch");
   require_compiled("test_on_batch");

@@ -153,27 +153,22 @@ Config keras3_metric(const Config& legacy, const std::string& what) {
                    config.value("fn", Config()).dump() + "); compile with a built-in metric and save again");
 }
 
-Config keras3_metrics(const Config& legacy, const std::string& what) {
-  if (legacy.is_null()) return legacy;
-  Config list = legacy;
-  if (list.is_object()) {  // per output name
-    if (list.size() != 1) {
-      throw ValueError(what + ": the metrics are given for " + std::to_string(list.size()) +
-                       " outputs, and Kestrel's models have one");
-    }
-    list = list.begin().value();
+/// `convert` applied to each loss or metric of a compile option, whatever its structure: one,
+/// a list, or per output (a dict by output name, or a list of lists in output order). A Keras
+/// object is a dict too, but has a class_name, and is converted whole.
+template <class Convert>
+Config map_compile_entries(const Config& value, const Convert& convert) {
+  if (value.is_array()) {
+    Config out = Config::array();
+    for (const Config& entry : value) out.push_back(map_compile_entries(entry, convert));
+    return out;
   }
-  // tf.keras 2 kept one list per output.
-  if (list.is_array() && !list.empty() && list.at(0).is_array()) {
-    if (list.size() != 1) {
-      throw ValueError(what + ": the metrics are given for " + std::to_string(list.size()) +
-                       " outputs, and Kestrel's models have one");
-    }
-    list = list.at(0);
+  if (value.is_object() && !value.contains("class_name")) {
+    Config out = Config::object();
+    for (const auto& [output, entry] : value.items()) out[output] = map_compile_entries(entry, convert);
+    return out;
   }
-  if (!list.is_array()) list = Config::array({list});
-  for (Config& metric : list) metric = keras3_metric(metric, what);
-  return list;
+  return convert(value);
 }
 
 }  // namespace
@@ -194,10 +189,8 @@ Config training_config_from_keras3(const Config& compile_config) {
   Config out = compile_config;
   out.erase("optimizer");
   out["optimizer_config"] = legacy_object(compile_config.at("optimizer"));
-  out["loss"] = legacy_object(compile_config.value("loss", Config()));
-  for (const char* key : {"metrics", "weighted_metrics"}) {
-    if (!out.contains(key) || !out.at(key).is_array()) continue;
-    for (Config& metric : out.at(key)) metric = legacy_object(metric);
+  for (const char* key : {"loss", "metrics", "weighted_metrics"}) {
+    out[key] = map_compile_entries(compile_config.value(key, Config()), legacy_object);
   }
   return out;
 }
@@ -216,9 +209,13 @@ Config keras3_compile_config(const Config& training_config, const std::string& w
   Config out = training_config;
   out.erase("optimizer_config");
   out["optimizer"] = keras3_optimizer(training_config.at("optimizer_config"), where);
-  if (out.contains("loss")) out["loss"] = keras3_loss(out.at("loss"));
+  // Per output, tf.keras 2 wrote a dict by output name, or lists in output order (its metrics
+  // always, one list per output): compile_options_from_config places them by the model's outputs.
+  if (out.contains("loss")) out["loss"] = map_compile_entries(out.at("loss"), keras3_loss);
   for (const char* key : {"metrics", "weighted_metrics"}) {
-    if (out.contains(key)) out[key] = keras3_metrics(out.at(key), where);
+    if (out.contains(key)) {
+      out[key] = map_compile_entries(out.at(key), [&](const Config& metric) { return keras3_metric(metric, where); });
+    }
   }
   return out;
 }

@@ -12,8 +12,10 @@
 // "my_package>MyLayer"), and what they hold (initializers, dtype policies, schedules) stays in
 // Keras 3's form. Reading takes that, and what tf.keras 2 wrote too: a layer's batch_input_shape,
 // an axis as a list of one, optimizers named "Custom>Adam" with their jit_compile and
-// is_legacy_optimizer keys, a loss reduction of "auto", and per-output lists of metrics, each a
-// MeanMetricWrapper naming its function.
+// is_legacy_optimizer keys, a loss reduction of "auto", and metrics as MeanMetricWrappers naming
+// their functions. Losses, loss weights and metrics of a model of several outputs keep their
+// structure (dicts by output name, or lists in output order, as tf.keras 2 kept its metrics one
+// list per output), which compile_options_from_config places by the model's output names.
 #pragma once
 
 #include <string>

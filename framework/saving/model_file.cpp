@@ -88,7 +88,7 @@ std::unique_ptr<Model> model_from_configs(const nlohmann::json& object, const nl
   }
   if (options.compile && !compile_config.is_null()) {
     try {
-      out->compile(compile_options_from_config(compile_config, compile_entry));
+      out->compile(compile_options_from_config(compile_config, out->output_names(), compile_entry));
     } catch (const ValueError& e) {
       throw ValueError(in_quotes(path) + ": " + e.what());
     }

@@ -116,7 +116,7 @@ class CustomEvaluation : public Mlp {
     autodiff::NoGradScope no_grad;
     track_loss(batch, losses::scale_loss_for_distribution(ops::mean(ops::abs((*this)(batch.x, false)))));
   }
-  Tensor predict_step(const Inputs& x) override { return ops::softmax((*this)(x, false)); }
+  Outputs predict_step(const Inputs& x) override { return ops::softmax((*this)(x, false)); }
 };
 
 struct Data {
@@ -216,13 +216,14 @@ TEST_P(TestAndPredictOverrides, RunOnEveryReplica) {
   const Data test = data_of(40, 60);
   const Trained<CustomEvaluation> one = train<CustomEvaluation>(nullptr);
   const Logs one_logs = one.model->evaluate(test.x, test.y, {.batch_size = 16, .verbose = 0});
-  const std::vector<float> one_predicted = one.model->predict(test.x, {.batch_size = 16}).to_vector<float>();
+  const std::vector<float> one_predicted = one.model->predict(test.x, {.batch_size = 16}).tensor().to_vector<float>();
 
   TPUStrategy tpu(TPUClusterResolver::local());
   const Trained<CustomEvaluation> eight = train<CustomEvaluation>(&tpu, /*jit=*/GetParam());
   auto scope = tpu.scope();
   const Logs eight_logs = eight.model->evaluate(test.x, test.y, {.batch_size = 16, .verbose = 0});
-  const std::vector<float> eight_predicted = eight.model->predict(test.x, {.batch_size = 16}).to_vector<float>();
+  const std::vector<float> eight_predicted =
+      eight.model->predict(test.x, {.batch_size = 16}).tensor().to_vector<float>();
 
   // The override tracks the loss only: the metrics stay empty, which the default step would fill.
   EXPECT_DOUBLE_EQ(one_logs.at("accuracy"), 0.0);

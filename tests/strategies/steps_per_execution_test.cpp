@@ -72,7 +72,7 @@ TrainedRun train(int per_execution, bool jit, bool eight_replicas) {
                            .shuffle = false});
   run.weights = model.get_weights();
   run.iterations = model.optimizer()->iterations();
-  run.predicted = model.predict(x_val, {.batch_size = 16}).to_vector<float>();
+  run.predicted = model.predict(x_val, {.batch_size = 16}).tensor().to_vector<float>();
   run.compiles = model.jit_stats().compiles;
   return run;
 }

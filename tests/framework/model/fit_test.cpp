@@ -37,7 +37,7 @@ TEST_F(FitTest, LearnsXor) {
   History h = model.fit(x, y, {.batch_size = 4, .epochs = 300, .verbose = 0});
   EXPECT_LT(h.history.at("loss").back(), 0.1);
   EXPECT_EQ(model.evaluate(x, y, {.verbose = 0}).at("accuracy"), 1.0);
-  std::vector<float> p = model.predict(x).to_vector<float>();
+  std::vector<float> p = model.predict(x).tensor().to_vector<float>();
   EXPECT_LT(p[0], 0.5f);
   EXPECT_GT(p[1], 0.5f);
   EXPECT_GT(p[2], 0.5f);

@@ -155,16 +155,7 @@ with h5py.File(sys.argv[1], "r") as f:
 // batch_input_shape, a normalization axis as a list, "Custom>Adam", a loss reduction of "auto"
 // and the accuracy metric as a MeanMetricWrapper. Returns what the script printed: the model's
 // outputs for `x`, computed by NumPy from the stored weights.
-constexpr const char* kWriteKeras2Sequential = R"(
-import json, sys, h5py, numpy as np
-init = lambda name: {"class_name": name, "config": {"seed": None} if name == "GlorotUniform" else {}}
-def dense(name, units, activation, extra={}):
-    config = {"name": name, "trainable": True, "dtype": "float32", "units": units, "activation": activation,
-              "use_bias": True, "kernel_initializer": init("GlorotUniform"), "bias_initializer": init("Zeros"),
-              "kernel_regularizer": None, "bias_regularizer": None, "activity_regularizer": None,
-              "kernel_constraint": None, "bias_constraint": None}
-    config.update(extra)
-    return {"class_name": "Dense", "config": config}
+const std::string kWriteKeras2Sequential = std::string(testing::kKeras2FileWriters) + R"(
 bn = {"class_name": "BatchNormalization", "config": {
     "name": "batch_normalization", "trainable": True, "dtype": "float32", "axis": [1], "momentum": 0.99,
     "epsilon": 0.001, "center": True, "scale": True, "beta_initializer": init("Zeros"),
@@ -182,12 +173,7 @@ training_config = {
                         "ignore_class": None}},
     "metrics": [[{"class_name": "MeanMetricWrapper",
                   "config": {"name": "accuracy", "dtype": "float32", "fn": "sparse_categorical_accuracy"}}]],
-    "weighted_metrics": None, "loss_weights": None,
-    "optimizer_config": {"class_name": "Custom>Adam", "config": {
-        "name": "Adam", "weight_decay": None, "clipnorm": None, "global_clipnorm": None, "clipvalue": None,
-        "use_ema": False, "ema_momentum": 0.99, "ema_overwrite_frequency": None, "jit_compile": True,
-        "is_legacy_optimizer": False, "learning_rate": 0.0005, "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-07,
-        "amsgrad": False}}}
+    "weighted_metrics": None, "loss_weights": None, "optimizer_config": adam_config}
 k1 = (np.arange(12, dtype="float32").reshape(3, 4) - 5) / 10; b1 = np.array([0.1, -0.2, 0.3, 0.0], "float32")
 gamma = np.array([1.5, 0.5, 1.0, 2.0], "float32"); beta = np.array([0.1, 0.2, -0.1, 0.0], "float32")
 mean = np.array([0.2, 0.1, 0.0, 0.3], "float32"); var = np.array([1.0, 0.5, 2.0, 0.25], "float32")
@@ -196,19 +182,7 @@ weights = {"dense": [("kernel", k1), ("bias", b1)],
            "batch_normalization": [("gamma", gamma), ("beta", beta), ("moving_mean", mean), ("moving_variance", var)],
            "dense_1": [("kernel", k2), ("bias", b2)]}
 with h5py.File(sys.argv[1], "w") as f:
-    f.attrs["keras_version"] = "2.15.0"
-    f.attrs["backend"] = "tensorflow"
-    f.attrs["model_config"] = json.dumps(model_config).encode("utf8")
-    f.attrs["training_config"] = json.dumps(training_config).encode("utf8")
-    g = f.create_group("model_weights")
-    g.attrs["layer_names"] = [n.encode() for n in ["dense", "batch_normalization", "dense_1"]]
-    g.attrs["backend"] = b"tensorflow"
-    g.attrs["keras_version"] = b"2.15.0"
-    for layer, values in weights.items():
-        names = ["%s/%s:0" % (layer, w) for w, _ in values]
-        g.create_group(layer).attrs["weight_names"] = [n.encode() for n in names]
-        for n, (_, v) in zip(names, values):
-            g[layer].create_dataset(n, data=v)
+    write_keras2_file(f, model_config, training_config, ["dense", "batch_normalization", "dense_1"], weights)
     # tf.keras 2's Adam keeps the iteration count and a momentum and a velocity per trainable
     # weight, and not the learning rate as Keras 3's does.
     trainable = [(l, w, v) for l, values in weights.items() for w, v in values if not w.startswith("moving")]
@@ -323,7 +297,7 @@ with h5py.File(sys.argv[1], "w") as f:
   EXPECT_TRUE(contains(m, "model_config attribute is not valid JSON")) << m;
 
   const std::string legacy = dir.file("legacy_optimizer.h5");
-  const std::string script = std::string(kWriteKeras2Sequential) + R"(
+  const std::string script = kWriteKeras2Sequential + R"(
 with h5py.File(sys.argv[1], "a") as f:
     t = json.loads(f.attrs["training_config"])
     t["optimizer_config"]["config"]["is_legacy_optimizer"] = True

@@ -247,6 +247,42 @@ with h5py.File(sys.argv[1], 'r') as f:
     f.visititems(visit)
 )PY";
 
+/// Python (h5py) for writing files as tf.keras 2.15 writes them, which scripts that make such
+/// files start with: `dense(name, units, activation, extra)` a Dense layer's config,
+/// `adam_config` tf.keras 2's "Custom>Adam" optimizer config (learning rate 5e-4), and
+/// `write_keras2_file(f, model_config, training_config, layer_names, weights)` the root attributes
+/// and the model_weights group of an open h5py file ({layer: [(weight, array), ...]}).
+inline constexpr const char* kKeras2FileWriters = R"PY(
+import json, sys, h5py, numpy as np
+init = lambda name: {"class_name": name, "config": {"seed": None} if name == "GlorotUniform" else {}}
+def dense(name, units, activation, extra={}):
+    config = {"name": name, "trainable": True, "dtype": "float32", "units": units, "activation": activation,
+              "use_bias": True, "kernel_initializer": init("GlorotUniform"), "bias_initializer": init("Zeros"),
+              "kernel_regularizer": None, "bias_regularizer": None, "activity_regularizer": None,
+              "kernel_constraint": None, "bias_constraint": None}
+    config.update(extra)
+    return {"class_name": "Dense", "config": config}
+adam_config = {"class_name": "Custom>Adam", "config": {
+    "name": "Adam", "weight_decay": None, "clipnorm": None, "global_clipnorm": None, "clipvalue": None,
+    "use_ema": False, "ema_momentum": 0.99, "ema_overwrite_frequency": None, "jit_compile": True,
+    "is_legacy_optimizer": False, "learning_rate": 0.0005, "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-07,
+    "amsgrad": False}}
+def write_keras2_file(f, model_config, training_config, layer_names, weights):
+    f.attrs["keras_version"] = "2.15.0"
+    f.attrs["backend"] = "tensorflow"
+    f.attrs["model_config"] = json.dumps(model_config).encode("utf8")
+    f.attrs["training_config"] = json.dumps(training_config).encode("utf8")
+    g = f.create_group("model_weights")
+    g.attrs["layer_names"] = [n.encode() for n in layer_names]
+    g.attrs["backend"] = b"tensorflow"
+    g.attrs["keras_version"] = b"2.15.0"
+    for layer in layer_names:
+        names = ["%s/%s:0" % (layer, w) for w, _ in weights.get(layer, [])]
+        g.create_group(layer).attrs["weight_names"] = [n.encode() for n in names] if names else np.array([], "float64")
+        for n, (_, v) in zip(names, weights.get(layer, [])):
+            g[layer].create_dataset(n, data=v)
+)PY";
+
 /// The numbers after "<label> " on the line of a script's output that starts with it.
 inline std::vector<double> printed_numbers(const std::string& out, const std::string& label) {
   std::istringstream lines(out);
