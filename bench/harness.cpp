@@ -9,6 +9,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string_view>
 #include <thread>
 
@@ -68,6 +69,24 @@ std::string utc_timestamp() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return text;
+}
+
+// The AVX extensions /proc/cpuinfo lists ("avx", "avx2", "avx512f", "avx512_bf16", ...), sorted:
+// what a reader needs to place a figure, since one model name covers CPUs with and without AVX-512.
+std::vector<std::string> cpu_avx_flags() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  std::vector<std::string> flags;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    for (std::string word; words >> word;) {
+      if (word.rfind("avx", 0) == 0) flags.push_back(word);
+    }
+    break;  // every core lists the same flags
+  }
+  std::sort(flags.begin(), flags.end());
+  return flags;
 }
 
 bool cpu_has_avx512f() {
@@ -168,7 +187,7 @@ double gflops(double flops, double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.
 double gb_per_s(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }
 
 std::string figure_unit(const std::string& key) {
-  if (key == "gflops") return "GFLOP/s";
+  if (key.rfind("gflops", 0) == 0) return "GFLOP/s";  // "gflops", and the FMA peak's "gflops_1_thread"...
   if (key == "gb_per_s") return "GB/s";
   if (key == "samples_per_s") return "samples/s";
   if (key == "ms_per_step") return "ms/step";
@@ -241,6 +260,7 @@ void Harness::print_row(const Record& record) {
   if (!record.figures.empty()) {
     figure = format_number(record.figures.front().second) + " " + figure_unit(record.figures.front().first);
   }
+  if (auto share = record.figure("fma_peak_fraction")) figure += " (" + fixed(100 * *share, 0) + "% of FMA peak)";
   // Flushed per row: a long run shows progress as it goes.
   std::cout << pad_right(record.label(), kLabelWidth) << pad_left(format_number(record.timing.median_ms), 11)
             << pad_left(format_number(record.timing.min_ms), 10) << pad_left(format_number(record.timing.p90_ms), 10)
@@ -382,7 +402,8 @@ Json Harness::document() const {
                {{"cpu", cpu_model()},
                 {"logical_cores", std::thread::hardware_concurrency()},
                 {"avx2", cpu_has_avx2()},
-                {"avx512f", cpu_has_avx512f()}}},
+                {"avx512f", cpu_has_avx512f()},
+                {"avx_flags", cpu_avx_flags()}}},
               {"settings", {{"repeats", options_.repeats}, {"warmup", options_.warmup}, {"filter", options_.filter}}},
               {"records", records},
               {"peers", peers_},

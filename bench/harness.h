@@ -40,7 +40,8 @@ struct Timing {
 };
 
 /// Derived rates of one case, in order; the first is the case's headline figure.
-/// Keys name the unit: "gflops" (GFLOP/s), "gb_per_s" (GB/s), "samples_per_s", "ms_per_step".
+/// Keys name the unit: "gflops" (GFLOP/s), "gb_per_s" (GB/s), "samples_per_s", "ms_per_step";
+/// "fma_peak_fraction" is GFLOP/s over the machine's FMA peak (bench/fma_peak.h), which rows show beside.
 using Figures = std::vector<std::pair<std::string, double>>;
 
 /// One measured case, from Kestrel or from a peer.
@@ -74,7 +75,8 @@ std::string fixed(double value, int decimals);
 double gflops(double flops, double ms);
 /// bytes / time, in GB/s (1e9 bytes).
 double gb_per_s(double bytes, double ms);
-/// "GFLOP/s" for "gflops", "GB/s" for "gb_per_s"; other keys unchanged.
+/// "GFLOP/s" for "gflops" and keys that start with it ("gflops_1_thread"), "GB/s" for "gb_per_s"; other
+/// keys unchanged.
 std::string figure_unit(const std::string& key);
 /// A regex matching exactly these labels, for Harness::run_peer's `only`.
 std::string exact_labels_regex(const std::vector<std::string>& labels);

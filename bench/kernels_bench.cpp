@@ -11,12 +11,15 @@
 //
 // Rates come from the median time. GB/s counts the bytes each op reads and writes (a chain of
 // four ops over n floats moves 4 x 2 x 4n bytes), so they compare with the machine's copy bandwidth.
+// Before the cases, the machine's float32 FMA peak is measured (bench/fma_peak.h); each float32
+// matmul row adds fma_peak_fraction, its GFLOP/s over the peak at its thread count.
 #include <cstdint>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "bench/fma_peak.h"
 #include "bench/harness.h"
 #include "kestrel.h"
 
@@ -24,6 +27,7 @@ namespace {
 
 using kestrel::Tensor;
 using kestrel::bench::Figures;
+using kestrel::bench::FmaPeak;
 using kestrel::bench::Harness;
 using kestrel::bench::Json;
 using kestrel::bench::Timing;
@@ -86,16 +90,22 @@ void run_peer_on(Harness& harness, const std::vector<std::string>& labels) {
       kestrel::bench::exact_labels_regex(selected));
 }
 
-// a x b in float32, then in bfloat16 (params + dtype=bfloat16) with its GFLOP/s over float32's as
-// "vs_float32"; appends both labels.
+// a x b in float32, with its share of the FMA peak when there is one, then in bfloat16 (params +
+// dtype=bfloat16) with its GFLOP/s over float32's as "vs_float32"; appends both labels. bfloat16
+// gets no share of the peak: the peak is float32's, and bfloat16's dot products run at twice its rate.
 void measure_matmul_pair(Harness& harness, const Tensor& a, const Tensor& b, double flops, const Json& params,
-                         std::vector<std::string>& labels) {
+                         const std::optional<FmaPeak>& peak, std::vector<std::string>& labels) {
   const auto rate = [flops](const Timing& t) { return kestrel::bench::gflops(flops, t.median_ms); };
   labels.push_back(kestrel::bench::case_label("matmul", params));
   const std::optional<kestrel::bench::Record> float32 = harness.measure(
       "matmul", params, [&] { Tensor c = ops::matmul(a, b); },
       [&](const Timing& t) {
-        return Figures{{"gflops", rate(t)}};
+        Figures figures = {{"gflops", rate(t)}};
+        if (peak) {
+          figures.emplace_back("fma_peak_fraction",
+                               kestrel::bench::fma_peak_fraction(*peak, rate(t), params.at("threads").get<int>()));
+        }
+        return figures;
       });
   Json bf16_params = params;
   bf16_params["dtype"] = "bfloat16";
@@ -110,7 +120,7 @@ void measure_matmul_pair(Harness& harness, const Tensor& a, const Tensor& b, dou
       });
 }
 
-void bench_matmul(Harness& harness) {
+void bench_matmul(Harness& harness, const std::optional<FmaPeak>& peak) {
   for (std::int64_t n : kMatmulSizes) {
     Tensor a = random::normal({n, n}, random::Key(0));
     Tensor b = random::normal({n, n}, random::Key(1));
@@ -118,7 +128,7 @@ void bench_matmul(Harness& harness) {
     std::vector<std::string> labels;
     for (int threads : kMatmulThreads) {
       kestrel::set_num_threads(threads);
-      measure_matmul_pair(harness, a, b, flops, {{"n", n}, {"threads", threads}}, labels);
+      measure_matmul_pair(harness, a, b, flops, {{"n", n}, {"threads", threads}}, peak, labels);
     }
     run_peer_on(harness, labels);
   }
@@ -132,7 +142,7 @@ Json matmul_params(const MatmulShape& s, int threads) {
   return params;
 }
 
-void bench_matmul_shapes(Harness& harness) {
+void bench_matmul_shapes(Harness& harness, const std::optional<FmaPeak>& peak) {
   for (const MatmulShape& s : kMatmulShapes) {
     const kestrel::Shape batch = s.batch > 1 ? kestrel::Shape{s.batch} : kestrel::Shape{};
     kestrel::Shape a_shape = batch, b_shape = batch;
@@ -146,7 +156,7 @@ void bench_matmul_shapes(Harness& harness) {
     std::vector<std::string> labels;
     for (int threads : kMatmulThreads) {
       kestrel::set_num_threads(threads);
-      measure_matmul_pair(harness, a, b, flops, matmul_params(s, threads), labels);
+      measure_matmul_pair(harness, a, b, flops, matmul_params(s, threads), peak, labels);
     }
     run_peer_on(harness, labels);
   }
@@ -259,8 +269,9 @@ int main(int argc, char** argv) {
                   "PyTorch and NumPy, measured in the same run");
   if (auto exit_code = harness.parse(argc, argv)) return *exit_code;
 
-  bench_matmul(harness);
-  bench_matmul_shapes(harness);
+  const std::optional<FmaPeak> peak = kestrel::bench::add_fma_peak(harness);
+  bench_matmul(harness, peak);
+  bench_matmul_shapes(harness, peak);
   bench_conv(harness);
   bench_relu_chain(harness);
   bench_softmax(harness);

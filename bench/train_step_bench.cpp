@@ -15,7 +15,9 @@
 // Figures: GFLOP/s (3 x the forward matmul/conv FLOPs per step over the median step time), samples/s,
 // ms/step, the first step's time, the jit's compile time, and the peak resident memory of the process
 // (VmHWM). Each Kestrel workload and mode runs in a fresh child process of this program, and the peer
-// in a fresh Python process per workload and mode, so each peak belongs to one case alone.
+// in a fresh Python process per workload and mode, so each peak belongs to one case alone. First the
+// machine's float32 FMA peak is measured (bench/fma_peak.h), and Kestrel's cases add
+// fma_peak_fraction: their GFLOP/s over the peak on the step's threads.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "bench/child_process.h"
+#include "bench/fma_peak.h"
 #include "bench/harness.h"
 #include "bench/train_step_report.h"
 #include "bench/train_step_workloads.h"
@@ -36,6 +39,7 @@
 namespace {
 
 using kestrel::bench::fixed;
+using kestrel::bench::FmaPeak;
 using kestrel::bench::Harness;
 using kestrel::bench::Mode;
 using kestrel::bench::Record;
@@ -109,8 +113,9 @@ std::optional<Record> measure_in_child(Harness& harness, const Workload& w, Mode
 void print_progress(const Record& r) {
   std::cout << r.label() << " [" << r.source << "]: " << fixed(r.timing.median_ms, 2) << " ms/step (min "
             << fixed(r.timing.min_ms, 2) << ", p90 " << fixed(r.timing.p90_ms, 2) << "), "
-            << fixed(r.figure("gflops").value_or(0), 1) << " GFLOP/s, "
-            << fixed(r.figure("samples_per_s").value_or(0), 0) << " samples/s, first step "
+            << fixed(r.figure("gflops").value_or(0), 1) << " GFLOP/s";
+  if (auto share = r.figure("fma_peak_fraction")) std::cout << " (" << fixed(100 * *share, 0) << "% of FMA peak)";
+  std::cout << ", " << fixed(r.figure("samples_per_s").value_or(0), 0) << " samples/s, first step "
             << fixed(r.figure("first_step_ms").value_or(0), 1) << " ms";
   if (auto compile_ms = r.figure("compile_ms")) std::cout << ", compile " << fixed(*compile_ms, 1) << " ms";
   std::cout << ", peak RSS " << fixed(r.figure("peak_rss_mb").value_or(0), 0) << " MB" << std::endl;
@@ -128,8 +133,8 @@ void measure_peer(Harness& harness, const Workload& w, Mode mode, const std::str
 }
 
 // Every workload at every precision, each Kestrel mode followed by its peer counterpart; false when
-// a Kestrel case failed.
-bool measure_all(Harness& harness, const std::vector<std::string>& precisions) {
+// a Kestrel case failed. Kestrel's records get their share of the FMA peak when it was measured.
+bool measure_all(Harness& harness, const std::vector<std::string>& precisions, const std::optional<FmaPeak>& peak) {
   bool all_ran = true;
   for (const Workload& w : kestrel::bench::train_step_workloads()) {
     for (const std::string& precision : precisions) {
@@ -138,6 +143,10 @@ bool measure_all(Harness& harness, const std::vector<std::string>& precisions) {
           auto record = measure_in_child(harness, w, mode, precision);
           all_ran = all_ran && record.has_value();
           if (record) {
+            if (const auto rate = record->figure("gflops"); rate && peak) {
+              const double share = kestrel::bench::fma_peak_fraction(*peak, *rate, kestrel::bench::kTrainStepThreads);
+              record->figures.emplace_back("fma_peak_fraction", share);
+            }
             print_progress(*record);
             harness.add(*record);
           }
@@ -180,7 +189,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  const bool all_ran = measure_all(harness, precisions);
+  const std::optional<FmaPeak> peak = kestrel::bench::add_fma_peak(harness);
+  const bool all_ran = measure_all(harness, precisions, peak);
   const auto results = kestrel::bench::collect_train_step_records(harness);
   kestrel::bench::print_train_step_tables(results, std::cout);
   kestrel::bench::report_train_step_goals(results, harness, std::cout);

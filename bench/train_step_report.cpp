@@ -59,6 +59,13 @@ std::string figure_cell(const Record* r, const char* key, int decimals) {
   return value ? fixed(*value, decimals) : "-";
 }
 
+// "38%" for a figure of 0.38.
+std::string percent_cell(const Record* r, const char* key) {
+  if (r == nullptr) return "-";
+  const auto value = r->figure(key);
+  return value ? fixed(100 * *value, 0) + "%" : "-";
+}
+
 // How many times faster `faster` ran than `slower`: the ratio of their median step times.
 std::optional<double> speedup(const Record* faster, const Record* slower) {
   if (faster == nullptr || slower == nullptr || faster->timing.median_ms <= 0) return std::nullopt;
@@ -238,15 +245,17 @@ void print_tables_at(const std::vector<WorkloadRecords>& results, std::ostream& 
                speedup_cell(r.jit, r.torchscript)});
   }
 
-  out << "\nthroughput (GFLOP/s) and each process's peak memory (VmHWM, MB):\n";
-  const Table rates(out, {12, 10, 10, 10, 12, 10, 10, 10, 12});
-  rates.row({"", "GFLOP/s", "GFLOP/s", "GFLOP/s", "GFLOP/s", "peak MB", "peak MB", "peak MB", "peak MB"});
-  rates.row({"workload", "eager", "jit", "torch", "torchscript", "eager", "jit", "torch", "torchscript"});
+  out << "\nthroughput (GFLOP/s; the jit's as a share of the float32 FMA peak) and each process's peak memory "
+         "(VmHWM, MB):\n";
+  const Table rates(out, {12, 10, 10, 10, 12, 10, 10, 10, 10, 12});
+  rates.row({"", "GFLOP/s", "GFLOP/s", "GFLOP/s", "GFLOP/s", "jit", "peak MB", "peak MB", "peak MB", "peak MB"});
+  rates.row({"workload", "eager", "jit", "torch", "torchscript", "FMA peak", "eager", "jit", "torch", "torchscript"});
   for (const WorkloadRecords& r : results) {
     rates.row({r.workload->title, figure_cell(r.eager, "gflops", 1), figure_cell(r.jit, "gflops", 1),
                figure_cell(r.torch, "gflops", 1), figure_cell(r.torchscript, "gflops", 1),
-               figure_cell(r.eager, "peak_rss_mb", 0), figure_cell(r.jit, "peak_rss_mb", 0),
-               figure_cell(r.torch, "peak_rss_mb", 0), figure_cell(r.torchscript, "peak_rss_mb", 0)});
+               percent_cell(r.jit, "fma_peak_fraction"), figure_cell(r.eager, "peak_rss_mb", 0),
+               figure_cell(r.jit, "peak_rss_mb", 0), figure_cell(r.torch, "peak_rss_mb", 0),
+               figure_cell(r.torchscript, "peak_rss_mb", 0)});
   }
 
   out << "\nfirst step, ms (in medians), and the jit's compile (Model::jit_stats() after the first step):\n";
@@ -273,7 +282,9 @@ void print_train_step_tables(const std::vector<WorkloadRecords>& results, std::o
   if (results.empty()) return;
   out << "(speedup above 1x: Kestrel's jit is faster. Peak MB is each process's; for torch it includes the\n"
          " interpreter and PyTorch themselves, base_rss_mb in the JSON. jit compiles: programs compiled in all the\n"
-         " steps; 1 is right for a fixed batch. The peer's mixed_bfloat16 is torch.autocast(\"cpu\", bfloat16).)\n";
+         " steps; 1 is right for a fixed batch. The peer's mixed_bfloat16 is torch.autocast(\"cpu\", bfloat16).\n"
+         " jit FMA peak: the jit's GFLOP/s over the float32 FMA peak of the step's threads, the fma_peak record in\n"
+         " the JSON; bfloat16 products, where the CPU has AVX512_BF16, run at twice that rate.)\n";
 }
 
 void report_train_step_goals(const std::vector<WorkloadRecords>& results, Harness& harness, std::ostream& out) {
