@@ -90,6 +90,20 @@ std::int64_t Graph::num_ops() const {
   return n;
 }
 
+bool Graph::is_op(ValueId id, OpId op) const {
+  const Node& n = node(id);
+  return n.kind == NodeKind::op && n.primitive->id() == op;
+}
+
+std::vector<int> Graph::reader_counts() const {
+  std::vector<int> readers(nodes_.size(), 0);
+  for (const Node& n : nodes_) {
+    for (ValueId in : n.inputs) ++readers[static_cast<std::size_t>(in)];
+  }
+  for (ValueId out : outputs_) ++readers[static_cast<std::size_t>(out)];
+  return readers;
+}
+
 void Graph::verify() const {
   auto fail = [](ValueId id, const std::string& what) {
     throw JitError("graph verification: %" + std::to_string(id) + " " + what);

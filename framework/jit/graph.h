@@ -67,6 +67,11 @@ class Graph {
   const std::vector<ValueId>& outputs() const { return outputs_; }
   /// Number of op nodes (each one kernel call before fusion).
   std::int64_t num_ops() const;
+  /// True when value `id` is made by an op of kind `op`.
+  bool is_op(ValueId id, OpId op) const;
+  /// How many times each value is read, by id: once per operand of each op reading it, and once
+  /// per graph output it is (a pass may fold a value into its reader only when it is read once).
+  std::vector<int> reader_counts() const;
 
   /// Checks the invariants: inputs precede their users, outputs exist, specs match what each
   /// primitive infers, aliases pair an output and an input of one spec, one to one. Throws

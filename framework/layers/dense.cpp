@@ -36,9 +36,14 @@ Tensor Dense::call(const Tensor& x, bool training) {
     throw TypeError(error_prefix() + "input is " + x.spec().to_string() +
                     "; Dense needs a floating input: convert it with ops::cast(x, DType::float32)");
   }
-  Tensor y = ops::matmul(x, kernel_.value());
-  if (bias_.defined()) y = ops::add(y, bias_.value());
-  return options_.activation(y);
+  const Tensor kernel = kernel_.value();
+  const Tensor bias = bias_.defined() ? bias_.value() : Tensor();
+  // The bias goes in the matrix multiply's epilogue, added as the product is stored, when its dtype
+  // is the product's; otherwise (operands promoted to float32) it is added after.
+  if (!bias.defined() || (x.dtype() == kernel.dtype() && bias.dtype() == kernel.dtype())) {
+    return options_.activation(ops::matmul(x, kernel, {.bias = bias}));
+  }
+  return options_.activation(ops::add(ops::matmul(x, kernel), bias));
 }
 
 nlohmann::json Dense::get_config() const {

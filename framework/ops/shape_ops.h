@@ -10,6 +10,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -73,6 +74,9 @@ namespace detail {
 /// The axis a scatter_add primitive adds along; nullopt for any other primitive (for the jit's
 /// passes, which see primitives rather than ops).
 std::optional<int> scatter_add_axis(const Primitive& primitive);
+
+/// A reshape to `shape` (for the jit's passes, which add primitives to graphs).
+std::shared_ptr<const Primitive> reshape_primitive(const Shape& shape);
 
 }  // namespace detail
 }  // namespace kestrel

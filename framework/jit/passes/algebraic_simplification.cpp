@@ -65,7 +65,7 @@ class Simplifier {
   // The value of input i, looking through the rewrites already made, so chains collapse in one run.
   ValueId input(const Node& n, std::size_t i) const { return same_as_[static_cast<std::size_t>(n.inputs[i])]; }
   const Node& node(ValueId id) const { return graph_.node(id); }
-  bool is_op(ValueId id, OpId op) const { return node(id).kind == NodeKind::op && node(id).primitive->id() == op; }
+  bool is_op(ValueId id, OpId op) const { return graph_.is_op(id, op); }
   bool is_constant(ValueId id, double value) const {
     return node(id).kind == NodeKind::constant && all_equal_to(node(id).constant, value);
   }

@@ -10,6 +10,9 @@
 //   algebraic_simplification  remove identities, some of which folding exposed (x * 1 with 1 folded)
 //   dce                       drop what the rewrites above left unused
 // then, in default_pipeline():
+//   matmul_bias_fusion        a bias added to a product joins the GEMM, before elementwise fusion
+//                             would take the add into a pass of its own
+//   dce                       drop the plain products it replaced
 //   elementwise_fusion        one kernel per region of elementwise ops; it wants the smallest
 //                             graph, and simplification may have removed ops that split a region
 //   dce                       drop the scalar constants fusion turned into program constants
@@ -29,8 +32,8 @@ namespace kestrel::jit {
 /// Adds the simplification passes (dce, cse, constant_folding, algebraic_simplification, dce).
 void add_simplification_passes(PassPipeline& pipeline);
 
-/// The pipeline jit::Function compiles with: the simplification passes, then elementwise_fusion
-/// and dce.
+/// The pipeline jit::Function compiles with: the simplification passes, then matmul_bias_fusion,
+/// dce, elementwise_fusion and dce.
 PassPipeline default_pipeline();
 
 /// The passes over a whole traced step of `replicas` replicas, before it is split at its

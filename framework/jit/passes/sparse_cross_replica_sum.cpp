@@ -18,7 +18,7 @@ class Rewrite {
         rewriter_(graph),
         replicas_(replicas),
         gather_(detail::all_gather_primitive(replicas)),
-        readers_(count_readers()) {}
+        readers_(graph.reader_counts()) {}
 
   bool run() {
     for (ValueId id = 0; id < graph_.size(); ++id) {
@@ -32,17 +32,7 @@ class Rewrite {
  private:
   static std::size_t at(ValueId v) { return static_cast<std::size_t>(v); }
   const Node& node(ValueId id) const { return graph_.node(id); }
-  bool is_op(ValueId id, OpId op) const { return node(id).kind == NodeKind::op && node(id).primitive->id() == op; }
-
-  // Readers of each value: the ops reading it (once per operand) and the graph's outputs.
-  std::vector<int> count_readers() const {
-    std::vector<int> readers(at(graph_.size()), 0);
-    for (const Node& n : graph_.nodes()) {
-      for (ValueId in : n.inputs) ++readers[at(in)];
-    }
-    for (ValueId out : graph_.outputs()) ++readers[at(out)];
-    return readers;
-  }
+  bool is_op(ValueId id, OpId op) const { return graph_.is_op(id, op); }
 
   // A scatter_add read once (by the sum, or by the add the sum reads), whose rows all_gather can
   // join: along axis 0, with indices of rank >= 1, and a replica's rows fewer elements than the table.

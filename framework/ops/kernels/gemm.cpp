@@ -37,7 +37,7 @@ constexpr std::int64_t kMinPackedDepth = 256;
 // A oneDNN matmul built for one shape and layout; the pointers come with each call.
 struct MatmulPrimitive {
   dnnl::matmul primitive;
-  dnnl::memory::desc a, b, c, scratchpad;
+  dnnl::memory::desc a, b, c, bias, scratchpad;
 };
 
 template <class T>
@@ -74,10 +74,13 @@ std::string describe(const GemmArgsOf<T, Out>& g) {
 template <class T, class Out>
 MatmulPrimitive build(const GemmArgsOf<T, Out>& g) {
   KESTREL_DCHECK(g.batch == 1 || g.stride_c != 0);
+  KESTREL_DCHECK(g.bias == nullptr || (g.alpha == 1.0f && g.beta == 0.0f));
   MatmulPrimitive p;
   p.a = operand(data_type<T>(), g.batch, g.stride_a, g.m, g.k, g.lda, g.transpose_a);
   p.b = operand(data_type<T>(), g.batch, g.stride_b, g.k, g.n, g.ldb, g.transpose_b);
   p.c = operand(data_type<Out>(), g.batch, g.stride_c, g.m, g.n, g.ldc, false);
+  // One row of n, broadcast over C's rows (and its batch): oneDNN adds it as it stores C.
+  if (g.bias != nullptr) p.bias = operand(data_type<Out>(), g.batch, 0, 1, g.n, g.n, false);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (g.alpha != 1.0f) attr.set_output_scales(0, {g.alpha});
@@ -89,7 +92,9 @@ MatmulPrimitive build(const GemmArgsOf<T, Out>& g) {
   }
   try {
     const dnnl::engine engine(onednn::engine(), /*weak=*/true);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p.a, p.b, p.c), attr, engine);
+    dnnl::matmul::primitive_desc pd(
+        g.bias != nullptr ? dnnl::matmul::desc(p.a, p.b, p.bias, p.c) : dnnl::matmul::desc(p.a, p.b, p.c), attr,
+        engine);
     p.scratchpad = pd.scratchpad_desc();
     p.primitive = dnnl::matmul(pd);
   } catch (const dnnl::error& e) {
@@ -100,8 +105,8 @@ MatmulPrimitive build(const GemmArgsOf<T, Out>& g) {
   return p;
 }
 
-// Everything the primitive depends on: dims, strides, transposes, alpha and beta (built in), and
-// the element types.
+// Everything the primitive depends on: dims, strides, transposes, alpha and beta (built in), the
+// element types and whether a bias is added.
 template <class T, class Out>
 PrimitiveKey key_of(const GemmArgsOf<T, Out>& g) {
   return {kMatmulKind,
@@ -119,7 +124,8 @@ PrimitiveKey key_of(const GemmArgsOf<T, Out>& g) {
           g.batch == 1 ? 0 : g.stride_a,
           g.batch == 1 ? 0 : g.stride_b,
           g.batch == 1 ? 0 : g.stride_c,
-          static_cast<std::int64_t>(data_type<T>()) << 8 | static_cast<std::int64_t>(data_type<Out>())};
+          static_cast<std::int64_t>(g.bias != nullptr) << 16 | static_cast<std::int64_t>(data_type<T>()) << 8 |
+              static_cast<std::int64_t>(data_type<Out>())};
 }
 
 // `g` with the leading dimensions left 0 set to the dense ones.
@@ -148,6 +154,19 @@ void scale_c(const GemmArgsOf<T, Out>& g) {
   }
 }
 
+// C += bias on every row, for the kernels that take no bias themselves (each on its own tile of C,
+// still in cache).
+template <class T, class Out>
+void add_bias(const GemmArgsOf<T, Out>& g) {
+  if (g.bias == nullptr) return;
+  for (std::int64_t p = 0; p < g.batch; ++p) {
+    for (std::int64_t i = 0; i < g.m; ++i) {
+      Out* row = g.c + p * g.stride_c + i * g.ldc;
+      for (std::int64_t j = 0; j < g.n; ++j) row[j] = Out(static_cast<float>(row[j]) + static_cast<float>(g.bias[j]));
+    }
+  }
+}
+
 // Below AVX-512, oneDNN 2.6 runs a float32 matmul on its sgemm, which skips packing when C has a
 // short side (1/m + 1/n >= 0.0038: a side under ~260 when the other is long). Its no-copy kernels
 // then read A and B in place, and past k = 256 they stream them from memory: at about half the
@@ -172,16 +191,19 @@ template <class T, class Out>
 void run_on_this_thread(const GemmArgsOf<T, Out>& g) {
   if (g.k == 0 || g.alpha == 0.0f) {
     scale_c(g);
+    add_bias(g);
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
     if (packed_gemm_is_faster(g)) {
       cpu().packed_gemm(g);
+      add_bias(g);
       return;
     }
   } else {
     if (!onednn::computes_bf16()) {  // oneDNN 2.6 has no bfloat16 matmul below AVX-512
       widened_gemm_on_this_thread(g);
+      add_bias(g);
       return;
     }
   }
@@ -196,11 +218,19 @@ void run_on_this_thread(const GemmArgsOf<T, Out>& g) {
   const onednn::OnCallingThread one_thread;
   const std::shared_ptr<const MatmulPrimitive> p = primitive_cache().get<MatmulPrimitive>(
       key_of(g), [&] { return std::make_shared<const MatmulPrimitive>(build(g)); });
-  onednn::execute(p->primitive.get(),
-                  {{DNNL_ARG_SRC, &p->a.data, g.a},
-                   {DNNL_ARG_WEIGHTS, &p->b.data, g.b},
-                   {DNNL_ARG_DST, &p->c.data, g.c},
-                   {DNNL_ARG_SCRATCHPAD, &p->scratchpad.data, onednn::scratchpad(p->scratchpad.get_size())}});
+  void* scratchpad = onednn::scratchpad(p->scratchpad.get_size());
+  if (g.bias != nullptr) {
+    onednn::execute(p->primitive.get(), {{DNNL_ARG_SRC, &p->a.data, g.a},
+                                         {DNNL_ARG_WEIGHTS, &p->b.data, g.b},
+                                         {DNNL_ARG_BIAS, &p->bias.data, g.bias},
+                                         {DNNL_ARG_DST, &p->c.data, g.c},
+                                         {DNNL_ARG_SCRATCHPAD, &p->scratchpad.data, scratchpad}});
+    return;
+  }
+  onednn::execute(p->primitive.get(), {{DNNL_ARG_SRC, &p->a.data, g.a},
+                                       {DNNL_ARG_WEIGHTS, &p->b.data, g.b},
+                                       {DNNL_ARG_DST, &p->c.data, g.c},
+                                       {DNNL_ARG_SCRATCHPAD, &p->scratchpad.data, scratchpad}});
 }
 
 // Splits [0, extent) into `parts` ranges whose bounds are multiples of `align`.
@@ -243,6 +273,7 @@ Args matrix_tile(const Args& g, std::int64_t index, std::int64_t parts, std::int
     tile.n = end - begin;
     tile.b += begin * (g.transpose_b ? g.ldb : 1);
     tile.c += begin;
+    if (tile.bias != nullptr) tile.bias += begin;
   }
   return tile;
 }

@@ -6,6 +6,8 @@
 //   // C += A^T * B over 8 matrices laid out one after another:
 //   kernels::gemm({.m = m, .n = n, .k = k, .a = a, .transpose_a = true, .b = b, .c = c, .beta = 1,
 //                  .batch = 8, .stride_a = k * m, .stride_b = k * n, .stride_c = m * n});
+//   // C = A * B + bias, the bias [N] added to every row as C is stored (a Dense layer's epilogue):
+//   kernels::gemm({.m = m, .n = n, .k = k, .a = a, .b = b, .c = c, .bias = bias});
 //   // bfloat16 A and B, C rounded to bfloat16 once (GemmBf16Args) or kept in float32 (GemmBf16Float32Args):
 //   kernels::gemm(kernels::GemmBf16Args{.m = m, .n = n, .k = k, .a = a16, .b = b16, .c = c16});
 //
@@ -51,6 +53,8 @@ struct GemmArgsOf {
   std::int64_t stride_a = 0;  ///< elements between consecutive A matrices (0: A is shared)
   std::int64_t stride_b = 0;  ///< elements between consecutive B matrices (0: B is shared)
   std::int64_t stride_c = 0;  ///< elements between consecutive C matrices
+  /// [n], added to every row of every C matrix after the product (null: none); with beta = 0.
+  const Out* bias = nullptr;
 };
 
 using GemmArgs = GemmArgsOf<float>;

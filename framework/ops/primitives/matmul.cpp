@@ -2,9 +2,11 @@
 //
 // The primitive handles plain matrices and equal batch dims; the public function maps the
 // other layouts onto it: [B,T,D] x [D,O] flattens a to [B*T, D] (one large GEMM, and the
-// weight gradient comes out 2-D), and a plain matrix facing a batch is broadcast.
+// weight gradient comes out 2-D), and a plain matrix facing a batch is broadcast. A third
+// operand, a bias [N], is added to every row by the GEMM as it stores the product (its epilogue).
 #include "framework/ops/matmul.h"
 
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "framework/ops/elementwise.h"
 #include "framework/ops/kernels/gemm.h"
 #include "framework/ops/primitive.h"
+#include "framework/ops/reduce.h"
 #include "framework/ops/shape_ops.h"
 
 namespace kestrel::ops {
@@ -50,6 +53,14 @@ void check_operands(const TensorSpec& a, const TensorSpec& b, bool transpose_a, 
   }
 }
 
+void check_bias(const TensorSpec& bias, DType dtype, std::int64_t n) {
+  if (bias.shape != Shape{n} || bias.dtype != dtype) {
+    throw ShapeError(op_message(kOp, "the bias is " + bias.to_string() + "; it must be " +
+                                         TensorSpec{Shape{n}, dtype}.to_string() +
+                                         ", one value per column of the product in its dtype"));
+  }
+}
+
 Shape batch_dims(const Shape& s) {
   Shape out;
   for (int i = 0; i < s.rank() - 2; ++i) out.push_back(s[i]);
@@ -76,6 +87,7 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
     const TensorSpec& a = in[0];
     const TensorSpec& b = in[1];
     check_operands(a, b, transpose_a_, transpose_b_);
+    if (in.size() == 3) check_bias(in[2], a.dtype, b.shape[transpose_b_ ? -2 : -1]);
     if (a.dtype != b.dtype) {
       throw TypeError(op_message(kOp, "a is " + a.to_string() + ", b is " + b.to_string() +
                                           ": the primitive needs equal dtypes (ops::matmul promotes them)"));
@@ -105,7 +117,13 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
     const Tensor& a = args.primals[0];
     const Tensor& b = args.primals[1];
     const Tensor& g = args.cotangent;
-    std::vector<Tensor> grads(2);
+    std::vector<Tensor> grads(args.primals.size());
+    if (grads.size() == 3 && args.wanted[2]) {
+      // The bias reaches every row of every product: its gradient sums the cotangent's rows.
+      std::vector<int> rows(static_cast<std::size_t>(g.rank() - 1));
+      std::iota(rows.begin(), rows.end(), 0);
+      grads[2] = sum(g, {.axes = rows});
+    }
     if (args.wanted[0]) {
       grads[0] = transpose_a_ ? matmul(b, g, {.transpose_a = transpose_b_, .transpose_b = true})
                               : matmul(g, b, {.transpose_a = false, .transpose_b = !transpose_b_});
@@ -136,7 +154,8 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
                                          .batch = batch_dims(out.shape).numel(),
                                          .stride_a = a[-2] * a[-1],
                                          .stride_b = b[-2] * b[-1],
-                                         .stride_c = m * n});
+                                         .stride_c = m * n,
+                                         .bias = in.size() == 3 ? in[2].as<T>() : nullptr});
   }
 
   bool transpose_a_;
@@ -161,19 +180,32 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, const MatmulOptions& optio
 
   const Shape batch_a = batch_dims(a.shape());
   const Shape batch_b = batch_dims(b.shape());
-  if (batch_a == batch_b) return detail::apply_new<Matmul>({a, b}, ta, tb);
+  // The operands, with the bias after them when there is one.
+  const auto with_bias = [&](Tensor lhs, Tensor rhs) {
+    std::vector<Tensor> in{std::move(lhs), std::move(rhs)};
+    if (options.bias.defined()) {
+      check_bias(options.bias.spec(), in[0].dtype(), b.shape()[tb ? -2 : -1]);
+      in.push_back(options.bias);
+    }
+    return in;
+  };
+  if (batch_a == batch_b) return detail::apply_new<Matmul>(with_bias(a, b), ta, tb);
 
   if (b.rank() == 2 && !ta) {
     // [..., M, K] x [K, N]: one [prod(...) * M, K] x [K, N] product.
     const std::int64_t m = a.shape()[-2];
     Tensor flat = reshape(a, {batch_a.numel() * m, a.shape()[-1]});
-    Tensor out = detail::apply_new<Matmul>({flat, b}, false, tb);
+    Tensor out = detail::apply_new<Matmul>(with_bias(flat, b), false, tb);
     return reshape(out, with_matrix(batch_a, m, out.shape()[-1]));
   }
-  if (b.rank() == 2)
-    return detail::apply_new<Matmul>({a, broadcast_to(b, with_matrix(batch_a, b.shape()[0], b.shape()[1]))}, ta, tb);
-  if (a.rank() == 2)
-    return detail::apply_new<Matmul>({broadcast_to(a, with_matrix(batch_b, a.shape()[0], a.shape()[1])), b}, ta, tb);
+  if (b.rank() == 2) {
+    return detail::apply_new<Matmul>(with_bias(a, broadcast_to(b, with_matrix(batch_a, b.shape()[0], b.shape()[1]))),
+                                     ta, tb);
+  }
+  if (a.rank() == 2) {
+    return detail::apply_new<Matmul>(with_bias(broadcast_to(a, with_matrix(batch_b, a.shape()[0], a.shape()[1])), b),
+                                     ta, tb);
+  }
 
   throw ShapeError(op_message(kOp, operands(a.spec(), b.spec(), ta, tb) + ": batch dims " + batch_a.to_string() +
                                        " and " + batch_b.to_string() +

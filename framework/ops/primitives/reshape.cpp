@@ -149,3 +149,9 @@ Tensor squeeze(const Tensor& x, const std::vector<int>& axes) {
 }
 
 }  // namespace kestrel::ops
+
+namespace kestrel {
+std::shared_ptr<const Primitive> detail::reshape_primitive(const Shape& shape) {
+  return std::make_shared<const ops::Reshape>(shape);
+}
+}  // namespace kestrel

@@ -1,6 +1,7 @@
 // Op table entries for matmul: plain, each transpose, batched ranks 3 and 4, the [B,T,D] x [D,O]
 // flattening, a plain matrix broadcast against a batch, bfloat16, and one product large enough
-// to take the blocked, multi-threaded GEMM path. The reference is a triple loop in double.
+// to take the blocked, multi-threaded GEMM path; and each kind again with a bias added by the
+// GEMM (MatmulOptions::bias). The reference is a triple loop in double.
 #include "framework/ops/elementwise.h"
 #include "framework/ops/matmul.h"
 #include "tests/framework/ops/op_case.h"
@@ -57,6 +58,20 @@ OpCase matmul_case(std::string label, Shape a, Shape b, bool transpose_a = false
   return c;
 }
 
+// The same product plus a bias [N] on every row, added by the GEMM.
+OpCase matmul_bias_case(std::string label, Shape a, Shape b, bool transpose_a = false, bool transpose_b = false) {
+  OpCase c = matmul_case(std::move(label), a, b, transpose_a, transpose_b);
+  const std::int64_t n = transpose_b ? b[-2] : b[-1];
+  c.make_inputs = [=] { return Inputs{uniform_tensor(a, 11), uniform_tensor(b, 12), uniform_tensor({n}, 17)}; };
+  c.run = [=](const Inputs& in) {
+    return ops::matmul(in[0], in[1], {.transpose_a = transpose_a, .transpose_b = transpose_b, .bias = in[2]});
+  };
+  c.reference = [=](const Inputs& in) {
+    return ops::add(reference_matmul(in[0], in[1], transpose_a, transpose_b), in[2]);
+  };
+  return c;
+}
+
 std::vector<OpCase> matmul_cases() {
   std::vector<OpCase> cases;
   cases.push_back(matmul_case("matmul_plain", {3, 4}, {4, 5}));
@@ -86,6 +101,28 @@ std::vector<OpCase> matmul_cases() {
   bf16.tolerance = 1e-2;  // the product is rounded to bfloat16's 8-bit mantissa
   bf16.no_gradient_because = "bfloat16 inputs: too coarse for finite differences";
   cases.push_back(std::move(bf16));
+
+  cases.push_back(matmul_bias_case("matmul_bias", {3, 4}, {4, 5}));
+  cases.push_back(matmul_bias_case("matmul_bias_sequence_times_matrix", {2, 3, 4}, {4, 5}));
+  cases.push_back(matmul_bias_case("matmul_bias_batched_transpose_b", {2, 3, 4}, {2, 5, 4}, false, true));
+  // Wider than tall: the threads' tiles split the columns, each with its part of the bias; k > 256
+  // takes the packed kernel below AVX-512, which adds the bias after its product.
+  OpCase large_bias = matmul_bias_case("matmul_bias_large_column_tiles", {150, 300}, {300, 170});
+  large_bias.tolerance = 1e-4;
+  large_bias.no_gradient_because = "size: the small bias cases check the gradients";
+  cases.push_back(std::move(large_bias));
+  OpCase bf16_bias = matmul_bias_case("matmul_bias_bfloat16", {3, 8}, {8, 4});
+  bf16_bias.make_inputs = [] {
+    return Inputs{ops::cast(uniform_tensor({3, 8}, 13), DType::bfloat16),
+                  ops::cast(uniform_tensor({8, 4}, 14), DType::bfloat16),
+                  ops::cast(uniform_tensor({4}, 17), DType::bfloat16)};
+  };
+  bf16_bias.run = [](const Inputs& in) {
+    return ops::cast(ops::matmul(in[0], in[1], {.bias = in[2]}), DType::float32);
+  };
+  bf16_bias.tolerance = 1e-2;
+  bf16_bias.no_gradient_because = "bfloat16 inputs: too coarse for finite differences";
+  cases.push_back(std::move(bf16_bias));
 
   // float32 with bfloat16 computes in float32, like the elementwise ops.
   OpCase mixed = matmul_case("matmul_float32_with_bfloat16", {3, 8}, {8, 4});
