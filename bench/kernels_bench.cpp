@@ -13,6 +13,11 @@
 // four ops over n floats moves 4 x 2 x 4n bytes), so they compare with the machine's copy bandwidth.
 // Before the cases, the machine's float32 FMA peak is measured (bench/fma_peak.h); each float32
 // matmul row adds fma_peak_fraction, its GFLOP/s over the peak at its thread count.
+//
+// The GEMM's epilogue (kernels/gemm.h), on the Transformer's shapes on both cores: the product
+// alone, then with a bias [n], alone and followed by relu, GELU and tanh-approximated GELU applied
+// as C is stored (what the jit makes of an inference program's Dense + activation), "vs_plain" each
+// one's time over the plain product's. Goal: bias + GELU at most 1.05.
 #include <cstdint>
 #include <iostream>
 #include <optional>
@@ -21,6 +26,7 @@
 
 #include "bench/fma_peak.h"
 #include "bench/harness.h"
+#include "framework/ops/kernels/gemm.h"
 #include "kestrel.h"
 
 namespace {
@@ -57,6 +63,8 @@ constexpr double kFloatBytes = 4.0;
 // The goal: at sizes where the kernel, not overhead, decides, matmul keeps pace with the best peer.
 constexpr std::int64_t kGoalMinSize = 1024;
 constexpr double kGoalRatio = 0.85;
+// The epilogue goal: a fused bias + GELU costs at most 5% over the plain product.
+constexpr double kEpilogueGoal = 1.05;
 
 std::string join(const auto& values) {
   std::string out;
@@ -236,6 +244,64 @@ void bench_layer_norm(Harness& harness) {
   run_peer_on(harness, {kestrel::bench::case_label("layer_norm", params)});
 }
 
+// kernels::gemm on each non-batched Transformer shape (2 threads), plain and with the bias + GELU
+// epilogue, into one C allocated up front, so both time the product and its stores alone. States
+// the epilogue goal's verdict.
+void bench_matmul_epilogue(Harness& harness) {
+  kestrel::set_num_threads(kThreads);
+  std::string detail;
+  bool met = true, measured = false;
+  for (const MatmulShape& s : kMatmulShapes) {
+    if (s.batch != 1) continue;
+    const Tensor a = random::normal({s.m, s.k}, random::Key(9)), b = random::normal({s.k, s.n}, random::Key(10));
+    const Tensor bias = random::normal({s.n}, random::Key(11));
+    Tensor c = Tensor::empty({s.m, s.n}, kestrel::DType::float32);
+    auto* out = static_cast<float*>(c.view().data);
+    const auto gemm = [&](const float* with_bias, kestrel::kernels::GemmActivation activation) {
+      kestrel::kernels::gemm({.m = s.m,
+                              .n = s.n,
+                              .k = s.k,
+                              .a = a.data<float>(),
+                              .b = b.data<float>(),
+                              .c = out,
+                              .bias = with_bias,
+                              .activation = activation});
+    };
+    Json params = matmul_params(s, kThreads);
+    params["epilogue"] = "none";
+    const std::optional<kestrel::bench::Record> plain = harness.measure(
+        "matmul_epilogue", params, [&] { gemm(nullptr, kestrel::kernels::GemmActivation::none); },
+        [](const Timing&) { return Figures{}; });
+    // The bias alone and with each activation; the goal is judged on bias + exact GELU.
+    std::optional<kestrel::bench::Record> fused;
+    for (const auto& epilogue : {std::pair{"bias", kestrel::kernels::GemmActivation::none},
+                                 {"bias_relu", kestrel::kernels::GemmActivation::relu},
+                                 {"bias_gelu", kestrel::kernels::GemmActivation::gelu_erf},
+                                 {"bias_gelu_tanh", kestrel::kernels::GemmActivation::gelu_tanh}}) {
+      const kestrel::kernels::GemmActivation activation = epilogue.second;
+      params["epilogue"] = epilogue.first;
+      const std::optional<kestrel::bench::Record> record = harness.measure(
+          "matmul_epilogue", params, [&] { gemm(bias.data<float>(), activation); },
+          [&](const Timing& t) {
+            return plain ? Figures{{"vs_plain", t.median_ms / plain->timing.median_ms}} : Figures{};
+          });
+      if (activation == kestrel::kernels::GemmActivation::gelu_erf) fused = record;
+    }
+    if (!plain || !fused) continue;
+    const double ratio = fused->timing.median_ms / plain->timing.median_ms;
+    measured = true;
+    met = met && ratio <= kEpilogueGoal;
+    detail += (detail.empty() ? "" : ", ") + std::to_string(s.m) + "x" + std::to_string(s.k) + "x" +
+              std::to_string(s.n) + " " + std::to_string(ratio).substr(0, 4) + "x";
+  }
+  if (!measured) return;
+  const std::string verdict = std::string("epilogue goal (bias + GELU in the GEMM at most ") +
+                              std::to_string(kEpilogueGoal).substr(0, 4) +
+                              "x the plain product's time): " + (met ? "met" : "not met") + " [" + detail + "]";
+  std::cout << "\n" << verdict << "\n";
+  harness.note(verdict);
+}
+
 // States the matmul goal's verdict from the ratios of this run, and keeps it in the JSON notes.
 void report_matmul_goal(Harness& harness) {
   std::vector<double> ratios;
@@ -272,6 +338,7 @@ int main(int argc, char** argv) {
   const std::optional<FmaPeak> peak = kestrel::bench::add_fma_peak(harness);
   bench_matmul(harness, peak);
   bench_matmul_shapes(harness, peak);
+  bench_matmul_epilogue(harness);
   bench_conv(harness);
   bench_relu_chain(harness);
   bench_softmax(harness);

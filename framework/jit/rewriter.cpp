@@ -48,4 +48,18 @@ Graph GraphRewriter::finish() {
   return std::move(graph_);
 }
 
+bool rewrite_nodes(Graph& graph, const std::function<bool(ValueId id, GraphRewriter& rewriter)>& rewrite) {
+  GraphRewriter rewriter(graph);
+  bool changed = false;
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    if (rewrite(id, rewriter)) {
+      changed = true;
+    } else {
+      rewriter.copy(id);
+    }
+  }
+  if (changed) graph = rewriter.finish();
+  return changed;
+}
+
 }  // namespace kestrel::jit

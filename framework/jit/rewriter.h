@@ -10,6 +10,7 @@
 //   Graph rewritten = r.finish();                      // outputs remapped too, aliases kept
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "framework/jit/graph.h"
@@ -44,5 +45,11 @@ class GraphRewriter {
   Graph graph_;
   std::vector<ValueId> map_;  // old id -> new id, -1 while unmapped
 };
+
+/// The pattern passes' walk: every node of `graph` in order goes to `rewrite`, which either adds
+/// its replacement (binding the node's id) and returns true, or returns false, and the node is
+/// copied as it is. Nodes a replacement makes unread stay for a DCE to drop. Replaces `graph`
+/// with the result and returns true when any node was rewritten.
+bool rewrite_nodes(Graph& graph, const std::function<bool(ValueId id, GraphRewriter& rewriter)>& rewrite);
 
 }  // namespace kestrel::jit

@@ -6,7 +6,10 @@
 //   ops::matmul(x, w, {.bias = b});                      // x w + b, b [O] added as the product is stored
 #pragma once
 
+#include <memory>
+
 #include "framework/core/tensor.h"
+#include "framework/ops/elementwise_opcode.h"
 
 namespace kestrel::ops {
 
@@ -23,3 +26,16 @@ struct MatmulOptions {
 Tensor matmul(const Tensor& a, const Tensor& b, const MatmulOptions& options = {});
 
 }  // namespace kestrel::ops
+
+namespace kestrel {
+class Primitive;
+namespace detail {
+
+/// The matmul primitive `matmul` with `activation` (relu, gelu, gelu_tanh) applied by the GEMM as
+/// it stores the product, after any bias: for the jit's passes, on programs already
+/// differentiated (the result has no gradient of its own). Null when `matmul` is not a matmul
+/// without an activation, or the activation is not one the GEMM applies.
+std::shared_ptr<const Primitive> matmul_with_activation(const Primitive& matmul, ElementwiseOpcode activation);
+
+}  // namespace detail
+}  // namespace kestrel

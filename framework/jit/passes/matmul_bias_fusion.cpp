@@ -9,18 +9,14 @@
 namespace kestrel::jit {
 namespace {
 
-class Rewrite {
+class BiasFusion {
  public:
-  explicit Rewrite(const Graph& graph) : graph_(graph), rewriter_(graph), readers_(graph.reader_counts()) {}
+  explicit BiasFusion(const Graph& graph) : graph_(graph), readers_(graph.reader_counts()) {}
 
-  bool run() {
-    for (ValueId id = 0; id < graph_.size(); ++id) {
-      if (!is_op(id, OpId::add) || !fuse(id)) rewriter_.copy(id);
-    }
-    return changed_;
+  /// Rewrites node `id` into `rewriter` when the pattern holds there; false leaves it to be copied.
+  bool operator()(ValueId id, GraphRewriter& rewriter) const {
+    return graph_.is_op(id, OpId::add) && fuse(id, rewriter);
   }
-
-  Graph finish() { return rewriter_.finish(); }
 
  private:
   static std::size_t at(ValueId v) { return static_cast<std::size_t>(v); }
@@ -54,7 +50,7 @@ class Rewrite {
     return rows == product.shape[0];
   }
 
-  bool fuse(ValueId add_id) {
+  bool fuse(ValueId add_id, GraphRewriter& rewriter) const {
     const Node& add = node(add_id);
     for (std::size_t side = 0; side < 2; ++side) {
       const ValueId sum = add.inputs[side];
@@ -65,37 +61,32 @@ class Rewrite {
       if (!is_plain_product(product) || !is_column_bias(node(bias).spec, add.spec, node(product).spec)) continue;
       const Node& matmul = node(product);
       const std::int64_t n = matmul.spec.shape[1];
-      ValueId flat_bias = rewriter_.mapped(bias);
+      ValueId flat_bias = rewriter.mapped(bias);
       if (node(bias).spec.shape.rank() != 1) {
-        flat_bias = rewriter_.add_op(detail::reshape_primitive(Shape{n}), {flat_bias},
-                                     TensorSpec{Shape{n}, node(bias).spec.dtype}, add.name);
+        flat_bias = rewriter.add_op(detail::reshape_primitive(Shape{n}), {flat_bias},
+                                    TensorSpec{Shape{n}, node(bias).spec.dtype}, add.name);
       }
       // The product's old id is left unmapped: only this add read it, and the add now reads the
       // biased product.
-      ValueId biased = rewriter_.add_op(
-          matmul.primitive, {rewriter_.mapped(matmul.inputs[0]), rewriter_.mapped(matmul.inputs[1]), flat_bias},
+      ValueId biased = rewriter.add_op(
+          matmul.primitive, {rewriter.mapped(matmul.inputs[0]), rewriter.mapped(matmul.inputs[1]), flat_bias},
           matmul.spec, matmul.name);
-      if (reshaped) biased = rewriter_.add_op(node(sum).primitive, {biased}, add.spec, node(sum).name);
-      rewriter_.bind(add_id, biased);
-      changed_ = true;
+      if (reshaped) biased = rewriter.add_op(node(sum).primitive, {biased}, add.spec, node(sum).name);
+      rewriter.bind(add_id, biased);
       return true;
     }
     return false;
   }
 
   const Graph& graph_;
-  GraphRewriter rewriter_;
   std::vector<int> readers_;
-  bool changed_ = false;
 };
 
 }  // namespace
 
 bool MatmulBiasFusion::run(Graph& graph) {
-  Rewrite rewrite(graph);
-  if (!rewrite.run()) return false;
-  graph = rewrite.finish();
-  return true;
+  const BiasFusion fuse(graph);
+  return rewrite_nodes(graph, [&](ValueId id, GraphRewriter& rewriter) { return fuse(id, rewriter); });
 }
 
 }  // namespace kestrel::jit

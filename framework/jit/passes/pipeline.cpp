@@ -7,6 +7,7 @@
 #include "framework/jit/passes/constant_folding.h"
 #include "framework/jit/passes/dead_code_elimination.h"
 #include "framework/jit/passes/elementwise_fusion.h"
+#include "framework/jit/passes/matmul_activation_fusion.h"
 #include "framework/jit/passes/matmul_bias_fusion.h"
 #include "framework/jit/passes/sparse_cross_replica_sum.h"
 
@@ -23,9 +24,10 @@ void add_simplification_passes(PassPipeline& pipeline) {
 PassPipeline default_pipeline() {
   PassPipeline pipeline;
   add_simplification_passes(pipeline);
-  // Biases join their matmuls before elementwise fusion would take their adds into a pass of
-  // their own; the plain products they replace are left for the DCE.
+  // Biases, then activations read by nothing else, join their matmuls before elementwise fusion
+  // would take them into passes of their own; the products they replace are left for the DCE.
   pipeline.add(std::make_unique<MatmulBiasFusion>());
+  pipeline.add(std::make_unique<MatmulActivationFusion>());
   pipeline.add(std::make_unique<DeadCodeElimination>());
   pipeline.add(std::make_unique<ElementwiseFusion>());
   pipeline.add(std::make_unique<DeadCodeElimination>());

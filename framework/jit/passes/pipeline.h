@@ -12,7 +12,8 @@
 // then, in default_pipeline():
 //   matmul_bias_fusion        a bias added to a product joins the GEMM, before elementwise fusion
 //                             would take the add into a pass of its own
-//   dce                       drop the plain products it replaced
+//   matmul_activation_fusion  so does an activation that alone reads a product (inference programs)
+//   dce                       drop the plain products they replaced
 //   elementwise_fusion        one kernel per region of elementwise ops; it wants the smallest
 //                             graph, and simplification may have removed ops that split a region
 //   dce                       drop the scalar constants fusion turned into program constants
@@ -33,7 +34,7 @@ namespace kestrel::jit {
 void add_simplification_passes(PassPipeline& pipeline);
 
 /// The pipeline jit::Function compiles with: the simplification passes, then matmul_bias_fusion,
-/// dce, elementwise_fusion and dce.
+/// matmul_activation_fusion, dce, elementwise_fusion and dce.
 PassPipeline default_pipeline();
 
 /// The passes over a whole traced step of `replicas` replicas, before it is split at its

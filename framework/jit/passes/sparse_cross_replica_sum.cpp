@@ -11,23 +11,18 @@
 namespace kestrel::jit {
 namespace {
 
-class Rewrite {
+class GatheredSums {
  public:
-  Rewrite(const Graph& graph, int replicas)
+  GatheredSums(const Graph& graph, int replicas)
       : graph_(graph),
-        rewriter_(graph),
         replicas_(replicas),
         gather_(detail::all_gather_primitive(replicas)),
         readers_(graph.reader_counts()) {}
 
-  bool run() {
-    for (ValueId id = 0; id < graph_.size(); ++id) {
-      if (!is_op(id, OpId::cross_replica_sum) || !rewrite_sum(id)) rewriter_.copy(id);
-    }
-    return changed_;
+  /// Rewrites node `id` into `rewriter` when it is a sum the pass gathers; false leaves it to be copied.
+  bool operator()(ValueId id, GraphRewriter& rewriter) const {
+    return is_op(id, OpId::cross_replica_sum) && rewrite_sum(id, rewriter);
   }
-
-  Graph finish() { return rewriter_.finish(); }
 
  private:
   static std::size_t at(ValueId v) { return static_cast<std::size_t>(v); }
@@ -47,23 +42,22 @@ class Rewrite {
 
   // One scatter_add of every replica's indices and rows, all-gathered: the sum over the replicas
   // of the scatter_add each made of its own.
-  ValueId gathered_scatter(ValueId scatter_id, const std::string& scope) {
+  ValueId gathered_scatter(ValueId scatter_id, const std::string& scope, GraphRewriter& rewriter) const {
     const Node& scatter = node(scatter_id);
     std::vector<ValueId> gathered;
     for (ValueId in : scatter.inputs) {
       TensorSpec spec = node(in).spec;
       spec.shape[0] *= replicas_;
-      gathered.push_back(rewriter_.add_op(gather_, {rewriter_.mapped(in)}, spec, scope));
+      gathered.push_back(rewriter.add_op(gather_, {rewriter.mapped(in)}, spec, scope));
     }
-    return rewriter_.add_op(scatter.primitive, std::move(gathered), scatter.spec, scatter.name);
+    return rewriter.add_op(scatter.primitive, std::move(gathered), scatter.spec, scatter.name);
   }
 
-  bool rewrite_sum(ValueId sum_id) {
+  bool rewrite_sum(ValueId sum_id, GraphRewriter& rewriter) const {
     const Node& sum = node(sum_id);
     const ValueId summed = sum.inputs[0];
     if (is_gatherable_scatter(summed)) {
-      rewriter_.bind(sum_id, gathered_scatter(summed, sum.name));
-      changed_ = true;
+      rewriter.bind(sum_id, gathered_scatter(summed, sum.name, rewriter));
       return true;
     }
     // dense + scatter (or scatter + dense) of one spec, read by this sum alone: a tied embedding.
@@ -74,31 +68,26 @@ class Rewrite {
       const ValueId dense = add.inputs[1 - side];
       if (!is_gatherable_scatter(scatter) || node(dense).spec != add.spec || node(scatter).spec != add.spec) continue;
       std::vector<ValueId> operands(2);
-      operands[1 - side] = rewriter_.add_op(sum.primitive, {rewriter_.mapped(dense)}, add.spec, sum.name);
-      operands[side] = gathered_scatter(scatter, sum.name);
-      rewriter_.bind(sum_id, rewriter_.add_op(add.primitive, std::move(operands), add.spec, add.name));
-      changed_ = true;
+      operands[1 - side] = rewriter.add_op(sum.primitive, {rewriter.mapped(dense)}, add.spec, sum.name);
+      operands[side] = gathered_scatter(scatter, sum.name, rewriter);
+      rewriter.bind(sum_id, rewriter.add_op(add.primitive, std::move(operands), add.spec, add.name));
       return true;
     }
     return false;
   }
 
   const Graph& graph_;
-  GraphRewriter rewriter_;
   int replicas_;
   std::shared_ptr<const Primitive> gather_;
   std::vector<int> readers_;
-  bool changed_ = false;
 };
 
 }  // namespace
 
 bool SparseCrossReplicaSum::run(Graph& graph) {
   if (replicas_ <= 1) return false;
-  Rewrite rewrite(graph, replicas_);
-  if (!rewrite.run()) return false;
-  graph = rewrite.finish();
-  return true;
+  const GatheredSums gather(graph, replicas_);
+  return rewrite_nodes(graph, [&](ValueId id, GraphRewriter& rewriter) { return gather(id, rewriter); });
 }
 
 }  // namespace kestrel::jit

@@ -8,11 +8,13 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "framework/core/cpu_capability.h"
 #include "framework/core/error.h"
 #include "framework/core/thread_pool.h"
 #include "framework/ops/kernels/cpu_kernels.h"
+#include "framework/ops/kernels/elementwise_functors.h"
 #include "framework/ops/kernels/gemm_widened.h"
 #include "framework/ops/kernels/onednn.h"
 #include "framework/ops/kernels/primitive_cache.h"
@@ -39,6 +41,16 @@ struct MatmulPrimitive {
   dnnl::matmul primitive;
   dnnl::memory::desc a, b, c, bias, scratchpad;
 };
+
+dnnl::algorithm eltwise_algorithm(GemmActivation activation) {
+  switch (activation) {
+    case GemmActivation::relu: return dnnl::algorithm::eltwise_relu;
+    case GemmActivation::gelu_erf: return dnnl::algorithm::eltwise_gelu_erf;
+    case GemmActivation::gelu_tanh: return dnnl::algorithm::eltwise_gelu_tanh;
+    case GemmActivation::none: break;
+  }
+  throw Error("gemm: no oneDNN algorithm for activation " + std::to_string(static_cast<int>(activation)));
+}
 
 template <class T>
 constexpr DataType data_type() {
@@ -74,7 +86,7 @@ std::string describe(const GemmArgsOf<T, Out>& g) {
 template <class T, class Out>
 MatmulPrimitive build(const GemmArgsOf<T, Out>& g) {
   KESTREL_DCHECK(g.batch == 1 || g.stride_c != 0);
-  KESTREL_DCHECK(g.bias == nullptr || (g.alpha == 1.0f && g.beta == 0.0f));
+  KESTREL_DCHECK((g.bias == nullptr && g.activation == GemmActivation::none) || (g.alpha == 1.0f && g.beta == 0.0f));
   MatmulPrimitive p;
   p.a = operand(data_type<T>(), g.batch, g.stride_a, g.m, g.k, g.lda, g.transpose_a);
   p.b = operand(data_type<T>(), g.batch, g.stride_b, g.k, g.n, g.ldb, g.transpose_b);
@@ -88,6 +100,10 @@ MatmulPrimitive build(const GemmArgsOf<T, Out>& g) {
     // C = alpha A B + beta C: oneDNN's sum post-op adds the old C, scaled, as it stores.
     dnnl::post_ops ops;
     ops.append_sum(g.beta);
+    attr.set_post_ops(ops);
+  } else if (g.activation != GemmActivation::none) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, eltwise_algorithm(g.activation), 0.0f, 0.0f);
     attr.set_post_ops(ops);
   }
   try {
@@ -124,8 +140,8 @@ PrimitiveKey key_of(const GemmArgsOf<T, Out>& g) {
           g.batch == 1 ? 0 : g.stride_a,
           g.batch == 1 ? 0 : g.stride_b,
           g.batch == 1 ? 0 : g.stride_c,
-          static_cast<std::int64_t>(g.bias != nullptr) << 16 | static_cast<std::int64_t>(data_type<T>()) << 8 |
-              static_cast<std::int64_t>(data_type<Out>())};
+          static_cast<std::int64_t>(g.activation) << 20 | static_cast<std::int64_t>(g.bias != nullptr) << 16 |
+              static_cast<std::int64_t>(data_type<T>()) << 8 | static_cast<std::int64_t>(data_type<Out>())};
 }
 
 // `g` with the leading dimensions left 0 set to the dense ones.
@@ -154,15 +170,28 @@ void scale_c(const GemmArgsOf<T, Out>& g) {
   }
 }
 
-// C += bias on every row, for the kernels that take no bias themselves (each on its own tile of C,
-// still in cache).
+// The epilogue (bias, then activation) on every row of C, for the kernels that take none
+// themselves: each on its own tile of C, still in cache. The activations are Kestrel's own
+// (ops::relu, ops::gelu), on a row widened to float32.
 template <class T, class Out>
-void add_bias(const GemmArgsOf<T, Out>& g) {
-  if (g.bias == nullptr) return;
+void finish_rows(const GemmArgsOf<T, Out>& g) {
+  if (g.bias == nullptr && g.activation == GemmActivation::none) return;
+  std::vector<float> widened(static_cast<std::size_t>(g.n));
+  Eigen::Map<Eigen::ArrayXf> x(widened.data(), g.n);
   for (std::int64_t p = 0; p < g.batch; ++p) {
     for (std::int64_t i = 0; i < g.m; ++i) {
       Out* row = g.c + p * g.stride_c + i * g.ldc;
-      for (std::int64_t j = 0; j < g.n; ++j) row[j] = Out(static_cast<float>(row[j]) + static_cast<float>(g.bias[j]));
+      for (std::int64_t j = 0; j < g.n; ++j) {
+        widened[static_cast<std::size_t>(j)] =
+            static_cast<float>(row[j]) + (g.bias != nullptr ? static_cast<float>(g.bias[j]) : 0.0f);
+      }
+      switch (g.activation) {
+        case GemmActivation::none: break;
+        case GemmActivation::relu: x = ElementwiseFn<ElementwiseOpcode::relu>{}(x); break;
+        case GemmActivation::gelu_erf: x = ElementwiseFn<ElementwiseOpcode::gelu>{}(x); break;
+        case GemmActivation::gelu_tanh: x = ElementwiseFn<ElementwiseOpcode::gelu_tanh>{}(x); break;
+      }
+      for (std::int64_t j = 0; j < g.n; ++j) row[j] = Out(widened[static_cast<std::size_t>(j)]);
     }
   }
 }
@@ -191,19 +220,19 @@ template <class T, class Out>
 void run_on_this_thread(const GemmArgsOf<T, Out>& g) {
   if (g.k == 0 || g.alpha == 0.0f) {
     scale_c(g);
-    add_bias(g);
+    finish_rows(g);
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
     if (packed_gemm_is_faster(g)) {
       cpu().packed_gemm(g);
-      add_bias(g);
+      finish_rows(g);
       return;
     }
   } else {
     if (!onednn::computes_bf16()) {  // oneDNN 2.6 has no bfloat16 matmul below AVX-512
       widened_gemm_on_this_thread(g);
-      add_bias(g);
+      finish_rows(g);
       return;
     }
   }

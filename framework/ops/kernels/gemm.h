@@ -6,8 +6,10 @@
 //   // C += A^T * B over 8 matrices laid out one after another:
 //   kernels::gemm({.m = m, .n = n, .k = k, .a = a, .transpose_a = true, .b = b, .c = c, .beta = 1,
 //                  .batch = 8, .stride_a = k * m, .stride_b = k * n, .stride_c = m * n});
-//   // C = A * B + bias, the bias [N] added to every row as C is stored (a Dense layer's epilogue):
+//   // C = A * B + bias, the bias [N] added to every row as C is stored (a Dense layer's epilogue),
+//   // and an activation after it (an inference program's Dense + GELU):
 //   kernels::gemm({.m = m, .n = n, .k = k, .a = a, .b = b, .c = c, .bias = bias});
+//   kernels::gemm({..., .bias = bias, .activation = kernels::GemmActivation::gelu_erf});
 //   // bfloat16 A and B, C rounded to bfloat16 once (GemmBf16Args) or kept in float32 (GemmBf16Float32Args):
 //   kernels::gemm(kernels::GemmBf16Args{.m = m, .n = n, .k = k, .a = a16, .b = b16, .c = c16});
 //
@@ -30,6 +32,10 @@
 #include "framework/core/dtype.h"
 
 namespace kestrel::kernels {
+
+/// What the GEMM applies to each element of C as it stores it, after the bias: the activations of
+/// ops::relu and ops::gelu (exact, and with {.approximate = true}).
+enum class GemmActivation : std::uint8_t { none, relu, gelu_erf, gelu_tanh };
 
 /// C = alpha * op(A) * op(B) + beta * C for `batch` independent problems. op(A) is [m,k] and
 /// op(B) is [k,n]; every matrix is row-major with the given leading dimension (0: dense). A and B
@@ -55,6 +61,8 @@ struct GemmArgsOf {
   std::int64_t stride_c = 0;  ///< elements between consecutive C matrices
   /// [n], added to every row of every C matrix after the product (null: none); with beta = 0.
   const Out* bias = nullptr;
+  /// Applied to every element after the bias; with alpha = 1 and beta = 0.
+  GemmActivation activation = GemmActivation::none;
 };
 
 using GemmArgs = GemmArgsOf<float>;

@@ -76,12 +76,16 @@ Shape with_matrix(const Shape& batch, std::int64_t rows, std::int64_t cols) {
 
 class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
  public:
-  Matmul(bool transpose_a, bool transpose_b) : transpose_a_(transpose_a), transpose_b_(transpose_b) {}
-  auto fields() const { return std::tie(transpose_a_, transpose_b_); }
+  Matmul(bool transpose_a, bool transpose_b, kernels::GemmActivation activation = kernels::GemmActivation::none)
+      : transpose_a_(transpose_a), transpose_b_(transpose_b), activation_(activation) {}
+  auto fields() const { return std::tie(transpose_a_, transpose_b_, activation_); }
   std::string params() const override {
     return std::string("transpose_a=") + (transpose_a_ ? "true" : "false") +
-           ", transpose_b=" + (transpose_b_ ? "true" : "false");
+           ", transpose_b=" + (transpose_b_ ? "true" : "false") + activation_param();
   }
+  bool transpose_a() const { return transpose_a_; }
+  bool transpose_b() const { return transpose_b_; }
+  kernels::GemmActivation activation() const { return activation_; }
 
   TensorSpec infer(std::span<const TensorSpec> in) const override {
     const TensorSpec& a = in[0];
@@ -117,6 +121,11 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
     const Tensor& a = args.primals[0];
     const Tensor& b = args.primals[1];
     const Tensor& g = args.cotangent;
+    if (activation_ != kernels::GemmActivation::none) {
+      throw Error(op_message(kOp, "a matmul with a fused activation (" + activation_param() +
+                                      ") is made by the jit for programs already differentiated, and has no "
+                                      "gradient of its own; a Kestrel bug if reached: report it with this message"));
+    }
     std::vector<Tensor> grads(args.primals.size());
     if (grads.size() == 3 && args.wanted[2]) {
       // The bias reaches every row of every product: its gradient sums the cotangent's rows.
@@ -155,11 +164,23 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
                                          .stride_a = a[-2] * a[-1],
                                          .stride_b = b[-2] * b[-1],
                                          .stride_c = m * n,
-                                         .bias = in.size() == 3 ? in[2].as<T>() : nullptr});
+                                         .bias = in.size() == 3 ? in[2].as<T>() : nullptr,
+                                         .activation = activation_});
+  }
+
+  std::string activation_param() const {
+    switch (activation_) {
+      case kernels::GemmActivation::none: return "";
+      case kernels::GemmActivation::relu: return ", activation=relu";
+      case kernels::GemmActivation::gelu_erf: return ", activation=gelu";
+      case kernels::GemmActivation::gelu_tanh: return ", activation=gelu_tanh";
+    }
+    return "";
   }
 
   bool transpose_a_;
   bool transpose_b_;
+  kernels::GemmActivation activation_;
 };
 
 Tensor to_float32(const Tensor& t) { return t.dtype() == DType::float32 ? t : cast(t, DType::float32); }
@@ -213,3 +234,20 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, const MatmulOptions& optio
 }
 
 }  // namespace kestrel::ops
+
+namespace kestrel {
+
+std::shared_ptr<const Primitive> detail::matmul_with_activation(const Primitive& matmul, ElementwiseOpcode activation) {
+  const auto* plain = dynamic_cast<const ops::Matmul*>(&matmul);
+  if (plain == nullptr || plain->activation() != kernels::GemmActivation::none) return nullptr;
+  kernels::GemmActivation fused = kernels::GemmActivation::none;
+  switch (activation) {
+    case ElementwiseOpcode::relu: fused = kernels::GemmActivation::relu; break;
+    case ElementwiseOpcode::gelu: fused = kernels::GemmActivation::gelu_erf; break;
+    case ElementwiseOpcode::gelu_tanh: fused = kernels::GemmActivation::gelu_tanh; break;
+    default: return nullptr;
+  }
+  return std::make_shared<const ops::Matmul>(plain->transpose_a(), plain->transpose_b(), fused);
+}
+
+}  // namespace kestrel

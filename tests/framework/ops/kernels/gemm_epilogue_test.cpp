@@ -1,0 +1,81 @@
+// kernels::gemm's epilogue: a bias on every row of C, then relu or GELU (exact and tanh), applied
+// as C is stored. Against the product followed by Kestrel's own ops, for oneDNN's matmul and for
+// the kernels that finish their rows themselves (Eigen's packed kernel for long, thin products
+// below AVX-512: k >= 256), plain and batched, one thread and tiled over two, at the CPU level the
+// test runs at (framework_ops_test runs at each).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "framework/core/random.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/kernels/gemm.h"
+#include "framework/ops/matmul.h"
+#include "tests/support/thread_count_guard.h"
+
+namespace kestrel::kernels {
+namespace {
+
+using kestrel::testing::ThreadCountGuard;
+
+struct Case {
+  std::string label;
+  std::int64_t batch, m, n, k;
+};
+
+// C's expected value: the product through ops::matmul, the bias added, then the activation.
+Tensor expected(const Tensor& a, const Tensor& b, const Tensor& bias, GemmActivation activation) {
+  const Tensor z = ops::add(ops::matmul(a, b), bias);
+  switch (activation) {
+    case GemmActivation::none: return z;
+    case GemmActivation::relu: return ops::relu(z);
+    case GemmActivation::gelu_erf: return ops::gelu(z);
+    case GemmActivation::gelu_tanh: return ops::gelu(z, {.approximate = true});
+  }
+  return z;
+}
+
+TEST(GemmEpilogue, BiasThenActivationMatchTheOpsAfterTheProduct) {
+  const std::vector<Case> cases = {{"small, oneDNN", 1, 12, 20, 16},
+                                   {"wide, tiles split the columns and the bias", 1, 40, 200, 24},
+                                   {"long and thin, the packed kernel below AVX-512", 1, 300, 24, 300},
+                                   {"batched, the bias shared by every matrix", 3, 10, 16, 8}};
+  for (const int threads : {1, 2}) {
+    ThreadCountGuard guard(threads);
+    for (const Case& c : cases) {
+      const Shape a_shape = c.batch == 1 ? Shape{c.m, c.k} : Shape{c.batch, c.m, c.k};
+      const Shape b_shape = c.batch == 1 ? Shape{c.k, c.n} : Shape{c.batch, c.k, c.n};
+      const Tensor a = random::normal(a_shape, random::Key(1)), b = random::normal(b_shape, random::Key(2));
+      const Tensor bias = random::normal({c.n}, random::Key(3));
+      for (const GemmActivation activation :
+           {GemmActivation::none, GemmActivation::relu, GemmActivation::gelu_erf, GemmActivation::gelu_tanh}) {
+        SCOPED_TRACE(c.label + ", activation " + std::to_string(static_cast<int>(activation)) + ", threads " +
+                     std::to_string(threads));
+        Tensor out = Tensor::empty(c.batch == 1 ? Shape{c.m, c.n} : Shape{c.batch, c.m, c.n}, DType::float32);
+        gemm(GemmArgs{.m = c.m,
+                      .n = c.n,
+                      .k = c.k,
+                      .a = a.data<float>(),
+                      .b = b.data<float>(),
+                      .c = static_cast<float*>(out.view().data),
+                      .batch = c.batch,
+                      .stride_a = c.m * c.k,
+                      .stride_b = c.k * c.n,
+                      .stride_c = c.m * c.n,
+                      .bias = bias.data<float>(),
+                      .activation = activation});
+        const std::vector<float> got = out.to_vector<float>();
+        const std::vector<float> want = expected(a, b, bias, activation).to_vector<float>();
+        ASSERT_EQ(got.size(), want.size());
+        for (std::size_t i = 0; i < want.size(); ++i) {
+          ASSERT_NEAR(got[i], want[i], 1e-5 * (1.0 + std::abs(want[i]))) << "element " << i;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kestrel::kernels
