@@ -38,9 +38,11 @@ Tensor Dense::call(const Tensor& x, bool training) {
   }
   const Tensor kernel = kernel_.value();
   const Tensor bias = bias_.defined() ? bias_.value() : Tensor();
-  // The bias goes in the matrix multiply's epilogue, added as the product is stored, when its dtype
-  // is the product's; otherwise (operands promoted to float32) it is added after.
-  if (!bias.defined() || (x.dtype() == kernel.dtype() && bias.dtype() == kernel.dtype())) {
+  // A float32 bias goes in the matrix multiply's epilogue, added as the product is stored. A
+  // bfloat16 product is added to after it is rounded, as the jit's bias fusion leaves it too,
+  // so every CPU level rounds it the same way twice.
+  if (!bias.defined() ||
+      (x.dtype() == DType::float32 && kernel.dtype() == DType::float32 && bias.dtype() == DType::float32)) {
     return options_.activation(ops::matmul(x, kernel, {.bias = bias}));
   }
   return options_.activation(ops::add(ops::matmul(x, kernel), bias));

@@ -20,11 +20,18 @@ using Config = nlohmann::json;
 
 Config loss_config(const LossArg& loss) { return loss ? losses::serialize(*loss) : Config(nullptr); }
 
-// The one loss, or a dict of them by output name (null for an output compiled without one).
-Config loss_config(const PerOutput<LossArg>& loss) {
-  if (!loss.by_output()) return loss_config(loss.all());
+// The one loss, or a dict of them by output name. Keras 3 reads a dict only with an entry for
+// every output, so every output of `outputs` (the model's, several) gets one: null for an output
+// compiled without a loss, and the one loss for each when loss weights need a dict beside it.
+Config loss_config(const PerOutput<LossArg>& loss, const std::vector<std::string>& outputs, bool weighted) {
+  if (!loss.by_output() && (outputs.empty() || !weighted)) return loss_config(loss.all());
   Config out = Config::object();
-  for (const auto& [output, arg] : loss.per_output()) out[output] = loss_config(arg);
+  for (const std::string& output : outputs) {
+    const auto given = loss.per_output().find(output);
+    out[output] = !loss.by_output()                  ? loss_config(loss.all())
+                  : given != loss.per_output().end() ? loss_config(given->second)
+                                                     : Config(nullptr);
+  }
   return out;
 }
 
@@ -44,10 +51,14 @@ Config metrics_config(const PerOutput<std::vector<MetricArg>>& metrics) {
   return out;
 }
 
-Config loss_weights_config(const std::map<std::string, double>& loss_weights) {
+// A dict with every output's weight (1 for those not given), as Keras 3 indexes it by each output.
+Config loss_weights_config(const std::map<std::string, double>& loss_weights, const std::vector<std::string>& outputs) {
   if (loss_weights.empty()) return nullptr;
   Config out = Config::object();
-  for (const auto& [output, weight] : loss_weights) out[output] = weight;
+  for (const std::string& output : outputs) {
+    const auto given = loss_weights.find(output);
+    out[output] = given != loss_weights.end() ? given->second : 1.0;
+  }
   return out;
 }
 
@@ -190,8 +201,9 @@ Config compile_config(const Model& model) {
   const CompileOptions& options = model.compile_options();
   Config config = Config::object();
   config["optimizer"] = optimizers::serialize(*model.optimizer());
-  config["loss"] = loss_config(options.loss);
-  config["loss_weights"] = loss_weights_config(options.loss_weights);
+  const std::vector<std::string> outputs = model.output_names();
+  config["loss"] = loss_config(options.loss, outputs, !options.loss_weights.empty());
+  config["loss_weights"] = loss_weights_config(options.loss_weights, outputs);
   config["metrics"] = metrics_config(options.metrics);
   config["weighted_metrics"] = metrics_config(options.weighted_metrics);
   config["run_eagerly"] = options.run_eagerly;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "framework/core/error.h"
+#include "framework/distribute/replica_context.h"
 #include "framework/model/partial_batch.h"
 #include "framework/ops/elementwise.h"
 
@@ -50,8 +51,9 @@ CompiledLoss::CompiledLoss(const PerOutput<LossArg>& loss, const std::map<std::s
   for (Term& term : terms_) {
     const auto weight = loss_weights.find(term.output);
     if (weight != loss_weights.end()) term.weight = weight->second;
-    if (!term.output.empty())
+    if (terms_.size() > 1) {
       term.tracker = std::make_shared<metrics::Mean>(metrics::MeanOptions{.name = term.output + "_loss"});
+    }
   }
 }
 
@@ -76,35 +78,48 @@ std::vector<Tensor> CompiledLoss::per_output(const Batch& batch, const Outputs& 
       out.push_back(loss_of_real_rows(*term.loss, batch, y_pred));
       continue;
     }
-    const std::string who = who_ + ", the loss of output '" + term.output + "'";
     Batch one = batch;
-    one.y = output_tensor(batch.y, term.output, "y", who);
-    Tensor value = loss_of_real_rows(*term.loss, one, output_tensor(y_pred, term.output, "predictions", who));
-    if (term.weight != 1.0) value = value * term.weight;
-    out.push_back(value);
+    one.y = output_tensor(batch.y, term.output, "y", who_, "the loss");
+    const Tensor& predicted = output_tensor(y_pred, term.output, "predictions", who_, "the loss");
+    require_unmasked_under_replicas(term, one.y, predicted);
+    out.push_back(loss_of_real_rows(*term.loss, one, predicted));
   }
   return out;
 }
 
-Tensor sum_of(const std::vector<Tensor>& losses) {
-  Tensor total = losses.at(0);
-  for (std::size_t i = 1; i < losses.size(); ++i) total = total + losses[i];
+void CompiledLoss::require_unmasked_under_replicas(const Term& term, const Tensor& y, const Tensor& y_pred) const {
+  // A replica's share of the global batch counts its real rows when the model has several
+  // outputs; a loss that also leaves labels out (ignore_class) would average over other counts on
+  // each replica, and the replicas' scaled losses would no longer add up to the global batch's.
+  const distribute::ReplicaContext* replica = distribute::replica_context();
+  if (replica == nullptr || replica->num_replicas_in_sync() <= 1 || !term.loss->mask(y, y_pred).defined()) return;
+  throw ValueError(who_ + ": the loss of output '" + term.output + "' (" + term.loss->name() +
+                   ") leaves some labels out (ignore_class), which a model of several outputs does not yet "
+                   "support on several replicas; train on one replica, or give that output a loss without a "
+                   "label mask");
+}
+
+Tensor CompiledLoss::total(const std::vector<Tensor>& per_output) const {
+  Tensor total;
+  for (std::size_t i = 0; i < per_output.size(); ++i) {
+    const Tensor weighted = terms_[i].weight != 1.0 ? per_output[i] * terms_[i].weight : per_output[i];
+    total = total.defined() ? total + weighted : weighted;
+  }
   return total;
 }
 
-const Tensor& output_tensor(const Outputs& values, const std::string& output, const char* what,
-                            const std::string& who) {
+const Tensor& output_tensor(const Outputs& values, const std::string& output, const char* what, const std::string& who,
+                            const char* reader) {
   if (output.empty()) return values.tensor();
+  if (values.is_named() && values.named().count(output) != 0) return values[output];
+  const std::string where = who + ", " + reader + " of output '" + output + "'";
   if (!values.is_named()) {
-    throw ValueError(who + ": " + what + " is one tensor, but the model has several outputs; give " + what +
+    throw ValueError(where + ": " + what + " is one tensor, but the model has several outputs; give " + what +
                      " named by output, e.g. {{\"" + output + "\", ...}, ...}");
   }
-  if (values.named().count(output) == 0) {
-    std::string have;
-    for (const auto& [key, value] : values.named()) have += (have.empty() ? "'" : ", '") + key + "'";
-    throw ValueError(who + ": " + what + " has no '" + output + "' (it has " + have + ")");
-  }
-  return values[output];
+  std::string have;
+  for (const auto& [key, value] : values.named()) have += (have.empty() ? "'" : ", '") + key + "'";
+  throw ValueError(where + ": " + what + " has no '" + output + "' (it has " + have + ")");
 }
 
 }  // namespace kestrel::detail

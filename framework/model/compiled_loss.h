@@ -27,7 +27,8 @@ class CompiledLoss {
     std::string output;  ///< the output's name; empty for a model of one output
     std::shared_ptr<losses::Loss> loss;
     double weight = 1.0;
-    /// The epoch's mean of this output's loss, logged as "<output>_loss" (several outputs only).
+    /// The epoch's mean of this output's loss, unweighted, logged as "<output>_loss" (as Keras 3
+    /// does when several outputs have losses; null otherwise).
     std::shared_ptr<metrics::Mean> tracker;
   };
 
@@ -44,21 +45,25 @@ class CompiledLoss {
   losses::Loss* single() const;
   const std::vector<Term>& terms() const { return terms_; }
 
-  /// Each term's loss over the batch's real rows, weighted, in terms() order.
+  /// Each term's loss over the batch's real rows, unweighted, in terms() order.
   std::vector<Tensor> per_output(const Batch& batch, const Outputs& y_pred) const;
+  /// The model's loss: each term's value (per_output's) times its weight, summed.
+  Tensor total(const std::vector<Tensor>& per_output) const;
   /// The per-output trackers' state (none for one output).
   std::vector<Variable> tracker_variables() const;
 
  private:
+  /// Throws for a label-masked loss on a model of several outputs under several replicas.
+  void require_unmasked_under_replicas(const Term& term, const Tensor& y, const Tensor& y_pred) const;
+
   std::vector<Term> terms_;
   std::string who_;
 };
 
-/// The sum of per_output's values (a model's total loss).
-Tensor sum_of(const std::vector<Tensor>& losses);
-
 /// A structure's tensor for one output: the single tensor when `output` is empty, else the named one.
-/// `what` ("y", "predictions") and `who` name them in the error for a missing output.
-const Tensor& output_tensor(const Outputs& values, const std::string& output, const char* what, const std::string& who);
+/// `what` ("y", "predictions"), `who` (the model) and `reader` ("the loss", "the metrics") name
+/// them in the error for a missing output.
+const Tensor& output_tensor(const Outputs& values, const std::string& output, const char* what, const std::string& who,
+                            const char* reader);
 
 }  // namespace kestrel::detail

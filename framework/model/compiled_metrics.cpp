@@ -60,9 +60,8 @@ std::string CompiledMetrics::log_name(std::size_t i) const {
 std::vector<Tensor> CompiledMetrics::values_of(const Batch& batch, const Outputs& y_pred) const {
   std::vector<Tensor> values;
   for (const std::string& output : outputs_) {
-    const std::string who = who_ + ", the metrics of output '" + output + "'";
-    values.push_back(output_tensor(batch.y, output, "y", who));
-    values.push_back(output_tensor(y_pred, output, "predictions", who));
+    values.push_back(output_tensor(batch.y, output, "y", who_, "the metrics"));
+    values.push_back(output_tensor(y_pred, output, "predictions", who_, "the metrics"));
   }
   values.push_back(batch.sample_weight);
   values.push_back(batch.row_mask);

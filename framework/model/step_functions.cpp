@@ -359,7 +359,8 @@ std::vector<Outputs> StepFunctions::predict(const std::vector<Batch>& batches, b
   std::sort(names.begin(), names.end());
   const StepOutputs results = run(
       predict_, "predict_step", steps, [this] { return model_.weights(); },
-      [this, &names](const Batch& shard) {
+      // By value: a compiled step keeps this function and calls it again to trace a new signature.
+      [this, names](const Batch& shard) {
         autodiff::NoGradScope no_grad;
         const Outputs predicted = model_.predict_step(shard.x);
         std::vector<std::string> keys;
@@ -375,11 +376,15 @@ std::vector<Outputs> StepFunctions::predict(const std::vector<Batch>& batches, b
       });
   std::vector<Outputs> out;
   for (std::size_t k = 0; k < results.size(); ++k) {
+    // Each worker's part ends in its own padding: the rows every worker's mask keeps, once a step.
+    const Tensor kept = per_worker ? rows_every_worker_keeps(steps[k]) : Tensor();
     std::vector<Tensor> joined;
     for (std::size_t i = 0; i < results[k][0].size(); ++i) {
       std::vector<Tensor> replicas;
       for (const std::vector<Tensor>& replica : results[k]) replicas.push_back(replica.at(i));
-      joined.push_back(rows_kept(replicas, steps[k], rows_of(batches[k]), per_worker));
+      // Every replica's rows in sync, on every worker: predict returns the whole batch's outputs.
+      const Tensor gathered = distribution_.all_gather(replicas);
+      joined.push_back(kept.defined() ? ops::boolean_mask(gathered, kept) : first_rows(gathered, rows_of(batches[k])));
     }
     if (names.empty()) {
       out.emplace_back(joined.front());
@@ -392,16 +397,11 @@ std::vector<Outputs> StepFunctions::predict(const std::vector<Batch>& batches, b
   return out;
 }
 
-Tensor StepFunctions::rows_kept(const std::vector<Tensor>& replicas, const SplitBatch& step, std::int64_t rows,
-                                bool per_worker) const {
-  // Every replica's rows in sync, on every worker: predict returns the whole batch's outputs.
-  const Tensor gathered = distribution_.all_gather(replicas);
-  if (!per_worker) return first_rows(gathered, rows);
-  // Each worker's part ends in its own padding: keep the rows every worker's mask keeps.
+Tensor StepFunctions::rows_every_worker_keeps(const SplitBatch& step) const {
   std::vector<Tensor> masks;
   for (const Batch& shard : step.shards) masks.push_back(shard.row_mask);
   const Tensor kept = distribution_.all_gather(masks);
-  return ops::boolean_mask(gathered, ops::greater(kept, ops::scalar_like(kept, 0.0)));
+  return ops::greater(kept, ops::scalar_like(kept, 0.0));
 }
 
 }  // namespace kestrel::detail

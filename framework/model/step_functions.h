@@ -98,10 +98,9 @@ class StepFunctions {
   SplitBatch split_worker_part(const Batch& part, std::size_t step, const char* method, bool scaled);
   std::vector<SplitBatch> split_each(const std::vector<Batch>& batches, const char* method, bool scaled,
                                      bool per_worker);
-  /// One output of a predict step: the replicas' rows joined over every worker, the padding left
-  /// out (`rows`: the batch's real rows, when every worker has the global batch).
-  Tensor rows_kept(const std::vector<Tensor>& replicas, const SplitBatch& step, std::int64_t rows,
-                   bool per_worker) const;
+  /// Which rows of a step's outputs, joined over every worker, are real (a bool mask), when each
+  /// worker brought its own part of the global batch, padded at its end.
+  Tensor rows_every_worker_keeps(const SplitBatch& step) const;
   /// The batch with a row mask and, when short, padded with masked rows to `rows`. A batch that
   /// has a row mask keeps it (a worker's masked filler).
   Batch padded_to(const Batch& batch, std::int64_t rows);

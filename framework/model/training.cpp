@@ -34,8 +34,8 @@ Tensor combined_sample_weight(const Outputs& targets, const Tensor& sample_weigh
   if (class_weight.empty()) return sample_weight;
   if (targets.is_named()) {
     throw ValueError(
-        "class_weight weighs the classes of one output, and y is named by output; weigh samples with "
-        "sample_weight instead");
+        "fit: class_weight weighs the classes of one output, and y is named by output (a model of several "
+        "outputs); weigh samples with sample_weight instead");
   }
   const Tensor& y = targets.tensor();
   if (!y.defined() || !is_integer(y.dtype()) || y.rank() != 1) {
@@ -150,19 +150,21 @@ Tensor Model::compute_loss(const Batch& batch, const Outputs& y_pred) {
   // replicas' gradients then add up to the global batch's, and their losses to its loss.
   std::vector<Tensor> per_output = compiled_loss_->per_output(batch, y_pred);
   for (Tensor& loss : per_output) loss = losses::scale_loss_for_distribution(loss);
-  if (compiled_loss_->single() != nullptr) return per_output.front();
-  // Each output's loss goes to its own tracker, as the total goes to the model's.
-  std::vector<Tensor> tracked = per_output;
-  tracked.push_back(real_rows(batch));
-  distribute::merge_call("the output loss trackers", std::move(tracked),
-                         [this](const distribute::MergedValues& merged) {
-                           autodiff::NoGradScope no_grad;
-                           const std::vector<Tensor> global = merged.sum();
-                           const std::vector<detail::CompiledLoss::Term>& terms = compiled_loss_->terms();
-                           for (std::size_t i = 0; i < terms.size(); ++i)
-                             terms[i].tracker->add_values(global[i], global.back());
-                         });
-  return detail::sum_of(per_output);
+  if (per_output.size() > 1) {
+    // Each output's loss, unweighted, goes to its own tracker, as the total goes to the model's.
+    std::vector<Tensor> tracked = per_output;
+    tracked.push_back(real_rows(batch));
+    distribute::merge_call("the output loss trackers", std::move(tracked),
+                           [this](const distribute::MergedValues& merged) {
+                             autodiff::NoGradScope no_grad;
+                             const std::vector<Tensor> global = merged.sum();
+                             const std::vector<detail::CompiledLoss::Term>& terms = compiled_loss_->terms();
+                             for (std::size_t i = 0; i < terms.size(); ++i) {
+                               terms[i].tracker->add_values(global[i], global.back());
+                             }
+                           });
+  }
+  return compiled_loss_->total(per_output);
 }
 
 void Model::track_loss(const Batch& batch, const Tensor& loss) {

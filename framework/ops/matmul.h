@@ -36,6 +36,8 @@ namespace detail {
 /// differentiated (the result has no gradient of its own). Null when `matmul` is not a matmul
 /// without an activation, or the activation is not one the GEMM applies.
 std::shared_ptr<const Primitive> matmul_with_activation(const Primitive& matmul, ElementwiseOpcode activation);
+/// True for a matmul primitive without a fused activation (what a bias may still join).
+bool is_plain_matmul(const Primitive& primitive);
 
 }  // namespace detail
 }  // namespace kestrel

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "framework/jit/rewriter.h"
+#include "framework/ops/matmul.h"
 #include "framework/ops/op_list.h"
 #include "framework/ops/shape_ops.h"
 
@@ -29,8 +30,8 @@ class BiasFusion {
   // before the one rounding: fused, a program would no longer give its eager op's numbers.
   bool is_plain_product(ValueId id) const {
     const Node& n = node(id);
-    return is_op(id, OpId::matmul) && read_once(id) && n.inputs.size() == 2 && n.spec.shape.rank() == 2 &&
-           n.spec.dtype == DType::float32;
+    return is_op(id, OpId::matmul) && detail::is_plain_matmul(*n.primitive) && read_once(id) && n.inputs.size() == 2 &&
+           n.spec.shape.rank() == 2 && n.spec.dtype == DType::float32;
   }
 
   // True when `bias` holds one value per column of the [M, N] product as `sum` (the product, or its
@@ -66,8 +67,7 @@ class BiasFusion {
         flat_bias = rewriter.add_op(detail::reshape_primitive(Shape{n}), {flat_bias},
                                     TensorSpec{Shape{n}, node(bias).spec.dtype}, add.name);
       }
-      // The product's old id is left unmapped: only this add read it, and the add now reads the
-      // biased product.
+      // The plain product stays as copied, now unread, for the DCE that follows.
       ValueId biased = rewriter.add_op(
           matmul.primitive, {rewriter.mapped(matmul.inputs[0]), rewriter.mapped(matmul.inputs[1]), flat_bias},
           matmul.spec, matmul.name);

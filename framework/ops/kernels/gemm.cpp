@@ -307,14 +307,27 @@ Args matrix_tile(const Args& g, std::int64_t index, std::int64_t parts, std::int
   return tile;
 }
 
+// The epilogue comes after a plain product: with alpha or beta, oneDNN and the kernels that finish
+// their own rows would combine them differently.
+template <class T, class Out>
+void require_plain_product_under_epilogue(const GemmArgsOf<T, Out>& args) {
+  if ((args.bias != nullptr || args.activation != GemmActivation::none) && (args.alpha != 1.0f || args.beta != 0.0f)) {
+    throw ValueError(op_message("gemm", "a bias or activation needs alpha = 1 and beta = 0; got " + describe(args) +
+                                            " alpha=" + std::to_string(args.alpha) +
+                                            " beta=" + std::to_string(args.beta)));
+  }
+}
+
 template <class T, class Out>
 void serial(const GemmArgsOf<T, Out>& args) {
+  require_plain_product_under_epilogue(args);
   if (args.m <= 0 || args.n <= 0 || args.batch <= 0) return;
   run_on_this_thread(with_leading_dims(args));
 }
 
 template <class T, class Out>
 void tiled(const GemmArgsOf<T, Out>& args) {
+  require_plain_product_under_epilogue(args);
   if (args.m <= 0 || args.n <= 0 || args.batch <= 0) return;
   const GemmArgsOf<T, Out> g = with_leading_dims(args);
   const std::int64_t macs = g.batch * g.m * g.n * std::max<std::int64_t>(g.k, 1);

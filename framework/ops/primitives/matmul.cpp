@@ -54,11 +54,10 @@ void check_operands(const TensorSpec& a, const TensorSpec& b, bool transpose_a, 
 }
 
 void check_bias(const TensorSpec& bias, DType dtype, std::int64_t n) {
-  if (bias.shape != Shape{n} || bias.dtype != dtype) {
-    throw ShapeError(op_message(kOp, "the bias is " + bias.to_string() + "; it must be " +
-                                         TensorSpec{Shape{n}, dtype}.to_string() +
-                                         ", one value per column of the product in its dtype"));
-  }
+  const std::string message = "the bias is " + bias.to_string() + "; it must be " +
+                              TensorSpec{Shape{n}, dtype}.to_string() + ", one value per column of the product";
+  if (bias.dtype != dtype) throw TypeError(op_message(kOp, message + " in its dtype (cast it with ops::cast)"));
+  if (bias.shape != Shape{n}) throw ShapeError(op_message(kOp, message));
 }
 
 Shape batch_dims(const Shape& s) {
@@ -248,6 +247,11 @@ std::shared_ptr<const Primitive> detail::matmul_with_activation(const Primitive&
     default: return nullptr;
   }
   return std::make_shared<const ops::Matmul>(plain->transpose_a(), plain->transpose_b(), fused);
+}
+
+bool detail::is_plain_matmul(const Primitive& primitive) {
+  const auto* matmul = dynamic_cast<const ops::Matmul*>(&primitive);
+  return matmul != nullptr && matmul->activation() == kernels::GemmActivation::none;
 }
 
 }  // namespace kestrel

@@ -163,7 +163,8 @@ TEST(MultiOutputConfig, CompileConfigWritesEachOutputsLossWeightAndMetricsByName
   EXPECT_EQ(config.at("loss").at("head_a"),
             losses::serialize(losses::SparseCategoricalCrossentropy({.from_logits = true})));
   EXPECT_EQ(config.at("loss").at("head_b").at("class_name"), "MeanSquaredError");
-  EXPECT_EQ(config.at("loss_weights"), json::parse(R"({"head_b": 0.5})"));
+  // Keras 3 reads loss weights by every output's name: the ones not given weigh 1.
+  EXPECT_EQ(config.at("loss_weights"), json::parse(R"({"head_a": 1.0, "head_b": 0.5})"));
   EXPECT_EQ(config.at("metrics"), json::parse(R"({"head_a": ["accuracy"]})"));
   EXPECT_EQ(config.at("weighted_metrics"), json::parse(R"({"head_b": ["mae"]})"));
 
@@ -172,7 +173,7 @@ TEST(MultiOutputConfig, CompileConfigWritesEachOutputsLossWeightAndMetricsByName
   ASSERT_EQ(options.loss.per_output().size(), 2U);
   EXPECT_EQ(options.loss.per_output().at("head_a")->name(), "sparse_categorical_crossentropy");
   EXPECT_EQ(options.loss.per_output().at("head_b")->name(), "mean_squared_error");
-  EXPECT_EQ(options.loss_weights, (std::map<std::string, double>{{"head_b", 0.5}}));
+  EXPECT_EQ(options.loss_weights, (std::map<std::string, double>{{"head_a", 1.0}, {"head_b", 0.5}}));
   ASSERT_TRUE(options.metrics.by_output());
   ASSERT_EQ(options.metrics.per_output().at("head_a").size(), 1U);
   EXPECT_EQ(options.metrics.per_output().at("head_a")[0].name(), "accuracy");
@@ -257,7 +258,8 @@ void expect_file_round_trip(bool named, const std::string& file_name) {
   expect_same_predictions(*model, *loaded, data.x, names_of(named));
   ASSERT_TRUE(loaded->compiled());
   EXPECT_EQ(compile_config(*loaded), compile_config(*model));
-  EXPECT_EQ(loaded->compile_options().loss_weights, model->compile_options().loss_weights);
+  EXPECT_EQ(loaded->compile_options().loss_weights,
+            (std::map<std::string, double>{{names_of(named)[0], 1.0}, {names_of(named)[1], 0.5}}));
   EXPECT_EQ(loaded->optimizer()->iterations(), 3);
   testing::expect_same_optimizer_state(*model, *loaded);
 
@@ -296,13 +298,14 @@ with h5py.File(sys.argv[2], "r") as f:
           t["loss"]["score"]["class_name"], t["loss_weights"], t["metrics"], t["weighted_metrics"])
 )",
                                               dir.file("heads.keras") + " " + dir.file("heads.h5"));
-  EXPECT_TRUE(contains(out,
-                       "keras {'label': ['head_a', 0, 0], 'score': ['head_b', 0, 0]} ['label', 'score'] "
-                       "SparseCategoricalCrossentropy {'score': 0.5} {'label': ['accuracy']} {'score': ['mae']}"))
+  EXPECT_TRUE(
+      contains(out,
+               "keras {'label': ['head_a', 0, 0], 'score': ['head_b', 0, 0]} ['label', 'score'] "
+               "SparseCategoricalCrossentropy {'label': 1.0, 'score': 0.5} {'label': ['accuracy']} {'score': ['mae']}"))
       << out;
   EXPECT_TRUE(contains(out,
                        "h5 {'label': ['head_a', 0, 0], 'score': ['head_b', 0, 0]} ['label', 'score'] "
-                       "['class_name', 'config'] MeanSquaredError {'score': 0.5} {'label': ['accuracy']} "
+                       "['class_name', 'config'] MeanSquaredError {'label': 1.0, 'score': 0.5} {'label': ['accuracy']} "
                        "{'score': ['mae']}"))
       << out;
 }
@@ -377,8 +380,8 @@ TEST(MultiOutputConfig, AFileTfKeras2WroteWithTwoOutputsLoadsCompiledPerOutput) 
                                     {.verbose = 0});
   EXPECT_TRUE(logs.count("head_a_accuracy")) << "the MeanMetricWrapper reads as compile's accuracy";
   EXPECT_TRUE(logs.count("head_b_mean_absolute_error"));
-  // Each output's logged loss is weighted already, and the total is their sum (as in Keras).
-  EXPECT_NEAR(logs.at("loss"), logs.at("head_a_loss") + logs.at("head_b_loss"), 1e-5);
+  // Each output's loss is logged unweighted, and the total weighs them (as in Keras 3).
+  EXPECT_NEAR(logs.at("loss"), logs.at("head_a_loss") + 0.5 * logs.at("head_b_loss"), 1e-5);
 }
 
 }  // namespace
