@@ -27,4 +27,10 @@ void dcheck_failed(const char* cond, const char* file, int line) {
 
 std::string in_quotes(const std::string& name) { return "'" + name + "'"; }
 
+std::string in_quotes(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + in_quotes(name);
+  return out;
+}
+
 }  // namespace kestrel

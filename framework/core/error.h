@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kestrel {
 
@@ -70,6 +71,8 @@ std::string op_message(std::string_view op, std::string_view message);
 
 /// "'name'": a file or other name as an error message quotes it.
 std::string in_quotes(const std::string& name);
+/// "'a', 'b'": names an error message lists.
+std::string in_quotes(const std::vector<std::string>& names);
 
 }  // namespace kestrel
 

@@ -62,12 +62,6 @@ Config loss_weights_config(const std::map<std::string, double>& loss_weights, co
   return out;
 }
 
-std::string name_list(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& name : names) out += (out.empty() ? "'" : ", '") + name + "'";
-  return out;
-}
-
 // A compile option given per output, as Keras takes it: a dict by output name (a Keras object
 // is a dict too, but has a class_name), or for a model of several outputs a list with an entry
 // per output, in output order. nullopt when the value is for the whole model.
@@ -82,7 +76,7 @@ std::optional<std::map<std::string, Config>> values_by_output(const Config& valu
   if (!value.is_array() || output_names.empty()) return std::nullopt;
   if (value.size() != output_names.size()) {
     throw ValueError(where + ": " + option + " is a list of " + std::to_string(value.size()) + " for a model of " +
-                     std::to_string(output_names.size()) + " outputs (" + name_list(output_names) +
+                     std::to_string(output_names.size()) + " outputs (" + in_quotes(output_names) +
                      "); give one entry per output, in that order, or a dict by output name");
   }
   for (std::size_t i = 0; i < value.size(); ++i) out.emplace(output_names[i], value[i]);
@@ -146,7 +140,7 @@ PerOutput<std::vector<MetricArg>> metrics_from_config(const Config& config, cons
     const auto by_output = values_by_output(config, output_names, where, option);
     if (!by_output) {
       throw ValueError(where + ": " + option + " is " + config.dump().substr(0, 200) + " for a model of " +
-                       std::to_string(output_names.size()) + " outputs (" + name_list(output_names) +
+                       std::to_string(output_names.size()) + " outputs (" + in_quotes(output_names) +
                        "); give a dict of lists by output name, or a list with one entry per output");
     }
     std::map<std::string, std::vector<MetricArg>> out;
@@ -185,7 +179,7 @@ std::map<std::string, double> loss_weights_from_config(const Config& config,
   const auto by_output = values_by_output(config, output_names, where, "loss_weights");
   if (!by_output) {
     throw ValueError(where + ": loss_weights is " + config.dump() + " for a model of " +
-                     std::to_string(output_names.size()) + " outputs (" + name_list(output_names) +
+                     std::to_string(output_names.size()) + " outputs (" + in_quotes(output_names) +
                      "); give a dict by output name, or a list with one weight per output");
   }
   for (const auto& [output, weight] : *by_output) out.emplace(output, loss_weight_from_config(weight, where));

@@ -10,12 +10,6 @@
 namespace kestrel::detail {
 namespace {
 
-std::string name_list(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + ("'" + name + "'");
-  return out;
-}
-
 void require_output(const std::string& name, const std::vector<std::string>& output_names, const char* option,
                     const std::string& who) {
   if (output_names.empty()) {
@@ -24,7 +18,7 @@ void require_output(const std::string& name, const std::vector<std::string>& out
   }
   if (std::find(output_names.begin(), output_names.end(), name) == output_names.end()) {
     throw ValueError(who + ": compile's " + option + " names output '" + name + "', which the model does not have; " +
-                     "its outputs are " + name_list(output_names));
+                     "its outputs are " + in_quotes(output_names));
   }
 }
 
@@ -117,9 +111,7 @@ const Tensor& output_tensor(const Outputs& values, const std::string& output, co
     throw ValueError(where + ": " + what + " is one tensor, but the model has several outputs; give " + what +
                      " named by output, e.g. {{\"" + output + "\", ...}, ...}");
   }
-  std::string have;
-  for (const auto& [key, value] : values.named()) have += (have.empty() ? "'" : ", '") + key + "'";
-  throw ValueError(where + ": " + what + " has no '" + output + "' (it has " + have + ")");
+  throw ValueError(where + ": " + what + " has no '" + output + "' (it has " + in_quotes(values.names()) + ")");
 }
 
 }  // namespace kestrel::detail

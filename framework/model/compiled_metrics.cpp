@@ -38,11 +38,9 @@ CompiledMetrics::CompiledMetrics(const PerOutput<std::vector<MetricArg>>& plain,
     }
     for (const auto& [output, args] : given.per_output()) {
       if (std::find(output_names.begin(), output_names.end(), output) == output_names.end()) {
-        std::string have;
-        for (const std::string& name : output_names) have += (have.empty() ? "'" : ", '") + name + "'";
         throw ValueError(who + ": compile's " + option + " name output '" + output + "', which the model " +
                          (output_names.empty() ? std::string("does not have: it has one output; give a list")
-                                               : "does not have; its outputs are " + have));
+                                               : "does not have; its outputs are " + in_quotes(output_names)));
       }
       add(output, args);
     }

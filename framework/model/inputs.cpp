@@ -33,6 +33,12 @@ const Tensor& Inputs::operator[](const std::string& name) const {
   return found->second;
 }
 
+std::vector<std::string> Inputs::names() const {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : named_) out.push_back(key);
+  return out;
+}
+
 std::vector<Tensor> Inputs::tensors() const {
   if (!is_named()) return {tensor_};
   std::vector<Tensor> out;

@@ -39,6 +39,8 @@ class Inputs {
   const std::map<std::string, Tensor>& named() const { return named_; }
   /// The tensors: the single one, or the named ones in key order.
   std::vector<Tensor> tensors() const;
+  /// The names, in key order (none for a single tensor).
+  std::vector<std::string> names() const;
 
   /// Leading dim shared by every tensor; throws ShapeError when they disagree.
   std::int64_t batch_size() const;

@@ -90,9 +90,7 @@ std::vector<std::string> Model::output_names() const {
 
 Tensor Model::single_output(const Outputs& outputs) const {
   if (!outputs.is_named()) return outputs.tensor();
-  std::string names;
-  for (const auto& [name, tensor] : outputs.named()) names += (names.empty() ? "'" : ", '") + name + "'";
-  throw ValueError(error_prefix() + "has several outputs (" + names +
+  throw ValueError(error_prefix() + "has several outputs (" + in_quotes(outputs.names()) +
                    "); run it with outputs_of(x), which returns them by name");
 }
 
