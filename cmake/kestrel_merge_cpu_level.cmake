@@ -4,17 +4,30 @@
 # (inline functions, template instantiations, their COMDAT groups) to "kestrel.<LEVEL>.<name>", so
 # the final link cannot swap them with another level's or the baseline library's copies.
 # See KestrelCpuKernels.cmake.
+#
+# A constructor or destructor whose variants are aliases (C1 = C2, D1 = D2) sits in a COMDAT group
+# named by a symbol of its own (C5, D5) that defines nothing. It is renamed too: left as it was,
+# the final link keeps one group of that name, drops this level's, and every reference to the
+# level's renamed variants resolves to address 0 (a thread_local AlignedBuffer's destructor, called
+# when a thread exits).
 string(REPLACE "|" ";" objects "${OBJECTS}")
 set(partial "${OUTPUT}.partial")
 execute_process(COMMAND "${LINKER}" -r -o "${partial}" ${objects} COMMAND_ERROR_IS_FATAL ANY)
-execute_process(COMMAND "${NM}" --defined-only --extern-only --format=posix "${partial}"
-                OUTPUT_VARIABLE symbols COMMAND_ERROR_IS_FATAL ANY)
+execute_process(COMMAND "${NM}" --defined-only --format=posix "${partial}" OUTPUT_VARIABLE symbols
+                COMMAND_ERROR_IS_FATAL ANY)
 string(REPLACE "\n" ";" lines "${symbols}")
 set(renames "")
 foreach(line IN LISTS lines)
-  # posix format: "<name> <type> <value> [<size>]"; W/V weak, u GNU unique (inline statics).
+  # posix format: "<name> <type> <value> [<size>]"; W/V weak, u GNU unique (inline statics), and
+  # n for the C5/D5 group signatures. (One MATCHES per if: a second one would reset CMAKE_MATCH_1.)
+  set(name "")
   if(line MATCHES "^([^ ]+) [WVu] ")
-    string(APPEND renames "${CMAKE_MATCH_1} kestrel.${LEVEL}.${CMAKE_MATCH_1}\n")
+    set(name "${CMAKE_MATCH_1}")
+  elseif(line MATCHES "^(_Z[^ ]*[CD]5E[^ ]*) n ")
+    set(name "${CMAKE_MATCH_1}")
+  endif()
+  if(name)
+    string(APPEND renames "${name} kestrel.${LEVEL}.${name}\n")
   endif()
 endforeach()
 file(WRITE "${OUTPUT}.renames" "${renames}")
