@@ -18,6 +18,13 @@
 // alone, then with a bias [n], alone and followed by relu, GELU and tanh-approximated GELU applied
 // as C is stored (the jit fuses the bias and relu, which cost nothing; not GELU), "vs_plain" each
 // one's time over the plain product's. Goal: bias + GELU at most 1.05.
+//
+// Attention's heads read in place (kernels/gemm.h's two batch levels), as the jit's transpose
+// folding runs them: the scores Q K^T and the context P V of BERT-tiny's (32 x 128 tokens, 2 heads
+// of 64) and GPT-tiny's (16 x 128, 4 heads of 64) attention, on both cores, with Q, K and V in the
+// projections' [B, T, H, D] and the context written back in it. "copies" moves the heads with
+// ops::transpose before (and after) a product of contiguous matrices, as an unfolded program does;
+// "in_place" gives each operand to the GEMM by strides; "vs_copies" is its time over the copies'.
 #include <cstdint>
 #include <iostream>
 #include <optional>
@@ -302,6 +309,88 @@ void bench_matmul_epilogue(Harness& harness) {
   harness.note(verdict);
 }
 
+// Attention's two products with the heads moved by copies, then read and written in place.
+void bench_attention_heads(Harness& harness) {
+  kestrel::set_num_threads(kThreads);
+  struct Attention {
+    const char* model;
+    std::int64_t batch, tokens, heads, depth;
+  };
+  for (const Attention& s : {Attention{"bert_tiny", 32, 128, 2, 64}, Attention{"gpt_tiny", 16, 128, 4, 64}}) {
+    const std::int64_t b = s.batch, t = s.tokens, h = s.heads, d = s.depth;
+    const Tensor q = random::normal({b, t, h, d}, random::Key(12)), k = random::normal({b, t, h, d}, random::Key(13));
+    const Tensor v = random::normal({b, t, h, d}, random::Key(15));
+    const Tensor p = random::normal({b, h, t, t}, random::Key(14));
+    Tensor scores = Tensor::empty({b, h, t, t}, kestrel::DType::float32);
+    Tensor context = Tensor::empty({b, t, h, d}, kestrel::DType::float32);
+    auto* scores_out = static_cast<float*>(scores.view().data);
+    // Q K^T over [B, H] and P V into [B, T, H, D]; `strided` reads and writes [B, T, H, D] in place.
+    const auto products = [&](const float* q_data, const float* k_data, const float* v_data, float* context_out,
+                              bool strided) {
+      const std::int64_t ld = strided ? h * d : d, head = strided ? d : t * d, row = t * h * d;
+      kestrel::kernels::gemm({.m = t,
+                              .n = t,
+                              .k = d,
+                              .a = q_data,
+                              .lda = ld,
+                              .b = k_data,
+                              .ldb = ld,
+                              .transpose_b = true,
+                              .c = scores_out,
+                              .batch = h,
+                              .stride_a = head,
+                              .stride_b = head,
+                              .stride_c = t * t,
+                              .batch_outer = b,
+                              .outer_stride_a = row,
+                              .outer_stride_b = row,
+                              .outer_stride_c = h * t * t});
+      kestrel::kernels::gemm({.m = t,
+                              .n = d,
+                              .k = t,
+                              .a = p.data<float>(),
+                              .b = v_data,
+                              .ldb = ld,
+                              .c = context_out,
+                              .ldc = ld,
+                              .batch = h,
+                              .stride_a = t * t,
+                              .stride_b = head,
+                              .stride_c = head,
+                              .batch_outer = b,
+                              .outer_stride_a = h * t * t,
+                              .outer_stride_b = row,
+                              .outer_stride_c = row});
+    };
+    const double flops = 2.0 * 2.0 * static_cast<double>(b * h * t * t * d);
+    Json params = {{"model", s.model}, {"batch", b}, {"tokens", t}, {"heads", h}, {"depth", d}, {"threads", kThreads}};
+    const auto rate = [flops](const Timing& timing) { return Figures{{"gflops", flops / timing.median_ms / 1e6}}; };
+    params["heads_layout"] = "copies";
+    const std::optional<kestrel::bench::Record> copies = harness.measure(
+        "attention_heads", params,
+        [&] {
+          const Tensor q_heads = ops::transpose(q, {0, 2, 1, 3}), k_heads = ops::transpose(k, {0, 2, 1, 3});
+          const Tensor v_heads = ops::transpose(v, {0, 2, 1, 3});
+          Tensor context_heads = Tensor::empty({b, h, t, d}, kestrel::DType::float32);
+          products(q_heads.data<float>(), k_heads.data<float>(), v_heads.data<float>(),
+                   static_cast<float*>(context_heads.view().data), false);
+          context = ops::transpose(context_heads, {0, 2, 1, 3});
+        },
+        rate);
+    params["heads_layout"] = "in_place";
+    harness.measure(
+        "attention_heads", params,
+        [&] {
+          products(q.data<float>(), k.data<float>(), v.data<float>(), static_cast<float*>(context.view().data), true);
+        },
+        [&](const Timing& timing) {
+          Figures figures = rate(timing);
+          if (copies) figures.push_back({"vs_copies", timing.median_ms / copies->timing.median_ms});
+          return figures;
+        });
+  }
+}
+
 // States the matmul goal's verdict from the ratios of this run, and keeps it in the JSON notes.
 void report_matmul_goal(Harness& harness) {
   std::vector<double> ratios;
@@ -339,6 +428,7 @@ int main(int argc, char** argv) {
   bench_matmul(harness, peak);
   bench_matmul_shapes(harness, peak);
   bench_matmul_epilogue(harness);
+  bench_attention_heads(harness);
   bench_conv(harness);
   bench_relu_chain(harness);
   bench_softmax(harness);

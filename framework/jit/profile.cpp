@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "framework/core/switch_setting.h"
+#include "framework/ops/matmul.h"
 
 namespace kestrel::jit {
 namespace {
@@ -36,10 +37,17 @@ std::int32_t row_of(std::vector<Row>& rows, const std::string& label) {
 }
 
 // "[8] 128 x 64 x 64" (batch, m x n x k) and its FLOPs: 2 per multiply-add. The output's last two
-// dims are m and n; a's last two are m and k in some order, which gives k.
+// dims are m and n; a's last two are m and k in some order, which gives k. Operands and products
+// in the heads layout ([..., R, H, C], detail::MatmulHeadsLayout) are read as [..., H, R, C].
 std::pair<std::string, double> matmul_shape(const Graph& graph, const Node& node) {
-  const Shape& out = node.spec.shape;
-  const Shape& a = graph.node(node.inputs[0]).spec.shape;
+  const detail::MatmulHeadsLayout heads =
+      detail::matmul_heads_layout(*node.primitive).value_or(detail::MatmulHeadsLayout{});
+  const auto logical = [](Shape s, bool heads_layout) {
+    if (heads_layout) std::swap(s[s.rank() - 3], s[s.rank() - 2]);
+    return s;
+  };
+  const Shape out = logical(node.spec.shape, heads.out);
+  const Shape a = logical(graph.node(node.inputs[0]).spec.shape, heads.a);
   const std::int64_t m = out[-2], n = out[-1];
   const std::int64_t k = m > 0 ? a[-1] * a[-2] / m : 0;
   std::string batch;

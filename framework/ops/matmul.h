@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "framework/core/tensor.h"
 #include "framework/ops/elementwise_opcode.h"
@@ -38,6 +39,22 @@ namespace detail {
 std::shared_ptr<const Primitive> matmul_with_activation(const Primitive& matmul, ElementwiseOpcode activation);
 /// True for a matmul primitive without a fused activation (what a bias may still join).
 bool is_plain_matmul(const Primitive& primitive);
+
+/// Which of a matmul primitive's operands (a, b) and product (out) are in the heads layout: a
+/// [..., H, R, C] batch of matrices kept as [..., R, H, C], as a [B, T, H, D] projection is before
+/// attention moves its heads forward. The GEMM reads and writes them in place by strides, so the
+/// jit's transpose folding drops those transposes. Such a primitive's inputs and output have the
+/// kept shapes; it is made for programs already differentiated and has no gradient of its own.
+struct MatmulHeadsLayout {
+  bool a = false;
+  bool b = false;
+  bool out = false;
+};
+/// The heads layout of a matmul primitive; nullopt for another primitive.
+std::optional<MatmulHeadsLayout> matmul_heads_layout(const Primitive& primitive);
+/// The matmul primitive `matmul` with the heads layout `heads` (its other parameters kept); null
+/// when `matmul` is not a matmul primitive.
+std::shared_ptr<const Primitive> matmul_with_heads_layout(const Primitive& matmul, MatmulHeadsLayout heads);
 
 }  // namespace detail
 }  // namespace kestrel

@@ -75,6 +75,10 @@ namespace detail {
 /// passes, which see primitives rather than ops).
 std::optional<int> scatter_add_axis(const Primitive& primitive);
 
+/// The permutation of a transpose primitive (output axis k reads input axis perm[k]); nullopt for
+/// any other primitive.
+std::optional<std::vector<int>> transpose_perm(const Primitive& primitive);
+
 /// A reshape to `shape` (for the jit's passes, which add primitives to graphs).
 std::shared_ptr<const Primitive> reshape_primitive(const Shape& shape);
 

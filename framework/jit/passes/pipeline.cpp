@@ -10,6 +10,7 @@
 #include "framework/jit/passes/matmul_activation_fusion.h"
 #include "framework/jit/passes/matmul_bias_fusion.h"
 #include "framework/jit/passes/sparse_cross_replica_sum.h"
+#include "framework/jit/passes/transpose_folding.h"
 
 namespace kestrel::jit {
 
@@ -24,6 +25,8 @@ void add_simplification_passes(PassPipeline& pipeline) {
 PassPipeline default_pipeline() {
   PassPipeline pipeline;
   add_simplification_passes(pipeline);
+  // Attention's head transposes become strided operands of the matmuls beside them.
+  pipeline.add(std::make_unique<TransposeFolding>());
   // Biases, then activations read by nothing else, join their matmuls before elementwise fusion
   // would take them into passes of their own; the products they replace are left for the DCE.
   pipeline.add(std::make_unique<MatmulBiasFusion>());

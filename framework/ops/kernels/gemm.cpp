@@ -63,36 +63,59 @@ std::int64_t float_bits(float f) {
   return bits;
 }
 
-// One operand's [batch?, rows, cols] descriptor. Row-major with leading dimension ld, or its
+// One level of an operand's batch: how many matrices, and the elements between them (0: one
+// matrix shared by all of them).
+struct BatchLevel {
+  std::int64_t count;
+  std::int64_t stride;
+};
+
+// An operand's batch levels: none for one matrix, [batch], or [outer, batch]. Every operand of a
+// product gets as many (oneDNN wants descriptors of one rank).
+template <class T, class Out>
+std::vector<BatchLevel> batch_levels(const GemmArgsOf<T, Out>& g, std::int64_t stride, std::int64_t outer_stride) {
+  if (g.batch_outer > 1) return {{g.batch_outer, outer_stride}, {g.batch, stride}};
+  if (g.batch > 1) return {{g.batch, stride}};
+  return {};
+}
+
+// One operand's [levels..., rows, cols] descriptor. Row-major with leading dimension ld, or its
 // transpose read in place (strides swapped): oneDNN reads every layout Kestrel passes without a
-// copy. A batch stride of 0 shares the matrix across the batch through a broadcast dim of 1.
-dnnl::memory::desc operand(DataType type, std::int64_t batch, std::int64_t batch_stride, std::int64_t rows,
-                           std::int64_t cols, std::int64_t ld, bool transposed) {
-  const Dims matrix_strides = transposed ? Dims{1, ld} : Dims{ld, 1};
-  if (batch == 1) return {{rows, cols}, type, matrix_strides};
-  const bool shared = batch_stride == 0;
-  return {{shared ? 1 : batch, rows, cols},
-          type,
-          {shared ? rows * cols : batch_stride, matrix_strides[0], matrix_strides[1]}};
+// copy. A level of stride 0 shares the matrix across it through a broadcast dim of 1.
+dnnl::memory::desc operand(DataType type, const std::vector<BatchLevel>& levels, std::int64_t rows, std::int64_t cols,
+                           std::int64_t ld, bool transposed) {
+  Dims dims, strides;
+  for (const BatchLevel& level : levels) {
+    const bool shared = level.stride == 0;
+    dims.push_back(shared ? 1 : level.count);
+    strides.push_back(shared ? rows * cols : level.stride);
+  }
+  dims.push_back(rows);
+  dims.push_back(cols);
+  strides.push_back(transposed ? 1 : ld);
+  strides.push_back(transposed ? ld : 1);
+  return {dims, type, strides};
 }
 
 template <class T, class Out>
 std::string describe(const GemmArgsOf<T, Out>& g) {
   return "m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) +
          " lda=" + std::to_string(g.lda) + (g.transpose_a ? " (transposed)" : "") + " ldb=" + std::to_string(g.ldb) +
-         (g.transpose_b ? " (transposed)" : "") + " ldc=" + std::to_string(g.ldc) + " batch=" + std::to_string(g.batch);
+         (g.transpose_b ? " (transposed)" : "") + " ldc=" + std::to_string(g.ldc) +
+         " batch=" + std::to_string(g.batch) +
+         (g.batch_outer > 1 ? " batch_outer=" + std::to_string(g.batch_outer) : "");
 }
 
 template <class T, class Out>
 MatmulPrimitive build(const GemmArgsOf<T, Out>& g) {
-  KESTREL_DCHECK(g.batch == 1 || g.stride_c != 0);
+  KESTREL_DCHECK((g.batch == 1 || g.stride_c != 0) && (g.batch_outer == 1 || g.outer_stride_c != 0));
   KESTREL_DCHECK((g.bias == nullptr && g.activation == GemmActivation::none) || (g.alpha == 1.0f && g.beta == 0.0f));
   MatmulPrimitive p;
-  p.a = operand(data_type<T>(), g.batch, g.stride_a, g.m, g.k, g.lda, g.transpose_a);
-  p.b = operand(data_type<T>(), g.batch, g.stride_b, g.k, g.n, g.ldb, g.transpose_b);
-  p.c = operand(data_type<Out>(), g.batch, g.stride_c, g.m, g.n, g.ldc, false);
+  p.a = operand(data_type<T>(), batch_levels(g, g.stride_a, g.outer_stride_a), g.m, g.k, g.lda, g.transpose_a);
+  p.b = operand(data_type<T>(), batch_levels(g, g.stride_b, g.outer_stride_b), g.k, g.n, g.ldb, g.transpose_b);
+  p.c = operand(data_type<Out>(), batch_levels(g, g.stride_c, g.outer_stride_c), g.m, g.n, g.ldc, false);
   // One row of n, broadcast over C's rows (and its batch): oneDNN adds it as it stores C.
-  if (g.bias != nullptr) p.bias = operand(data_type<Out>(), g.batch, 0, 1, g.n, g.n, false);
+  if (g.bias != nullptr) p.bias = operand(data_type<Out>(), batch_levels(g, 0, 0), 1, g.n, g.n, false);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (g.alpha != 1.0f) attr.set_output_scales(0, {g.alpha});
@@ -121,7 +144,7 @@ MatmulPrimitive build(const GemmArgsOf<T, Out>& g) {
   return p;
 }
 
-// Everything the primitive depends on: dims, strides, transposes, alpha and beta (built in), the
+// Everything the primitive depends on: dims, strides (both batch levels), transposes, alpha and beta (built in), the
 // element types and whether a bias is added.
 template <class T, class Out>
 PrimitiveKey key_of(const GemmArgsOf<T, Out>& g) {
@@ -140,6 +163,10 @@ PrimitiveKey key_of(const GemmArgsOf<T, Out>& g) {
           g.batch == 1 ? 0 : g.stride_a,
           g.batch == 1 ? 0 : g.stride_b,
           g.batch == 1 ? 0 : g.stride_c,
+          g.batch_outer,
+          g.batch_outer == 1 ? 0 : g.outer_stride_a,
+          g.batch_outer == 1 ? 0 : g.outer_stride_b,
+          g.batch_outer == 1 ? 0 : g.outer_stride_c,
           static_cast<std::int64_t>(g.activation) << 20 | static_cast<std::int64_t>(g.bias != nullptr) << 16 |
               static_cast<std::int64_t>(data_type<T>()) << 8 | static_cast<std::int64_t>(data_type<Out>())};
 }
@@ -215,33 +242,70 @@ bool packed_gemm_is_faster(const GemmArgs& g) {
          1.0 / static_cast<double>(g.m) + 1.0 / static_cast<double>(g.n) >= kOneDnnNoCopyThreshold;
 }
 
+// Group `o` of g's outer batch, as a product of one level.
+template <class T, class Out>
+GemmArgsOf<T, Out> outer_group(const GemmArgsOf<T, Out>& g, std::int64_t o) {
+  GemmArgsOf<T, Out> group = g;
+  group.batch_outer = 1;
+  group.a += o * g.outer_stride_a;
+  group.b += o * g.outer_stride_b;
+  group.c += o * g.outer_stride_c;
+  return group;
+}
+
+// `run` on each group of g's outer batch: for the kernels that take one level of batch.
+template <class T, class Out, class Run>
+void for_each_group(const GemmArgsOf<T, Out>& g, Run run) {
+  for (std::int64_t o = 0; o < g.batch_outer; ++o) run(outer_group(g, o));
+}
+
+// `run` on every matrix of g, one at a time.
+template <class T, class Out, class Run>
+void for_each_matrix(const GemmArgsOf<T, Out>& g, Run run) {
+  for (std::int64_t o = 0; o < g.batch_outer; ++o) {
+    GemmArgsOf<T, Out> one = outer_group(g, o);
+    one.batch = 1;
+    for (std::int64_t p = 0; p < g.batch; ++p) {
+      run(one);
+      one.a += g.stride_a;
+      one.b += g.stride_b;
+      one.c += g.stride_c;
+    }
+  }
+}
+
 // The whole of `g` (leading dims filled) on the calling thread: one oneDNN call, or Eigen's.
 template <class T, class Out>
 void run_on_this_thread(const GemmArgsOf<T, Out>& g) {
   if (g.k == 0 || g.alpha == 0.0f) {
-    scale_c(g);
-    finish_rows(g);
+    for_each_group(g, [](const GemmArgsOf<T, Out>& group) {
+      scale_c(group);
+      finish_rows(group);
+    });
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
     if (packed_gemm_is_faster(g)) {
-      cpu().packed_gemm(g);
-      finish_rows(g);
+      for_each_group(g, [](const GemmArgs& group) {
+        cpu().packed_gemm(group);
+        finish_rows(group);
+      });
       return;
     }
   } else {
     if (!onednn::computes_bf16()) {  // oneDNN 2.6 has no bfloat16 matmul below AVX-512
-      widened_gemm_on_this_thread(g);
-      finish_rows(g);
+      for_each_group(g, [](const GemmArgsOf<T, Out>& group) {
+        widened_gemm_on_this_thread(group);
+        finish_rows(group);
+      });
       return;
     }
   }
-  if (g.batch > 1 && g.stride_a == 0 && g.stride_b == 0) {
-    // Both operands shared: oneDNN broadcasts an operand against the other's batch, not both
-    // against the output's, so each output matrix is its own product.
-    GemmArgsOf<T, Out> one = g;
-    one.batch = 1;
-    for (std::int64_t p = 0; p < g.batch; ++p, one.c += g.stride_c) run_on_this_thread(one);
+  if ((g.batch > 1 && g.stride_a == 0 && g.stride_b == 0) ||
+      (g.batch_outer > 1 && g.outer_stride_a == 0 && g.outer_stride_b == 0)) {
+    // Both operands shared along a level: oneDNN broadcasts an operand against the other's batch,
+    // not both against the output's, so each output matrix is its own product.
+    for_each_matrix(g, [](const GemmArgsOf<T, Out>& one) { run_on_this_thread(one); });
     return;
   }
   const onednn::OnCallingThread one_thread;
@@ -270,15 +334,17 @@ void split_range(std::int64_t extent, std::int64_t parts, std::int64_t part, std
   end = std::min(extent, units * (part + 1) / parts * align);
 }
 
-// Task `task` of `tasks` when the batch is cut into contiguous runs of matrices, one call each.
+// Task `task` of `tasks` when the matrices are cut into contiguous runs, one call each: runs of
+// whole outer groups, or runs of the inner batch taken from every group.
 template <class Args>
-Args batch_run(const Args& g, std::int64_t tasks, std::int64_t task) {
-  const std::int64_t begin = g.batch * task / tasks, end = g.batch * (task + 1) / tasks;
+Args batch_run(const Args& g, bool outer, std::int64_t tasks, std::int64_t task) {
+  const std::int64_t extent = outer ? g.batch_outer : g.batch;
+  const std::int64_t begin = extent * task / tasks, end = extent * (task + 1) / tasks;
   Args run = g;
-  run.batch = end - begin;
-  run.a += begin * g.stride_a;
-  run.b += begin * g.stride_b;
-  run.c += begin * g.stride_c;
+  (outer ? run.batch_outer : run.batch) = end - begin;
+  run.a += begin * (outer ? g.outer_stride_a : g.stride_a);
+  run.b += begin * (outer ? g.outer_stride_b : g.stride_b);
+  run.c += begin * (outer ? g.outer_stride_c : g.stride_c);
   return run;
 }
 
@@ -286,11 +352,11 @@ Args batch_run(const Args& g, std::int64_t tasks, std::int64_t task) {
 // is then read whole by every tile).
 template <class Args>
 Args matrix_tile(const Args& g, std::int64_t index, std::int64_t parts, std::int64_t part) {
-  Args tile = g;
+  Args tile = outer_group(g, index / g.batch);
   tile.batch = 1;
-  tile.a += index * g.stride_a;
-  tile.b += index * g.stride_b;
-  tile.c += index * g.stride_c;
+  tile.a += index % g.batch * g.stride_a;
+  tile.b += index % g.batch * g.stride_b;
+  tile.c += index % g.batch * g.stride_c;
   std::int64_t begin, end;
   if (g.m >= g.n) {
     split_range(g.m, parts, part, kTileAlign, begin, end);
@@ -321,16 +387,17 @@ void require_plain_product_under_epilogue(const GemmArgsOf<T, Out>& args) {
 template <class T, class Out>
 void serial(const GemmArgsOf<T, Out>& args) {
   require_plain_product_under_epilogue(args);
-  if (args.m <= 0 || args.n <= 0 || args.batch <= 0) return;
+  if (args.m <= 0 || args.n <= 0 || args.batch <= 0 || args.batch_outer <= 0) return;
   run_on_this_thread(with_leading_dims(args));
 }
 
 template <class T, class Out>
 void tiled(const GemmArgsOf<T, Out>& args) {
   require_plain_product_under_epilogue(args);
-  if (args.m <= 0 || args.n <= 0 || args.batch <= 0) return;
+  if (args.m <= 0 || args.n <= 0 || args.batch <= 0 || args.batch_outer <= 0) return;
   const GemmArgsOf<T, Out> g = with_leading_dims(args);
-  const std::int64_t macs = g.batch * g.m * g.n * std::max<std::int64_t>(g.k, 1);
+  const std::int64_t matrices = g.batch_outer * g.batch;
+  const std::int64_t macs = matrices * g.m * g.n * std::max<std::int64_t>(g.k, 1);
   // The tiles depend on num_threads() alone, not on where they run: under a SerialKernelsScope
   // they run one after another on the calling thread and give the very same bits.
   const std::int64_t threads = std::min<std::int64_t>(num_threads(), macs / kMinMacsPerTask);
@@ -338,16 +405,17 @@ void tiled(const GemmArgsOf<T, Out>& args) {
     run_on_this_thread(g);
     return;
   }
-  // Runs of whole matrices when the batch divides evenly (a batched call each); otherwise every
-  // matrix is cut into `threads` tiles. Tasks are claimed one at a time, so a thread slowed by
-  // other load does less of the work; which thread runs a task does not change its result.
-  const bool by_batch = g.batch % threads == 0;
-  const std::int64_t tasks = by_batch ? threads : g.batch * threads;
+  // Runs of whole matrices when a batch level divides evenly (a batched call each); otherwise
+  // every matrix is cut into `threads` tiles. Tasks are claimed one at a time, so a thread slowed
+  // by other load does less of the work; which thread runs a task does not change its result.
+  const bool by_outer = g.batch_outer % threads == 0;
+  const bool by_batch = by_outer || g.batch % threads == 0;
+  const std::int64_t tasks = by_batch ? threads : matrices * threads;
   std::atomic<std::int64_t> next{0};
   parallel_for(threads, 1, [&](std::int64_t, std::int64_t) {
     for (std::int64_t task = next.fetch_add(1); task < tasks; task = next.fetch_add(1)) {
       const GemmArgsOf<T, Out> part =
-          by_batch ? batch_run(g, tasks, task) : matrix_tile(g, task / threads, threads, task % threads);
+          by_batch ? batch_run(g, by_outer, tasks, task) : matrix_tile(g, task / threads, threads, task % threads);
       if (part.m > 0 && part.n > 0) run_on_this_thread(part);
     }
   });

@@ -10,6 +10,11 @@
 //   // and an activation after it (an inference program's Dense + GELU):
 //   kernels::gemm({.m = m, .n = n, .k = k, .a = a, .b = b, .c = c, .bias = bias});
 //   kernels::gemm({..., .bias = bias, .activation = kernels::GemmActivation::gelu_erf});
+//   // Attention scores Q K^T over [B, H] pairs of heads, Q and K read in place from [B, T, H, D]:
+//   kernels::gemm({.m = t, .n = t, .k = d, .a = q, .lda = h * d, .b = k, .ldb = h * d, .transpose_b = true,
+//                  .c = scores, .batch = h, .stride_a = d, .stride_b = d, .stride_c = t * t,
+//                  .batch_outer = b, .outer_stride_a = t * h * d, .outer_stride_b = t * h * d,
+//                  .outer_stride_c = h * t * t});
 //   // bfloat16 A and B, C rounded to bfloat16 once (GemmBf16Args) or kept in float32 (GemmBf16Float32Args):
 //   kernels::gemm(kernels::GemmBf16Args{.m = m, .n = n, .k = k, .a = a16, .b = b16, .c = c16});
 //
@@ -37,7 +42,7 @@ namespace kestrel::kernels {
 /// ops::relu and ops::gelu (exact, and with {.approximate = true}).
 enum class GemmActivation : std::uint8_t { none, relu, gelu_erf, gelu_tanh };
 
-/// C = alpha * op(A) * op(B) + beta * C for `batch` independent problems. op(A) is [m,k] and
+/// C = alpha * op(A) * op(B) + beta * C for `batch_outer * batch` independent problems. op(A) is [m,k] and
 /// op(B) is [k,n]; every matrix is row-major with the given leading dimension (0: dense). A and B
 /// hold T, C holds Out; the products sum in float32.
 template <class T, class Out = T>
@@ -59,6 +64,13 @@ struct GemmArgsOf {
   std::int64_t stride_a = 0;  ///< elements between consecutive A matrices (0: A is shared)
   std::int64_t stride_b = 0;  ///< elements between consecutive B matrices (0: B is shared)
   std::int64_t stride_c = 0;  ///< elements between consecutive C matrices
+  /// An outer batch: `batch_outer` groups of `batch` matrices, each group `outer_stride_*` elements
+  /// after the one before (attention's [B, H] matrices when a [B, T, H, D] operand is read in
+  /// place: heads `D` apart, batch rows `T*H*D` apart, leading dimension `H*D`).
+  std::int64_t batch_outer = 1;
+  std::int64_t outer_stride_a = 0;
+  std::int64_t outer_stride_b = 0;
+  std::int64_t outer_stride_c = 0;
   /// [n], added to every row of every C matrix after the product (null: none); with beta = 0.
   const Out* bias = nullptr;
   /// Applied to every element after the bias; with alpha = 1 and beta = 0.

@@ -25,7 +25,7 @@ namespace kestrel::kernels {
 
 /// The full description of a primitive: its kind first, then every dim, stride and flag it was
 /// built for, the unused fields 0. Fixed-size, so that a lookup allocates nothing.
-using PrimitiveKey = std::array<std::int64_t, 16>;
+using PrimitiveKey = std::array<std::int64_t, 20>;
 
 struct PrimitiveCacheStats {
   std::int64_t hits = 0;

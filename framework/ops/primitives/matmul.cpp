@@ -4,10 +4,17 @@
 // other layouts onto it: [B,T,D] x [D,O] flattens a to [B*T, D] (one large GEMM, and the
 // weight gradient comes out 2-D), and a plain matrix facing a batch is broadcast. A third
 // operand, a bias [N], is added to every row by the GEMM as it stores the product (its epilogue).
+// The jit's transpose folding may also set a heads layout on an operand or the product: a
+// [..., H, R, C] matrix batch kept as [..., R, H, C] is read or written in place by strides
+// (detail::MatmulHeadsLayout in matmul.h).
 #include "framework/ops/matmul.h"
 
+#include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "framework/core/error.h"
@@ -66,6 +73,25 @@ Shape batch_dims(const Shape& s) {
   return out;
 }
 
+// A heads-layout shape's axes -3 and -2 swapped: [..., R, H, C] <-> [..., H, R, C].
+Shape swap_heads(Shape s) {
+  std::swap(s[s.rank() - 3], s[s.rank() - 2]);
+  return s;
+}
+
+// Where the matrices of one operand lie, in elements: its leading dimension, and the strides of
+// its two batch levels (the heads, and everything before them).
+struct Placement {
+  std::int64_t ld, stride, outer_stride;
+};
+
+// `stored` holds [..., H, R, C] as it is, or [..., R, H, C] with heads_layout.
+Placement place(const Shape& stored, bool heads_layout) {
+  const std::int64_t c = stored[-1];
+  if (!heads_layout) return {c, stored[-2] * c, stored.rank() >= 3 ? stored[-3] * stored[-2] * c : 0};
+  return {stored[-2] * c, c, stored[-3] * stored[-2] * c};
+}
+
 Shape with_matrix(const Shape& batch, std::int64_t rows, std::int64_t cols) {
   Shape out = batch;
   out.push_back(rows);
@@ -75,20 +101,29 @@ Shape with_matrix(const Shape& batch, std::int64_t rows, std::int64_t cols) {
 
 class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
  public:
-  Matmul(bool transpose_a, bool transpose_b, kernels::GemmActivation activation = kernels::GemmActivation::none)
-      : transpose_a_(transpose_a), transpose_b_(transpose_b), activation_(activation) {}
-  auto fields() const { return std::tie(transpose_a_, transpose_b_, activation_); }
+  Matmul(bool transpose_a, bool transpose_b, kernels::GemmActivation activation = kernels::GemmActivation::none,
+         kestrel::detail::MatmulHeadsLayout heads = {})
+      : transpose_a_(transpose_a), transpose_b_(transpose_b), activation_(activation), heads_(heads) {}
+  auto fields() const { return std::tie(transpose_a_, transpose_b_, activation_, heads_.a, heads_.b, heads_.out); }
   std::string params() const override {
     return std::string("transpose_a=") + (transpose_a_ ? "true" : "false") +
-           ", transpose_b=" + (transpose_b_ ? "true" : "false") + activation_param();
+           ", transpose_b=" + (transpose_b_ ? "true" : "false") + activation_param() + (heads_.a ? ", heads_a" : "") +
+           (heads_.b ? ", heads_b" : "") + (heads_.out ? ", heads_out" : "");
   }
   bool transpose_a() const { return transpose_a_; }
   bool transpose_b() const { return transpose_b_; }
   kernels::GemmActivation activation() const { return activation_; }
+  kestrel::detail::MatmulHeadsLayout heads() const { return heads_; }
 
   TensorSpec infer(std::span<const TensorSpec> in) const override {
-    const TensorSpec& a = in[0];
-    const TensorSpec& b = in[1];
+    for (const auto& [name, spec, layout] : {std::tuple{"a", &in[0], heads_.a}, std::tuple{"b", &in[1], heads_.b}}) {
+      if (layout && spec->shape.rank() < 3) {
+        throw ShapeError(op_message(kOp, std::string(name) + " is " + spec->shape.to_string() +
+                                             "; an operand in the heads layout [..., R, H, C] needs at least 3 dims"));
+      }
+    }
+    const TensorSpec a{heads_.a ? swap_heads(in[0].shape) : in[0].shape, in[0].dtype};
+    const TensorSpec b{heads_.b ? swap_heads(in[1].shape) : in[1].shape, in[1].dtype};
     check_operands(a, b, transpose_a_, transpose_b_);
     if (in.size() == 3) check_bias(in[2], a.dtype, b.shape[transpose_b_ ? -2 : -1]);
     if (a.dtype != b.dtype) {
@@ -99,8 +134,13 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
       throw ShapeError(op_message(kOp, operands(a, b, transpose_a_, transpose_b_) +
                                            ": batch dims must be equal (ops::matmul broadcasts a plain matrix)"));
     }
-    return {with_matrix(batch_dims(a.shape), a.shape[transpose_a_ ? -1 : -2], b.shape[transpose_b_ ? -2 : -1]),
-            a.dtype};
+    const Shape out =
+        with_matrix(batch_dims(a.shape), a.shape[transpose_a_ ? -1 : -2], b.shape[transpose_b_ ? -2 : -1]);
+    if (heads_.out && out.rank() < 3) {
+      throw ShapeError(op_message(kOp, "the product is " + out.to_string() +
+                                           "; a product in the heads layout [..., R, H, C] needs at least 3 dims"));
+    }
+    return {heads_.out ? swap_heads(out) : out, a.dtype};
   }
 
   // bfloat16 operands multiply without float32 copies of them (kernels/gemm.h).
@@ -120,8 +160,8 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
     const Tensor& a = args.primals[0];
     const Tensor& b = args.primals[1];
     const Tensor& g = args.cotangent;
-    if (activation_ != kernels::GemmActivation::none) {
-      throw Error(op_message(kOp, "a matmul with a fused activation (" + activation_param() +
+    if (activation_ != kernels::GemmActivation::none || heads_.a || heads_.b || heads_.out) {
+      throw Error(op_message(kOp, "a matmul with a fused activation or a heads layout (" + params() +
                                       ") is made by the jit for programs already differentiated, and has no "
                                       "gradient of its own; a Kestrel bug if reached: report it with this message"));
     }
@@ -146,25 +186,36 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
  private:
   template <class T>
   void multiply(std::span<const TensorView> in, const TensorView& out) const {
-    const Shape& a = in[0].shape;
-    const Shape& b = in[1].shape;
-    const std::int64_t m = out.shape[-2];
-    const std::int64_t n = out.shape[-1];
+    const Shape a = heads_.a ? swap_heads(in[0].shape) : in[0].shape;
+    const Shape product = heads_.out ? swap_heads(out.shape) : out.shape;
+    const std::int64_t m = product[-2];
+    const std::int64_t n = product[-1];
     const std::int64_t k = a[transpose_a_ ? -2 : -1];
-    kernels::gemm(kernels::GemmArgsOf<T>{.m = m,
-                                         .n = n,
-                                         .k = k,
-                                         .a = in[0].as<T>(),
-                                         .transpose_a = transpose_a_,
-                                         .b = in[1].as<T>(),
-                                         .transpose_b = transpose_b_,
-                                         .c = out.as<T>(),
-                                         .batch = batch_dims(out.shape).numel(),
-                                         .stride_a = a[-2] * a[-1],
-                                         .stride_b = b[-2] * b[-1],
-                                         .stride_c = m * n,
-                                         .bias = in.size() == 3 ? in[2].as<T>() : nullptr,
-                                         .activation = activation_});
+    kernels::GemmArgsOf<T> args{.m = m,
+                                .n = n,
+                                .k = k,
+                                .a = in[0].as<T>(),
+                                .transpose_a = transpose_a_,
+                                .b = in[1].as<T>(),
+                                .transpose_b = transpose_b_,
+                                .c = out.as<T>(),
+                                .batch = batch_dims(product).numel(),
+                                .stride_a = in[0].shape[-2] * in[0].shape[-1],
+                                .stride_b = in[1].shape[-2] * in[1].shape[-1],
+                                .stride_c = m * n,
+                                .bias = in.size() == 3 ? in[2].as<T>() : nullptr,
+                                .activation = activation_};
+    if (heads_.a || heads_.b || heads_.out) {
+      // Two batch levels: the heads (axis -3 of the product), and the product of the axes before.
+      const Placement pa = place(in[0].shape, heads_.a), pb = place(in[1].shape, heads_.b);
+      const Placement pc = place(out.shape, heads_.out);
+      args.batch = product[-3];
+      args.batch_outer = batch_dims(product).numel() / product[-3];
+      std::tie(args.lda, args.stride_a, args.outer_stride_a) = std::tuple{pa.ld, pa.stride, pa.outer_stride};
+      std::tie(args.ldb, args.stride_b, args.outer_stride_b) = std::tuple{pb.ld, pb.stride, pb.outer_stride};
+      std::tie(args.ldc, args.stride_c, args.outer_stride_c) = std::tuple{pc.ld, pc.stride, pc.outer_stride};
+    }
+    kernels::gemm(args);
   }
 
   std::string activation_param() const {
@@ -180,6 +231,7 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
   bool transpose_a_;
   bool transpose_b_;
   kernels::GemmActivation activation_;
+  kestrel::detail::MatmulHeadsLayout heads_;
 };
 
 Tensor to_float32(const Tensor& t) { return t.dtype() == DType::float32 ? t : cast(t, DType::float32); }
@@ -246,7 +298,19 @@ std::shared_ptr<const Primitive> detail::matmul_with_activation(const Primitive&
     case ElementwiseOpcode::gelu_tanh: fused = kernels::GemmActivation::gelu_tanh; break;
     default: return nullptr;
   }
-  return std::make_shared<const ops::Matmul>(plain->transpose_a(), plain->transpose_b(), fused);
+  return std::make_shared<const ops::Matmul>(plain->transpose_a(), plain->transpose_b(), fused, plain->heads());
+}
+
+std::optional<detail::MatmulHeadsLayout> detail::matmul_heads_layout(const Primitive& primitive) {
+  const auto* matmul = dynamic_cast<const ops::Matmul*>(&primitive);
+  if (matmul == nullptr) return std::nullopt;
+  return matmul->heads();
+}
+
+std::shared_ptr<const Primitive> detail::matmul_with_heads_layout(const Primitive& matmul, MatmulHeadsLayout heads) {
+  const auto* plain = dynamic_cast<const ops::Matmul*>(&matmul);
+  if (plain == nullptr) return nullptr;
+  return std::make_shared<const ops::Matmul>(plain->transpose_a(), plain->transpose_b(), plain->activation(), heads);
 }
 
 bool detail::is_plain_matmul(const Primitive& primitive) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -293,6 +294,7 @@ class Transpose final : public PrimitiveOf<Transpose, OpId::transpose> {
   }
 
   std::string params() const override { return "perm=" + perm_to_string(perm_); }
+  const std::vector<int>& perm() const { return perm_; }
   bool handles_bfloat16() const override { return true; }
 
  private:
@@ -323,3 +325,12 @@ Tensor transpose(const Tensor& x, const std::vector<int>& perm) {
 }
 
 }  // namespace kestrel::ops
+
+namespace kestrel::detail {
+
+std::optional<std::vector<int>> transpose_perm(const Primitive& primitive) {
+  const auto* transpose = dynamic_cast<const ops::Transpose*>(&primitive);
+  return transpose != nullptr ? std::optional(transpose->perm()) : std::nullopt;
+}
+
+}  // namespace kestrel::detail

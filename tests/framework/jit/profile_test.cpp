@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "framework/jit/executor.h"
+#include "framework/jit/passes/pipeline.h"
 #include "framework/ops/ops.h"
 #include "tests/framework/jit/pass_test_support.h"
 #include "tests/support/error_message.h"
@@ -67,6 +68,24 @@ TEST(Profile, AnExecutorTimesEachKernelByKindAndMatmulShape) {
   EXPECT_EQ(calls_of(report, "add"), 1) << report;
   EXPECT_EQ(calls_of(report, "relu"), 1) << report;
   EXPECT_FALSE(contains(report, "reshape")) << report;  // a view: no kernel
+}
+
+TEST(Profile, AMatmulReadingHeadsInPlaceReportsItsProduct) {
+  // Attention scores over [2, 4] heads of [16, 8], q and k kept as [2, 16, 4, 8]: after transpose
+  // folding the matmul reads them in place, and the row still names 16 x 16 x 8.
+  const Profiling on;
+  Graph graph = pass_testing::trace_graph(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{ops::matmul(ops::transpose(in[0], {0, 2, 1, 3}), ops::transpose(in[1], {0, 2, 1, 3}),
+                                               {.transpose_b = true})};
+      },
+      std::vector<TensorSpec>{{{2, 16, 4, 8}, DType::float32}, {{2, 16, 4, 8}, DType::float32}});
+  default_pipeline().run(graph);
+  ASSERT_EQ(pass_testing::count_ops(graph, OpId::transpose), 0) << graph.to_string();
+  const Executor exec(graph, nullptr, "'scores' #1");
+  exec.run({Tensor::ones({2, 16, 4, 8}), Tensor::ones({2, 16, 4, 8})});
+  const std::string report = profile_report();
+  EXPECT_EQ(calls_of(report, "[2,4] 16 x 16 x 8"), 1) << report;
 }
 
 TEST(Profile, ExecutorsOfOneProgramShareItsProfile) {

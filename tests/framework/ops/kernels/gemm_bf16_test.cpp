@@ -63,7 +63,11 @@ struct Bf16Problem {
             .batch = w.batch,
             .stride_a = w.stride_a,
             .stride_b = w.stride_b,
-            .stride_c = w.stride_c};
+            .stride_c = w.stride_c,
+            .batch_outer = w.batch_outer,
+            .outer_stride_a = w.outer_stride_a,
+            .outer_stride_b = w.outer_stride_b,
+            .outer_stride_c = w.outer_stride_c};
     for (std::vector<float>* v : {&wide.a, &wide.b, &wide.c}) {
       for (float& x : *v) x = static_cast<float>(bfloat16(x));  // in place: wide.args points into them
     }

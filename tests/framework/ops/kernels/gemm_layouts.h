@@ -23,6 +23,10 @@ struct Layout {
   std::int64_t batch = 1;
   bool share_a = false, share_b = false;  // batch stride 0
   std::int64_t batch_gap = 0;             // floats between consecutive matrices beyond their size
+  // An outer batch of `outer` groups of `batch` matrices. An interleaved operand keeps a group's
+  // matrices row by row, as attention's [B, T, H, D] keeps its heads: rows `batch` matrices wide.
+  std::int64_t outer = 1;
+  bool interleave_a = false, interleave_b = false, interleave_c = false;
   float alpha = 1.0f, beta = 0.0f;
 };
 
@@ -42,35 +46,61 @@ struct Problem {
   std::int64_t lda, ldb, ldc;  // the leading dimensions, also where args leaves them 0 (dense)
   GemmArgs args;
 
+  // Where an operand's matrices lie: leading dimension, the strides of both batch levels, and
+  // the floats the whole operand spans.
+  struct Placement {
+    std::int64_t ld, stride, outer_stride, size;
+  };
+
+  Placement place(std::int64_t rows, std::int64_t cols, std::int64_t pad, bool shared, bool interleaved) const {
+    const Layout& l = layout;
+    if (interleaved) {  // a group is [rows, batch, cols]: matrix p starts at column block p
+      const std::int64_t ld = l.batch * cols + pad;
+      return {ld, cols, rows * ld + l.batch_gap, l.outer * (rows * ld + l.batch_gap)};
+    }
+    const std::int64_t ld = cols + pad;
+    const std::int64_t matrix = rows * ld + l.batch_gap;
+    if (shared) return {ld, 0, 0, matrix};
+    return {ld, matrix, l.batch * matrix, l.outer * l.batch * matrix};
+  }
+
   explicit Problem(const Layout& l) : layout(l) {
     const std::int64_t a_rows = l.transpose_a ? l.k : l.m, a_cols = l.transpose_a ? l.m : l.k;
     const std::int64_t b_rows = l.transpose_b ? l.n : l.k, b_cols = l.transpose_b ? l.k : l.n;
-    lda = a_cols + l.pad_a;
-    ldb = b_cols + l.pad_b;
-    ldc = l.n + l.pad_c;
-    const std::int64_t stride_a = l.share_a ? 0 : a_rows * lda + l.batch_gap;
-    const std::int64_t stride_b = l.share_b ? 0 : b_rows * ldb + l.batch_gap;
-    const std::int64_t stride_c = l.m * ldc + l.batch_gap;
-    a = random_floats(static_cast<std::size_t>((l.share_a ? 1 : l.batch) * (a_rows * lda + l.batch_gap)), 1);
-    b = random_floats(static_cast<std::size_t>((l.share_b ? 1 : l.batch) * (b_rows * ldb + l.batch_gap)), 2);
-    c = random_floats(static_cast<std::size_t>(l.batch * stride_c), 3);
+    const Placement pa = place(a_rows, a_cols, l.pad_a, l.share_a, l.interleave_a);
+    const Placement pb = place(b_rows, b_cols, l.pad_b, l.share_b, l.interleave_b);
+    const Placement pc = place(l.m, l.n, l.pad_c, false, l.interleave_c);
+    lda = pa.ld;
+    ldb = pb.ld;
+    ldc = pc.ld;
+    a = random_floats(static_cast<std::size_t>(pa.size), 1);
+    b = random_floats(static_cast<std::size_t>(pb.size), 2);
+    c = random_floats(static_cast<std::size_t>(pc.size), 3);
+    // Leading dims left 0 where they are dense, so that gemm fills them in.
+    const auto given = [](const Placement& p, std::int64_t pad, bool interleaved) {
+      return pad == 0 && !interleaved ? 0 : p.ld;
+    };
     args = {.m = l.m,
             .n = l.n,
             .k = l.k,
             .a = a.data(),
-            .lda = l.pad_a == 0 ? 0 : lda,
+            .lda = given(pa, l.pad_a, l.interleave_a),
             .transpose_a = l.transpose_a,
             .b = b.data(),
-            .ldb = l.pad_b == 0 ? 0 : ldb,
+            .ldb = given(pb, l.pad_b, l.interleave_b),
             .transpose_b = l.transpose_b,
             .c = c.data(),
-            .ldc = l.pad_c == 0 ? 0 : ldc,
+            .ldc = given(pc, l.pad_c, l.interleave_c),
             .alpha = l.alpha,
             .beta = l.beta,
             .batch = l.batch,
-            .stride_a = stride_a,
-            .stride_b = stride_b,
-            .stride_c = stride_c};
+            .stride_a = pa.stride,
+            .stride_b = pb.stride,
+            .stride_c = pc.stride,
+            .batch_outer = l.outer,
+            .outer_stride_a = pa.outer_stride,
+            .outer_stride_b = pb.outer_stride,
+            .outer_stride_c = pc.outer_stride};
   }
 
   // c after the product, in double, at c's positions; padding and gaps keep their values. Call it
@@ -81,17 +111,22 @@ struct Problem {
     const float* const pa = a.data();
     const float* const pb = b.data();
     std::vector<double> want(c.begin(), c.end());
-    for (std::int64_t p = 0; p < l.batch; ++p) {
-      for (std::int64_t i = 0; i < l.m; ++i) {
-        for (std::int64_t j = 0; j < l.n; ++j) {
-          double sum = 0;
-          for (std::int64_t q = 0; q < l.k; ++q) {
-            const double x = pa[p * args.stride_a + (l.transpose_a ? q * lda + i : i * lda + q)];
-            const double y = pb[p * args.stride_b + (l.transpose_b ? j * ldb + q : q * ldb + j)];
-            sum += x * y;
+    for (std::int64_t o = 0; o < l.outer; ++o) {
+      for (std::int64_t p = 0; p < l.batch; ++p) {
+        const float* const a0 = pa + o * args.outer_stride_a + p * args.stride_a;
+        const float* const b0 = pb + o * args.outer_stride_b + p * args.stride_b;
+        double* const c0 = want.data() + o * args.outer_stride_c + p * args.stride_c;
+        for (std::int64_t i = 0; i < l.m; ++i) {
+          for (std::int64_t j = 0; j < l.n; ++j) {
+            double sum = 0;
+            for (std::int64_t q = 0; q < l.k; ++q) {
+              const double x = a0[l.transpose_a ? q * lda + i : i * lda + q];
+              const double y = b0[l.transpose_b ? j * ldb + q : q * ldb + j];
+              sum += x * y;
+            }
+            double& out = c0[i * ldc + j];
+            out = l.alpha * sum + (l.beta == 0.0f ? 0.0 : l.beta * out);
           }
-          double& out = want[p * args.stride_c + i * ldc + j];
-          out = l.alpha * sum + (l.beta == 0.0f ? 0.0 : l.beta * out);
         }
       }
     }
@@ -136,6 +171,47 @@ inline const std::vector<Layout>& layouts() {
       {.label = "tiled_cols", .m = 90, .n = 450, .k = 120, .transpose_a = true, .beta = 1.0f},
       {.label = "tiled_batch_runs", .m = 128, .n = 128, .k = 128, .transpose_b = true, .batch = 8},
       {.label = "tiled_batch_matrices", .m = 200, .n = 150, .k = 96, .batch = 3, .share_b = true},
+      // Two batch levels, as attention reads [B, T, H, D] in place: heads interleaved by rows.
+      {.label = "outer_batch", .m = 4, .n = 3, .k = 5, .batch = 2, .outer = 3},
+      {.label = "interleaved_heads",
+       .m = 6,
+       .n = 6,
+       .k = 4,
+       .transpose_b = true,
+       .batch = 3,
+       .outer = 2,
+       .interleave_a = true,
+       .interleave_b = true},
+      {.label = "interleaved_out_transposed_a",
+       .m = 5,
+       .n = 4,
+       .k = 6,
+       .transpose_a = true,
+       .pad_c = 1,
+       .batch = 2,
+       .outer = 3,
+       .interleave_b = true,
+       .interleave_c = true},
+      {.label = "shared_a_outer", .m = 4, .n = 3, .k = 5, .batch = 2, .share_a = true, .outer = 2},
+      // Tiled by runs of the outer batch, of the inner batch, and per matrix.
+      {.label = "tiled_outer_runs",
+       .m = 128,
+       .n = 128,
+       .k = 64,
+       .transpose_b = true,
+       .batch = 3,
+       .outer = 4,
+       .interleave_a = true,
+       .interleave_b = true},
+      {.label = "tiled_inner_runs",
+       .m = 128,
+       .n = 64,
+       .k = 128,
+       .batch = 4,
+       .outer = 3,
+       .interleave_b = true,
+       .interleave_c = true},
+      {.label = "tiled_outer_matrices", .m = 160, .n = 96, .k = 128, .batch = 3, .outer = 3, .interleave_c = true},
       // A short side of C and k >= 256: Eigen's packed kernel below AVX-512 (gemm.cpp), whole and tiled.
       {.label = "long_k_short_side", .m = 300, .n = 40, .k = 300, .transpose_a = true, .pad_a = 4, .beta = 1.0f},
       {.label = "long_k_shared_a", .m = 20, .n = 64, .k = 280, .transpose_b = true, .batch = 3, .share_a = true},

@@ -1,0 +1,150 @@
+// TransposeFolding: attention's head transposes, forward and backward, become strided operands
+// and products of the matmuls beside them, with the same bits as the copies gave; transposes of
+// other axes, and those a product or another op still needs, stay.
+#include "framework/jit/passes/transpose_folding.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "framework/autodiff/gradient_tape.h"
+#include "framework/core/error.h"
+#include "framework/jit/passes/dead_code_elimination.h"
+#include "framework/ops/matmul.h"
+#include "framework/ops/nn.h"
+#include "framework/ops/shape_ops.h"
+#include "tests/framework/jit/pass_test_support.h"
+
+namespace kestrel::jit {
+namespace {
+
+using pass_testing::count_ops;
+using pass_testing::run_pass;
+using pass_testing::trace_graph;
+
+constexpr std::int64_t kBatch = 2, kTokens = 24, kHeads = 3, kDepth = 8;
+
+// Queries, keys and values as the projections give them: [B, T, H, D].
+std::vector<Tensor> projections(DType dtype) {
+  std::vector<Tensor> out;
+  for (std::uint64_t seed : {1, 2, 3}) {
+    out.push_back(ops::cast(random::normal({kBatch, kTokens, kHeads, kDepth}, random::Key(seed)), dtype));
+  }
+  return out;
+}
+
+Tensor heads_forward(const Tensor& x) { return ops::transpose(x, {0, 2, 1, 3}); }
+
+// Multi-head attention as the layer writes it: heads moved forward, scores, softmax, context, and
+// the heads moved back. [B, T, H, D].
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const Tensor scores = ops::matmul(heads_forward(q), heads_forward(k), {.transpose_b = true});
+  return heads_forward(ops::matmul(ops::softmax(scores, -1), heads_forward(v)));
+}
+
+// The attention's output, and the gradients of a loss on it for q, k and v.
+std::vector<Tensor> attention_with_gradients(const std::vector<Tensor>& in) {
+  GradientTape tape;
+  for (const Tensor& t : in) tape.watch(t);
+  const Tensor out = attention(in[0], in[1], in[2]);
+  std::vector<Tensor> result{out};
+  for (const Tensor& g : tape.gradient(ops::sum(ops::square(out)), in)) result.push_back(g);
+  return result;
+}
+
+Graph folded(const Graph& graph) {
+  Graph out = graph;
+  EXPECT_TRUE(run_pass(TransposeFolding(), out)) << out.to_string();
+  run_pass(DeadCodeElimination(), out);
+  return out;
+}
+
+// The heads layouts the graph's matmuls take, one "a b out" word each, in order.
+std::vector<std::string> layouts(const Graph& graph) {
+  std::vector<std::string> out;
+  for (const Node& node : graph.nodes()) {
+    if (node.kind != NodeKind::op || node.primitive->id() != OpId::matmul) continue;
+    const detail::MatmulHeadsLayout heads = *detail::matmul_heads_layout(*node.primitive);
+    out.push_back(std::string(heads.a ? "a" : "-") + (heads.b ? "b" : "-") + (heads.out ? "o" : "-"));
+  }
+  return out;
+}
+
+TEST(TransposeFolding, AttentionForwardReadsAndWritesTheHeadsInPlace) {
+  const std::vector<Tensor> inputs = projections(DType::float32);
+  const Graph before = trace_graph(
+      [](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention(x[0], x[1], x[2])}; }, inputs);
+  ASSERT_EQ(count_ops(before, OpId::transpose), 4);
+  const Graph after = folded(before);
+  EXPECT_EQ(count_ops(after, OpId::transpose), 0) << after.to_string();
+  // Scores read q and k in place; the context reads v in place and writes [B, T, H, D].
+  EXPECT_EQ(layouts(after), (std::vector<std::string>{"ab-", "-bo"}));
+  pass_testing::expect_same_outputs(before, after, inputs);
+}
+
+TEST(TransposeFolding, EveryTransposeOfAnAttentionStepGoesInFloat32AndBfloat16) {
+  for (const DType dtype : {DType::float32, DType::bfloat16}) {
+    SCOPED_TRACE(to_string(dtype));
+    const std::vector<Tensor> inputs = projections(dtype);
+    const Graph before = trace_graph(attention_with_gradients, inputs);
+    ASSERT_GE(count_ops(before, OpId::transpose), 8) << before.to_string();
+    const Graph after = folded(before);
+    EXPECT_EQ(count_ops(after, OpId::transpose), 0) << after.to_string();
+    EXPECT_EQ(count_ops(after, OpId::matmul), count_ops(before, OpId::matmul));
+    pass_testing::expect_same_outputs(before, after, inputs);
+  }
+}
+
+TEST(TransposeFolding, TransposesOthersNeedStay) {
+  const std::vector<Tensor> inputs = projections(DType::float32);
+  // The moved heads are an output too: the matmul reads past the transpose, which stays.
+  Graph shared = trace_graph(
+      [](const std::vector<Tensor>& x) {
+        const Tensor q = heads_forward(x[0]);
+        return std::vector<Tensor>{q, ops::matmul(q, heads_forward(x[1]), {.transpose_b = true})};
+      },
+      inputs);
+  const Graph shared_before = shared;
+  shared = folded(shared);
+  EXPECT_EQ(count_ops(shared, OpId::transpose), 1) << shared.to_string();
+  pass_testing::expect_same_outputs(shared_before, shared, inputs);
+
+  // A product that is an output as it is keeps its transpose after it.
+  Graph product = trace_graph(
+      [](const std::vector<Tensor>& x) {
+        const Tensor scores = ops::matmul(x[0], x[1], {.transpose_b = true});
+        return std::vector<Tensor>{scores, heads_forward(scores)};
+      },
+      inputs);
+  EXPECT_FALSE(run_pass(TransposeFolding(), product)) << product.to_string();
+
+  // Other permutations are not the heads layout.
+  Graph other = trace_graph(
+      [](const std::vector<Tensor>& x) {
+        return std::vector<Tensor>{ops::matmul(ops::transpose(x[0], {1, 0, 2, 3}), ops::transpose(x[1], {1, 0, 3, 2}))};
+      },
+      inputs);
+  EXPECT_FALSE(run_pass(TransposeFolding(), other)) << other.to_string();
+}
+
+TEST(TransposeFolding, AHeadsLayoutMatmulNamesItsLayoutAndChecksItsOperands) {
+  const Tensor q = random::normal({2, 5, 3, 4}, random::Key(4));
+  const Graph graph = folded(trace_graph(
+      [](const std::vector<Tensor>& x) {
+        return std::vector<Tensor>{ops::matmul(heads_forward(x[0]), heads_forward(x[0]), {.transpose_b = true})};
+      },
+      {q}));
+  const Node* matmul = nullptr;
+  for (const Node& node : graph.nodes()) {
+    if (node.kind == NodeKind::op && node.primitive->id() == OpId::matmul) matmul = &node;
+  }
+  ASSERT_NE(matmul, nullptr);
+  EXPECT_NE(matmul->primitive->params().find("heads_a, heads_b"), std::string::npos) << matmul->primitive->params();
+  // A 2-D operand has no heads axis.
+  const TensorSpec matrix{Shape{5, 4}, DType::float32};
+  EXPECT_THROW(matmul->primitive->infer(std::vector<TensorSpec>{matrix, matrix}), ShapeError);
+}
+
+}  // namespace
+}  // namespace kestrel::jit
