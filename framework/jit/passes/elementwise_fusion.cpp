@@ -47,6 +47,32 @@ bool fusible(const Graph& graph, const Node& node) {
 
 bool is_scalar_constant(const Node& node) { return node.kind == NodeKind::constant && node.spec.shape.rank() == 0; }
 
+// Instructions cheap enough to compute again in every region that reads them: arithmetic,
+// comparisons and selects, not the transcendental functions, roots and divisions, which cost
+// more than the memory a recomputation saves.
+bool cheap_to_recompute(const Primitive& primitive) {
+  if (primitive.id() == OpId::cast || primitive.id() == OpId::broadcast_to) return true;
+  const std::optional<ElementwiseOpcode> opcode = primitive.fusion_opcode();
+  if (!opcode) return false;
+  switch (*opcode) {
+    case ElementwiseOpcode::sqrt:
+    case ElementwiseOpcode::rsqrt:
+    case ElementwiseOpcode::exp:
+    case ElementwiseOpcode::log:
+    case ElementwiseOpcode::tanh:
+    case ElementwiseOpcode::sigmoid:
+    case ElementwiseOpcode::erf:
+    case ElementwiseOpcode::gelu:
+    case ElementwiseOpcode::gelu_tanh:
+    case ElementwiseOpcode::divide: return false;
+    default: return true;
+  }
+}
+
+// region_of_ for a value in no region, and for one every region reading it computes again.
+constexpr ValueId kNoRegion = -1;
+constexpr ValueId kRecomputed = -2;
+
 // A fused op's program, its inputs standing for `in`.
 Value inline_program(ElementwiseBuilder& b, const ElementwiseProgram& program, const std::vector<Value>& in) {
   std::vector<Value> registers;
@@ -93,12 +119,36 @@ class Fuser {
         users_(static_cast<std::size_t>(graph.size())),
         is_output_(static_cast<std::size_t>(graph.size()), false),
         fusible_(static_cast<std::size_t>(graph.size()), false),
-        region_of_(static_cast<std::size_t>(graph.size()), -1) {
+        region_of_(static_cast<std::size_t>(graph.size()), kNoRegion) {
     for (ValueId id = 0; id < graph.size(); ++id) {
       for (ValueId in : node(id).inputs) users_[at(in)].push_back(id);
       fusible_[at(id)] = fusible(graph, node(id));
     }
     for (ValueId out : graph.outputs()) is_output_[at(out)] = true;
+  }
+
+  // After find_regions: a cheap producer (cheap_to_recompute) with at most one operand of its own
+  // size, read only by fusible ops in two regions or more, joins each of them instead of being
+  // written once and read back by each. Materialized it costs a write and a read per region, n(1 +
+  // R) elements; recomputed, each region reads its one full operand instead, at most nR. A reader
+  // left alone by find_regions becomes a region with it. True when any producer was recomputed.
+  bool recompute_shared_producers() {
+    bool any = false;
+    for (ValueId p = graph_.size() - 1; p >= 0; --p) {
+      if (!recomputable(p)) continue;
+      for (ValueId u : users_[at(p)]) {
+        if (region_of_[at(u)] == kNoRegion) {  // a reader that formed no region of its own
+          region_of_[at(u)] = u;
+          regions_.emplace(u, std::vector<ValueId>{u});
+        }
+        std::vector<ValueId>& members = regions_.at(region_of_[at(u)]);
+        const auto place = std::lower_bound(members.begin(), members.end(), p);
+        if (place == members.end() || *place != p) members.insert(place, p);
+      }
+      region_of_[at(p)] = kRecomputed;
+      any = true;
+    }
+    return any;
   }
 
   // Forms the regions, from the last op back; true when any has two ops or more.
@@ -108,7 +158,7 @@ class Fuser {
       if (!fusible_[at(id)] || region_of_[at(id)] >= 0 || !is_floating(node(id).spec.dtype)) continue;
       std::vector<ValueId> members = grow_valid(id);
       if (members.size() < 2) {
-        for (ValueId m : members) region_of_[at(m)] = -1;  // nothing to gain: left as it is
+        for (ValueId m : members) region_of_[at(m)] = kNoRegion;  // nothing to gain: left as it is
         continue;
       }
       std::sort(members.begin(), members.end());
@@ -123,7 +173,8 @@ class Fuser {
     GraphRewriter rewriter(graph_);
     for (ValueId id = 0; id < graph_.size(); ++id) {
       const ValueId root = region_of_[at(id)];
-      if (root < 0) {
+      if (root == kRecomputed) continue;  // every reader computes it again
+      if (root == kNoRegion) {
         rewriter.copy(id);
       } else if (root == id) {
         const Node& n = node(id);
@@ -146,6 +197,30 @@ class Fuser {
  private:
   static std::size_t at(ValueId id) { return static_cast<std::size_t>(id); }
   const Node& node(ValueId id) const { return graph_.node(id); }
+
+  // Whether producer p is recomputed in the regions reading it (recompute_shared_producers).
+  bool recomputable(ValueId p) const {
+    const Node& n = node(p);
+    if (!fusible_[at(p)] || region_of_[at(p)] != kNoRegion || is_output_[at(p)] || !is_floating(n.spec.dtype) ||
+        !cheap_to_recompute(*n.primitive)) {
+      return false;
+    }
+    std::vector<ValueId> regions;  // the readers' regions, or the readers that would root one
+    for (ValueId u : users_[at(p)]) {
+      const ValueId r = region_of_[at(u)] == kNoRegion ? u : region_of_[at(u)];
+      if (r < 0 || !fusible_[at(u)] || !is_floating(node(r).spec.dtype)) return false;
+      if (n.spec.shape != node(r).spec.shape && n.spec.shape.rank() != 0) return false;
+      if (std::find(regions.begin(), regions.end(), r) == regions.end()) regions.push_back(r);
+    }
+    if (regions.size() < 2) return false;
+    int full_operands = 0;
+    for (ValueId in : n.inputs) {
+      const Node& operand = node(in);
+      if (operand.spec.dtype == DType::bool_ && !is_scalar_constant(operand)) return false;  // read as floats
+      full_operands += n.spec.shape.rank() > 0 && operand.spec.shape.numel() == n.spec.shape.numel();
+    }
+    return full_operands <= 1;
+  }
 
   // Whether producer p joins root's region now. Called in decreasing id order, so the users of p
   // (which come after it) are all placed by then.
@@ -189,7 +264,7 @@ class Fuser {
         }
       }
       if (valid) return members;
-      for (ValueId m : members) region_of_[at(m)] = -1;
+      for (ValueId m : members) region_of_[at(m)] = kNoRegion;
       if (!fusible_[at(root)]) return {};
     }
   }
@@ -201,7 +276,8 @@ class Fuser {
     std::unordered_map<ValueId, Value> registers;
     std::vector<ValueId> inputs;
     auto operand = [&](ValueId v) -> Value {
-      if (region_of_[at(v)] == root) return registers.at(v);
+      // A member (a recomputed producer among them) is computed before the members reading it.
+      if (const auto found = registers.find(v); found != registers.end()) return found->second;
       const Node& n = node(v);
       if (is_scalar_constant(n)) return b.constant(n.constant.to_vector<double>()[0]);
       auto found = std::find(inputs.begin(), inputs.end(), v);
@@ -223,7 +299,7 @@ class Fuser {
   std::vector<std::vector<ValueId>> users_;  // per value: the ops reading it, once per operand slot
   std::vector<bool> is_output_;
   std::vector<bool> fusible_;
-  std::vector<ValueId> region_of_;                             // per value: its region's root, or -1
+  std::vector<ValueId> region_of_;                             // per value: its region's root, kNoRegion or kRecomputed
   std::unordered_map<ValueId, std::vector<ValueId>> regions_;  // root -> members, ascending
 };
 
@@ -231,7 +307,8 @@ class Fuser {
 
 bool ElementwiseFusion::run(Graph& graph) {
   Fuser fuser(graph);
-  if (!fuser.find_regions()) return false;
+  const bool fused = fuser.find_regions();
+  if (!fuser.recompute_shared_producers() && !fused) return false;
   graph = fuser.rewrite();
   return true;
 }

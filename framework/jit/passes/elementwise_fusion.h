@@ -18,8 +18,12 @@
 // bool values entering a region from outside (the kernel reads floats).
 //
 // Regions grow from their last op backwards. A producer joins its consumer's region only when
-// every use of it is inside the region and it is not a graph output, so no work is repeated and
-// every value needed elsewhere stays materialized. Members have the region's shape or are rank-0
+// every use of it is inside the region and it is not a graph output, so every value needed
+// elsewhere stays materialized. Across a fan-out, a cheap producer (arithmetic, comparisons,
+// casts; not exp, tanh, erf, roots or divisions) with at most one operand of its own size, read
+// only by fusible ops in two regions or more, is computed again in each instead of written once
+// and read back by each, which moves fewer bytes: `s = x * 0.5` read by `a = s + y` and
+// `b = relu(s)` becomes two programs that each read x. Members have the region's shape or are rank-0
 // (the kernel computes those once, not per element). A region of one op stays as it is. The fused
 // op keeps the scope of the region's last op; rank-0 constants become program constants, which
 // leaves them dead for the DCE after this pass.

@@ -96,6 +96,77 @@ TEST(ElementwiseFusion, FanOutStopsFusionAtTheSharedValue) {
   expect_close(before, g, {x});
 }
 
+TEST(ElementwiseFusion, ACheapSharedProducerIsRecomputedInEachRegion) {
+  // s = x * 0.5 is read by two regions: written once and read back twice it moves three tensors
+  // of bytes; computed in each, the two regions read x instead.
+  const std::vector<Tensor> inputs{random::normal({300}, random::Key(5)), random::normal({300}, random::Key(6))};
+  const Graph before = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        const Tensor s = in[0] * 0.5;
+        return std::vector<Tensor>{ops::square(s + in[1]), ops::relu(s) - 1.0};
+      },
+      inputs);
+  Graph g = before;
+  EXPECT_TRUE(run_pass(ElementwiseFusion(), g));
+  ASSERT_EQ(fused_nodes(g).size(), 2u) << g.to_string();
+  EXPECT_EQ(g.num_ops(), 2) << g.to_string();
+  for (const Node* region : fused_nodes(g)) EXPECT_EQ(region->inputs.front(), g.inputs()[0]) << g.to_string();
+  expect_same_outputs(before, g, inputs);
+
+  // A reader left alone by the regions becomes one with the producer: exp(s) beside s + y.
+  Graph lone = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        const Tensor s = in[0] * 0.5;
+        return std::vector<Tensor>{ops::exp(s), s + in[1]};
+      },
+      inputs);
+  const Graph lone_before = lone;
+  EXPECT_TRUE(run_pass(ElementwiseFusion(), lone));
+  EXPECT_EQ(fused_nodes(lone).size(), 2u) << lone.to_string();
+  EXPECT_EQ(count_ops(lone, OpId::multiply), 0) << lone.to_string();
+  expect_same_outputs(lone_before, lone, inputs);
+}
+
+TEST(ElementwiseFusion, SharedProducersThatCostMoreToRecomputeStay) {
+  const std::vector<Tensor> inputs{random::normal({300}, random::Key(5)), random::normal({300}, random::Key(6)),
+                                   random::normal({300, 300}, random::Key(7))};
+  // Each shared value below is read by two regions ({add, square} and {relu, subtract}).
+  const auto shared_by_two = [&](const std::function<Tensor(const std::vector<Tensor>&)>& make) {
+    return trace_graph(
+        [&](const std::vector<Tensor>& in) {
+          const Tensor s = make(in);
+          return std::vector<Tensor>{ops::square(s + in[1]), ops::relu(s) - 1.0};
+        },
+        inputs);
+  };
+  // Two operands of its own size: each region would read two tensors instead of one.
+  Graph two_operands = shared_by_two([](const std::vector<Tensor>& in) { return in[0] * in[1]; });
+  // A transcendental function: recomputing costs more than the memory it saves.
+  Graph transcendental = shared_by_two([](const std::vector<Tensor>& in) { return ops::exp(in[0]); });
+  for (Graph* g : {&two_operands, &transcendental}) {
+    EXPECT_TRUE(run_pass(ElementwiseFusion(), *g));
+    EXPECT_EQ(count_ops(*g, OpId::multiply) + count_ops(*g, OpId::exp), 1) << g->to_string();  // s, kept
+  }
+  // Read by a matmul too, or an output itself: it is materialized anyway.
+  Graph matmul = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        const Tensor s = in[0] * 0.5;
+        return std::vector<Tensor>{ops::square(s + in[1]), ops::relu(s) - 1.0,
+                                   ops::matmul(ops::reshape(s, {1, 300}), in[2])};
+      },
+      inputs);
+  Graph output = trace_graph(
+      [](const std::vector<Tensor>& in) {
+        const Tensor s = in[0] * 0.5;
+        return std::vector<Tensor>{ops::square(s + in[1]), ops::relu(s) - 1.0, s};
+      },
+      inputs);
+  for (Graph* g : {&matmul, &output}) {
+    EXPECT_TRUE(run_pass(ElementwiseFusion(), *g));
+    EXPECT_EQ(count_ops(*g, OpId::multiply), 1) << g->to_string();
+  }
+}
+
 TEST(ElementwiseFusion, ScalarConstantsBecomeProgramConstants) {
   Tensor x = random::normal({4, 5}, random::Key(4));
   Graph g = trace_graph([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * 0.5 + 3.0}; }, {x});
@@ -179,14 +250,18 @@ TEST(ElementwiseFusion, RowStatisticsFuseWithTheRowsTheyScale) {
       {x, gamma, beta});
   const Graph before = g;
   EXPECT_TRUE(run_pass(ElementwiseFusion(), g));
-  // Scaling, gamma and beta are one kernel reading the [8, 4, 1] rstd in place (the centred x has
-  // two readers, so it is computed once and stays a value of its own).
+  // Centring, scaling, gamma and beta are one kernel reading x, and the [8, 4, 1] mean and rstd in
+  // place. The centred x has two readers, the square's region and this one: each computes it
+  // again from x rather than one writing it for both to read back.
   const Node& scale = *fused_nodes(g).back();
   EXPECT_EQ(scale.spec.shape, Shape({8, 4, 32})) << g.to_string();
-  ASSERT_EQ(scale.inputs.size(), 4u) << g.to_string();
+  ASSERT_EQ(scale.inputs.size(), 5u) << g.to_string();
+  EXPECT_EQ(scale.inputs[0], 0) << g.to_string();  // x itself
   EXPECT_EQ(g.node(scale.inputs[1]).spec.shape, Shape({8, 4, 1}));
+  EXPECT_EQ(g.node(scale.inputs[2]).spec.shape, Shape({8, 4, 1}));
   EXPECT_EQ(count_ops(g, OpId::broadcast_to), 0);
-  EXPECT_EQ(g.num_ops(), 7) << g.to_string();  // 2 sums, the mean's scale, centring, its square, 2 fused
+  EXPECT_EQ(count_ops(g, OpId::subtract), 0) << g.to_string();
+  EXPECT_EQ(g.num_ops(), 6) << g.to_string();  // 2 sums, the mean's scale, the square, rstd, the output
   expect_close(before, g, {x, gamma, beta});
 }
 
