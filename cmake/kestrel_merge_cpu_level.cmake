@@ -6,10 +6,10 @@
 # See KestrelCpuKernels.cmake.
 #
 # A constructor or destructor whose variants are aliases (C1 = C2, D1 = D2) sits in a COMDAT group
-# named by a symbol of its own (C5, D5) that defines nothing. It is renamed too: left as it was,
-# the final link keeps one group of that name, drops this level's, and every reference to the
-# level's renamed variants resolves to address 0 (a thread_local AlignedBuffer's destructor, called
-# when a thread exits).
+# named by a symbol of its own (C5, D5; for a constructor template, C5I...E) that defines nothing,
+# which nm lists as type n. Those are renamed too: left as they were, the final link keeps one group
+# of each name, drops this level's, and every reference to the level's renamed variants resolves
+# to address 0 (a thread_local AlignedBuffer's destructor, called when a thread exits).
 string(REPLACE "|" ";" objects "${OBJECTS}")
 set(partial "${OUTPUT}.partial")
 execute_process(COMMAND "${LINKER}" -r -o "${partial}" ${objects} COMMAND_ERROR_IS_FATAL ANY)
@@ -19,11 +19,12 @@ string(REPLACE "\n" ";" lines "${symbols}")
 set(renames "")
 foreach(line IN LISTS lines)
   # posix format: "<name> <type> <value> [<size>]"; W/V weak, u GNU unique (inline statics), and
-  # n for the C5/D5 group signatures. (One MATCHES per if: a second one would reset CMAKE_MATCH_1.)
+  # n for the C++ group signatures (a mangled name; renaming one that is not a signature changes
+  # nothing). One MATCHES per if: a second one would reset CMAKE_MATCH_1.
   set(name "")
   if(line MATCHES "^([^ ]+) [WVu] ")
     set(name "${CMAKE_MATCH_1}")
-  elseif(line MATCHES "^(_Z[^ ]*[CD]5E[^ ]*) n ")
+  elseif(line MATCHES "^(_Z[^ ]*) n ")
     set(name "${CMAKE_MATCH_1}")
   endif()
   if(name)

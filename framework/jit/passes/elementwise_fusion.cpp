@@ -47,9 +47,11 @@ bool fusible(const Graph& graph, const Node& node) {
 
 bool is_scalar_constant(const Node& node) { return node.kind == NodeKind::constant && node.spec.shape.rank() == 0; }
 
-// Instructions cheap enough to compute again in every region that reads them: arithmetic,
-// comparisons and selects, not the transcendental functions, roots and divisions, which cost
-// more than the memory a recomputation saves.
+// Instructions cheap enough to compute again in every region that reads them: float arithmetic,
+// min and max, and casts and broadcasts between float values; not the transcendental functions,
+// roots and divisions, which cost more than the memory a recomputation saves. (Recomputed values
+// are floats read by floats: recomputable() leaves comparisons and selects on a mask from outside
+// to the regions as they are.)
 bool cheap_to_recompute(const Primitive& primitive) {
   if (primitive.id() == OpId::cast || primitive.id() == OpId::broadcast_to) return true;
   const std::optional<ElementwiseOpcode> opcode = primitive.fusion_opcode();

@@ -19,8 +19,8 @@
 //
 // Regions grow from their last op backwards. A producer joins its consumer's region only when
 // every use of it is inside the region and it is not a graph output, so every value needed
-// elsewhere stays materialized. Across a fan-out, a cheap producer (arithmetic, comparisons,
-// casts; not exp, tanh, erf, roots or divisions) with at most one operand of its own size, read
+// elsewhere stays materialized. Across a fan-out, a cheap float producer (arithmetic, min and max,
+// float casts; not exp, tanh, erf, roots or divisions) with at most one operand of its own size, read
 // only by fusible ops in two regions or more, is computed again in each instead of written once
 // and read back by each, which moves fewer bytes: `s = x * 0.5` read by `a = s + y` and
 // `b = relu(s)` becomes two programs that each read x. Members have the region's shape or are rank-0

@@ -10,8 +10,9 @@
 //   //         %6 = matmul(%4, %5) {transpose_b=true} : [2,4,128,128]
 //   // after:  %7 = matmul(%q, %k) {transpose_b=true, heads_a, heads_b} : [2,4,128,128]
 //   // and a product read only by such a transpose is written in the transposed layout:
-//   // before: %8 = matmul(%p, %v) : [2,4,128,64]   %9 = transpose(%8) {perm=[0,2,1,3]} : [2,128,4,64]
-//   // after:  %10 = matmul(%p, %v) {heads_b, heads_out} : [2,128,4,64]
+//   // before: %8 = transpose(%v) {perm=[0,2,1,3]} : [2,4,128,64]   %9 = matmul(%p, %8) : [2,4,128,64]
+//   //         %10 = transpose(%9) {perm=[0,2,1,3]} : [2,128,4,64]
+//   // after:  %11 = matmul(%p, %v) {heads_b, heads_out} : [2,128,4,64]
 //
 // A transpose swaps the heads when it exchanges axes -3 and -2 and keeps the others. One that
 // other ops read too stays for them; the matmuls read past it all the same.

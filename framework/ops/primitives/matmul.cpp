@@ -210,7 +210,7 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
       const Placement pa = place(in[0].shape, heads_.a), pb = place(in[1].shape, heads_.b);
       const Placement pc = place(out.shape, heads_.out);
       args.batch = product[-3];
-      args.batch_outer = batch_dims(product).numel() / product[-3];
+      args.batch_outer = product[-3] > 0 ? batch_dims(product).numel() / product[-3] : 0;  // no heads: nothing to do
       std::tie(args.lda, args.stride_a, args.outer_stride_a) = std::tuple{pa.ld, pa.stride, pa.outer_stride};
       std::tie(args.ldb, args.stride_b, args.outer_stride_b) = std::tuple{pb.ld, pb.stride, pb.outer_stride};
       std::tie(args.ldc, args.stride_c, args.outer_stride_c) = std::tuple{pc.ld, pc.stride, pc.outer_stride};

@@ -128,6 +128,17 @@ TEST(TransposeFolding, TransposesOthersNeedStay) {
   EXPECT_FALSE(run_pass(TransposeFolding(), other)) << other.to_string();
 }
 
+TEST(TransposeFolding, AttentionWithoutHeadsRunsAsNothing) {
+  // Zero heads: the folded matmuls have no matrices to multiply, as the transposed ones had none.
+  std::vector<Tensor> inputs;
+  for (std::uint64_t seed : {1, 2, 3}) inputs.push_back(random::normal({2, 5, 0, 8}, random::Key(seed)));
+  const Graph before = trace_graph(
+      [](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention(x[0], x[1], x[2])}; }, inputs);
+  const Graph after = folded(before);
+  EXPECT_EQ(count_ops(after, OpId::transpose), 0) << after.to_string();
+  pass_testing::expect_same_outputs(before, after, inputs);
+}
+
 TEST(TransposeFolding, AHeadsLayoutMatmulNamesItsLayoutAndChecksItsOperands) {
   const Tensor q = random::normal({2, 5, 3, 4}, random::Key(4));
   const Graph graph = folded(trace_graph(
