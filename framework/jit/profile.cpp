@@ -42,12 +42,10 @@ std::int32_t row_of(std::vector<Row>& rows, const std::string& label) {
 std::pair<std::string, double> matmul_shape(const Graph& graph, const Node& node) {
   const detail::MatmulHeadsLayout heads =
       detail::matmul_heads_layout(*node.primitive).value_or(detail::MatmulHeadsLayout{});
-  const auto logical = [](Shape s, bool heads_layout) {
-    if (heads_layout) std::swap(s[s.rank() - 3], s[s.rank() - 2]);
-    return s;
-  };
-  const Shape out = logical(node.spec.shape, heads.out);
-  const Shape a = logical(graph.node(node.inputs[0]).spec.shape, heads.a);
+  const Shape& kept_out = node.spec.shape;
+  const Shape& kept_a = graph.node(node.inputs[0]).spec.shape;
+  const Shape out = heads.out ? detail::swap_heads_axes(kept_out) : kept_out;
+  const Shape a = heads.a ? detail::swap_heads_axes(kept_a) : kept_a;
   const std::int64_t m = out[-2], n = out[-1];
   const std::int64_t k = m > 0 ? a[-1] * a[-2] / m : 0;
   std::string batch;

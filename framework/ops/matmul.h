@@ -50,6 +50,9 @@ struct MatmulHeadsLayout {
   bool b = false;
   bool out = false;
 };
+/// A shape kept in the heads layout, [..., R, H, C], as the [..., H, R, C] it stands for; the swap
+/// is its own inverse, so it also gives the kept shape of a logical one. Rank 3 or more.
+Shape swap_heads_axes(Shape shape);
 /// The heads layout of a matmul primitive; nullopt for another primitive.
 std::optional<MatmulHeadsLayout> matmul_heads_layout(const Primitive& primitive);
 /// The matmul primitive `matmul` with the heads layout `heads` (its other parameters kept); null

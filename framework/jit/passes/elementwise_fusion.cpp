@@ -279,7 +279,7 @@ class Fuser {
     std::vector<ValueId> inputs;
     auto operand = [&](ValueId v) -> Value {
       // A member (a recomputed producer among them) is computed before the members reading it.
-      if (const auto found = registers.find(v); found != registers.end()) return found->second;
+      if (const auto member = registers.find(v); member != registers.end()) return member->second;
       const Node& n = node(v);
       if (is_scalar_constant(n)) return b.constant(n.constant.to_vector<double>()[0]);
       auto found = std::find(inputs.begin(), inputs.end(), v);

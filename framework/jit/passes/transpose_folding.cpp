@@ -47,11 +47,11 @@ class Folding {
   Folded folded_operands(ValueId matmul) const {
     const Node& product = node(matmul);
     Folded folded{product.inputs, *detail::matmul_heads_layout(*product.primitive)};
-    for (bool* heads : {&folded.heads.a, &folded.heads.b}) {
-      const std::size_t side = heads == &folded.heads.a ? 0 : 1;
-      if (!*heads && swaps_heads(product.inputs[side])) {
-        folded.inputs[side] = node(product.inputs[side]).inputs[0];
-        *heads = true;
+    bool* const sides[] = {&folded.heads.a, &folded.heads.b};  // operand k's layout
+    for (std::size_t k = 0; k < 2; ++k) {
+      if (!*sides[k] && swaps_heads(product.inputs[k])) {
+        folded.inputs[k] = node(product.inputs[k]).inputs[0];
+        *sides[k] = true;
       }
     }
     return folded;

@@ -13,6 +13,7 @@
 #include "framework/core/cpu_capability.h"
 #include "framework/core/error.h"
 #include "framework/core/thread_pool.h"
+#include "framework/ops/kernels/aligned_buffer.h"
 #include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/kernels/elementwise_functors.h"
 #include "framework/ops/kernels/gemm_widened.h"
@@ -144,8 +145,8 @@ MatmulPrimitive build(const GemmArgsOf<T, Out>& g) {
   return p;
 }
 
-// Everything the primitive depends on: dims, strides (both batch levels), transposes, alpha and beta (built in), the
-// element types and whether a bias is added.
+// Everything the primitive depends on: dims, strides (both batch levels), transposes, alpha and
+// beta (built in), the activation, the element types and whether a bias is added.
 template <class T, class Out>
 PrimitiveKey key_of(const GemmArgsOf<T, Out>& g) {
   return {kMatmulKind,
@@ -203,14 +204,14 @@ void scale_c(const GemmArgsOf<T, Out>& g) {
 template <class T, class Out>
 void finish_rows(const GemmArgsOf<T, Out>& g) {
   if (g.bias == nullptr && g.activation == GemmActivation::none) return;
-  std::vector<float> widened(static_cast<std::size_t>(g.n));
-  Eigen::Map<Eigen::ArrayXf> x(widened.data(), g.n);
+  thread_local AlignedBuffer<float> row_buffer;  // grows to the widest row seen, then stays
+  float* const widened = row_buffer.get(static_cast<std::size_t>(g.n));
+  Eigen::Map<Eigen::ArrayXf> x(widened, g.n);
   for (std::int64_t p = 0; p < g.batch; ++p) {
     for (std::int64_t i = 0; i < g.m; ++i) {
       Out* row = g.c + p * g.stride_c + i * g.ldc;
       for (std::int64_t j = 0; j < g.n; ++j) {
-        widened[static_cast<std::size_t>(j)] =
-            static_cast<float>(row[j]) + (g.bias != nullptr ? static_cast<float>(g.bias[j]) : 0.0f);
+        widened[j] = static_cast<float>(row[j]) + (g.bias != nullptr ? static_cast<float>(g.bias[j]) : 0.0f);
       }
       switch (g.activation) {
         case GemmActivation::none: break;
@@ -218,7 +219,7 @@ void finish_rows(const GemmArgsOf<T, Out>& g) {
         case GemmActivation::gelu_erf: x = ElementwiseFn<ElementwiseOpcode::gelu>{}(x); break;
         case GemmActivation::gelu_tanh: x = ElementwiseFn<ElementwiseOpcode::gelu_tanh>{}(x); break;
       }
-      for (std::int64_t j = 0; j < g.n; ++j) row[j] = Out(widened[static_cast<std::size_t>(j)]);
+      for (std::int64_t j = 0; j < g.n; ++j) row[j] = Out(widened[j]);
     }
   }
 }

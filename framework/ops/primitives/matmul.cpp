@@ -73,11 +73,7 @@ Shape batch_dims(const Shape& s) {
   return out;
 }
 
-// A heads-layout shape's axes -3 and -2 swapped: [..., R, H, C] <-> [..., H, R, C].
-Shape swap_heads(Shape s) {
-  std::swap(s[s.rank() - 3], s[s.rank() - 2]);
-  return s;
-}
+using kestrel::detail::swap_heads_axes;
 
 // Where the matrices of one operand lie, in elements: its leading dimension, and the strides of
 // its two batch levels (the heads, and everything before them).
@@ -122,8 +118,8 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
                                              "; an operand in the heads layout [..., R, H, C] needs at least 3 dims"));
       }
     }
-    const TensorSpec a{heads_.a ? swap_heads(in[0].shape) : in[0].shape, in[0].dtype};
-    const TensorSpec b{heads_.b ? swap_heads(in[1].shape) : in[1].shape, in[1].dtype};
+    const TensorSpec a{heads_.a ? swap_heads_axes(in[0].shape) : in[0].shape, in[0].dtype};
+    const TensorSpec b{heads_.b ? swap_heads_axes(in[1].shape) : in[1].shape, in[1].dtype};
     check_operands(a, b, transpose_a_, transpose_b_);
     if (in.size() == 3) check_bias(in[2], a.dtype, b.shape[transpose_b_ ? -2 : -1]);
     if (a.dtype != b.dtype) {
@@ -140,7 +136,7 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
       throw ShapeError(op_message(kOp, "the product is " + out.to_string() +
                                            "; a product in the heads layout [..., R, H, C] needs at least 3 dims"));
     }
-    return {heads_.out ? swap_heads(out) : out, a.dtype};
+    return {heads_.out ? swap_heads_axes(out) : out, a.dtype};
   }
 
   // bfloat16 operands multiply without float32 copies of them (kernels/gemm.h).
@@ -186,8 +182,8 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
  private:
   template <class T>
   void multiply(std::span<const TensorView> in, const TensorView& out) const {
-    const Shape a = heads_.a ? swap_heads(in[0].shape) : in[0].shape;
-    const Shape product = heads_.out ? swap_heads(out.shape) : out.shape;
+    const Shape a = heads_.a ? swap_heads_axes(in[0].shape) : in[0].shape;
+    const Shape product = heads_.out ? swap_heads_axes(out.shape) : out.shape;
     const std::int64_t m = product[-2];
     const std::int64_t n = product[-1];
     const std::int64_t k = a[transpose_a_ ? -2 : -1];
@@ -299,6 +295,11 @@ std::shared_ptr<const Primitive> detail::matmul_with_activation(const Primitive&
     default: return nullptr;
   }
   return std::make_shared<const ops::Matmul>(plain->transpose_a(), plain->transpose_b(), fused, plain->heads());
+}
+
+Shape detail::swap_heads_axes(Shape shape) {
+  std::swap(shape[shape.rank() - 3], shape[shape.rank() - 2]);
+  return shape;
 }
 
 std::optional<detail::MatmulHeadsLayout> detail::matmul_heads_layout(const Primitive& primitive) {
