@@ -52,6 +52,9 @@ struct GeluOptions {
   bool approximate = false;
 };
 Tensor gelu(const Tensor& x, GeluOptions options = {});
+/// gelu's gradient in x: dy * gelu'(x), for x and its output gradient dy of one shape and dtype
+/// (gelu's backward pass; one op where the formula written with ops would be a dozen).
+Tensor gelu_backprop(const Tensor& x, const Tensor& dy, GeluOptions options = {});
 
 /// Converts to dtype (float -> int rounds toward zero; to bool is x != 0).
 Tensor cast(const Tensor& x, DType dtype);

@@ -52,6 +52,7 @@ enum class OpKind {
   X(sigmoid, elementwise)                                                                 \
   X(relu, elementwise)                                                                    \
   X(gelu, elementwise)                                                                    \
+  X(gelu_backprop, elementwise) /* gelu's gradient in x, from x and dy */                 \
   X(cast, elementwise)                                                                    \
   /* reductions over axes */                                                              \
   X(sum, reduce)                                                                          \
@@ -106,7 +107,7 @@ inline constexpr std::size_t kNumOps = 0 KESTREL_OPS(KESTREL_OP_COUNT);
 #undef KESTREL_OP_COUNT
 // Adding an op? Update this count, then add its test case (tests/framework/ops/) — the
 // coverage test fails until every op in the list has one.
-static_assert(kNumOps == 59, "op list changed: update kNumOps's expected count and the op test table");
+static_assert(kNumOps == 60, "op list changed: update kNumOps's expected count and the op test table");
 
 std::string_view op_name(OpId id);
 
@@ -155,7 +156,10 @@ constexpr OpKind op_kind(OpId id) { return kOpKinds[static_cast<std::size_t>(id)
   X(equal, 2, equal, "==")                                                              \
   X(not_equal, 2, not_equal, "!=")                                                      \
   /* select(mask, a, b): a where mask != 0, else b */                                   \
-  X(select, 3, where, "")
+  X(select, 3, where, "")                                                               \
+  /* gelu_backprop(x, dy): dy * gelu'(x), exact and approximate */                      \
+  X(gelu_backprop, 2, gelu_backprop, "")                                                \
+  X(gelu_tanh_backprop, 2, gelu_backprop, "")
 
 // Each opcode computes an op of the list that fusion may take: one of kind elementwise or broadcast.
 #define KESTREL_OPCODE_CHECK(opcode, arity, op, symbol)                                             \

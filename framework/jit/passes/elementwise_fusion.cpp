@@ -66,6 +66,8 @@ bool cheap_to_recompute(const Primitive& primitive) {
     case ElementwiseOpcode::erf:
     case ElementwiseOpcode::gelu:
     case ElementwiseOpcode::gelu_tanh:
+    case ElementwiseOpcode::gelu_backprop:
+    case ElementwiseOpcode::gelu_tanh_backprop:
     case ElementwiseOpcode::divide: return false;
     default: return true;
   }

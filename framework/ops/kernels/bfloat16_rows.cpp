@@ -15,6 +15,9 @@ namespace {
 constexpr std::int64_t kAlignFloats = 16;
 // Elements per parallel_for share, at least.
 constexpr std::int64_t kGrainElements = 1 << 14;
+// Elements widened at a time when rows are short: whole rows, about 16 KiB of float32 per operand,
+// so that the float32 kernel runs on many rows per call rather than paying a call per row.
+constexpr std::int64_t kBlockElements = 1 << 12;
 
 // Buffers of the calling thread: the runs of up to three operands, then gamma and beta.
 enum class Slot : std::size_t { run0, run1, run2, gamma, beta, count };
@@ -59,6 +62,18 @@ void for_each_run(std::int64_t rows, std::int64_t size, const Fn& fn) {
                });
 }
 
+// Calls fn(first, count) over `rows` contiguous rows of d elements, in blocks of whole rows of
+// about kBlockElements (one row when rows are longer), over the pool.
+template <class Fn>
+void for_each_row_block(std::int64_t rows, std::int64_t d, const Fn& fn) {
+  const std::int64_t per_block = std::max<std::int64_t>(1, kBlockElements / std::max<std::int64_t>(d, 1));
+  const std::int64_t blocks = (rows + per_block - 1) / per_block;
+  for_each_run(blocks, per_block * d, [&](std::int64_t b) {
+    const std::int64_t first = b * per_block;
+    fn(first, std::min(per_block, rows - first));
+  });
+}
+
 }  // namespace
 
 void softmax_bfloat16(const TensorView& x, const TensorView& y, int axis, bool log) {
@@ -68,11 +83,11 @@ void softmax_bfloat16(const TensorView& x, const TensorView& y, int axis, bool l
   for (int i = axis + 1; i < x.shape.rank(); ++i) inner *= x.shape[i];
   const std::int64_t n = x.shape[axis], slab = n * inner;
   if (inner == 1) {
-    for_each_run(outer, n, [&](std::int64_t r) {
-      const float* in = run_of(x, r * n, n, Slot::run0, true);
-      float* out = run_of(y, r * n, n, Slot::run1, false);
-      cpu().softmax(in, out, Shape{1, n}, 1, log);
-      store(out, y, r * n, n);
+    for_each_row_block(outer, n, [&](std::int64_t first, std::int64_t rows) {
+      const float* in = run_of(x, first * n, rows * n, Slot::run0, true);
+      float* out = run_of(y, first * n, rows * n, Slot::run1, false);
+      cpu().softmax(in, out, Shape{rows, n}, 1, log);
+      store(out, y, first * n, rows * n);
     });
     return;
   }
@@ -102,11 +117,11 @@ void layer_norm_bfloat16(const TensorView& x, const TensorView& gamma, const Ten
   const std::int64_t d = x.shape[-1];
   const float* scale = parameter(gamma, Slot::gamma);
   const float* shift = parameter(beta, Slot::beta);
-  for_each_run(x.numel() / d, d, [&](std::int64_t r) {
-    const float* in = run_of(x, r * d, d, Slot::run0, true);
-    float* out = run_of(y, r * d, d, Slot::run1, false);
-    cpu().layer_norm(in, scale, shift, out, 1, d, epsilon);
-    store(out, y, r * d, d);
+  for_each_row_block(x.numel() / d, d, [&](std::int64_t first, std::int64_t rows) {
+    const float* in = run_of(x, first * d, rows * d, Slot::run0, true);
+    float* out = run_of(y, first * d, rows * d, Slot::run1, false);
+    cpu().layer_norm(in, scale, shift, out, rows, d, epsilon);
+    store(out, y, first * d, rows * d);
   });
 }
 
@@ -115,12 +130,12 @@ void layer_norm_backprop_bfloat16(const TensorView& x, const TensorView& gamma, 
   if (x.numel() == 0) return;
   const std::int64_t d = x.shape[-1];
   const float* scale = parameter(gamma, Slot::gamma);
-  for_each_run(x.numel() / d, d, [&](std::int64_t r) {
-    const float* in = run_of(x, r * d, d, Slot::run0, true);
-    const float* dout = run_of(dy, r * d, d, Slot::run2, true);
-    float* out = run_of(dx, r * d, d, Slot::run1, false);
-    cpu().layer_norm_backprop(in, scale, dout, out, 1, d, epsilon);
-    store(out, dx, r * d, d);
+  for_each_row_block(x.numel() / d, d, [&](std::int64_t first, std::int64_t rows) {
+    const float* in = run_of(x, first * d, rows * d, Slot::run0, true);
+    const float* dout = run_of(dy, first * d, rows * d, Slot::run2, true);
+    float* out = run_of(dx, first * d, rows * d, Slot::run1, false);
+    cpu().layer_norm_backprop(in, scale, dout, out, rows, d, epsilon);
+    store(out, dx, first * d, rows * d);
   });
 }
 

@@ -1,5 +1,6 @@
-// softmax and layer normalization with bfloat16 operands, a run at a time (a row, or for softmax
-// over another axis than the last a block of at most kSoftmaxColumns columns of a slab): each run
+// softmax and layer normalization with bfloat16 operands, a run at a time (whole rows, as many as
+// fill about 16 KiB of float32, or for softmax over another axis than the last a block of at most
+// kSoftmaxColumns columns of a slab): each run
 // is widened into the calling thread's float32 buffer, put through the float32 kernel of
 // kernels::cpu() and rounded as it is stored, never a float32 copy of the whole tensor.
 //

@@ -9,7 +9,8 @@
 // vector functions; negative and abs, which also take integers, take a scalar too, and
 // round_bfloat16 takes only a scalar (the kernels loop over it). Binary ones
 // and select take scalars: their loops vectorize as written, and a scalar a + b rounds as a
-// vector one does. Comparisons return bool (fused programs store it as 1 or 0).
+// vector one does. Comparisons return bool (fused programs store it as 1 or 0). gelu's two
+// gradients are binary but take two Eigen arrays (x, dy), as they call vector functions.
 //
 // Adding a fusible op: its line in KESTREL_ELEMENTWISE_OPCODES (op_list.h, beside its own), its
 // functor here, its primitive's kOpcode (which gives fusion_opcode()), and its op test case; the
@@ -140,6 +141,37 @@ struct ElementwiseFn<ElementwiseOpcode::gelu_tanh> {
   template <class D>
   auto operator()(const Eigen::ArrayBase<D>& x) const {
     return 0.5f * x * (1.0f + (kScale * (x + kCubic * x.cube())).tanh());
+  }
+};
+
+/// gelu's gradient in x: dy * (Phi(x) + x phi(x)), as one instruction. Composed of ops, it would
+/// be a dozen passes, and in bfloat16 each would round (its constants too).
+template <>
+struct ElementwiseFn<ElementwiseOpcode::gelu_backprop> {
+  static constexpr float kSqrtHalf = ElementwiseFn<ElementwiseOpcode::gelu>::kSqrtHalf;
+  static constexpr float kInvSqrtTwoPi = 0.39894228040143268f;  // 1/sqrt(2 pi)
+  template <class X, class Dy>
+  auto operator()(const Eigen::ArrayBase<X>& x, const Eigen::ArrayBase<Dy>& dy) const {
+    const auto cdf = 0.5f * (1.0f + (x * kSqrtHalf).erf());
+    const auto pdf = kInvSqrtTwoPi * (-0.5f * x.square()).exp();
+    return dy * (cdf + x * pdf);
+  }
+};
+
+/// The tanh approximation's gradient: with u = s (x + k x^3), t = tanh(u) and
+/// du = s (1 + 3 k x^2), dy * (0.5 (1 + t) + 0.5 x (1 - t^2) du), written as
+/// dy * 0.5 (1 + t) (1 + x (1 - t) du): 1 - t is exact where t nears 1, and 1 - t^2 is not (its
+/// rounding would depend on whether the level contracts it into an FMA). An Eigen expression
+/// names no temporaries, so t is computed twice; the approximation is rarely the one trained with.
+template <>
+struct ElementwiseFn<ElementwiseOpcode::gelu_tanh_backprop> {
+  static constexpr float kScale = ElementwiseFn<ElementwiseOpcode::gelu_tanh>::kScale;
+  static constexpr float kCubic = ElementwiseFn<ElementwiseOpcode::gelu_tanh>::kCubic;
+  template <class X, class Dy>
+  auto operator()(const Eigen::ArrayBase<X>& x, const Eigen::ArrayBase<Dy>& dy) const {
+    const auto t = (kScale * (x + kCubic * x.cube())).tanh();
+    const auto du = kScale * (1.0f + (3.0f * kCubic) * x.square());
+    return dy * (0.5f * (1.0f + t) * (1.0f + x * (1.0f - t) * du));
   }
 };
 

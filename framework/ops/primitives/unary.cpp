@@ -1,6 +1,7 @@
 // Unary elementwise primitives: math functions and activations, plus negative and abs for
-// integers. Their math is the opcode's functor (kernels/elementwise_functors.h), shared with the
-// fused kernel; here are the dtype rules and the gradients.
+// integers (gelu has its own file, with its gradient's op). Their math is the opcode's functor
+// (kernels/elementwise_functors.h), shared with the fused kernel; here are the dtype rules and
+// the gradients.
 #include <cmath>
 #include <numbers>
 #include <optional>
@@ -164,61 +165,6 @@ class Unary final : public PrimitiveOf<Unary<Op>, Op::kId> {
   }
 };
 
-class Gelu final : public PrimitiveOf<Gelu, OpId::gelu> {
- public:
-  explicit Gelu(bool approximate) : approximate_(approximate) {}
-  auto fields() const { return std::tie(approximate_); }
-  std::string params() const override { return approximate_ ? "approximate=true" : "approximate=false"; }
-
-  TensorSpec infer(std::span<const TensorSpec> in) const override {
-    if (!is_floating(in[0].dtype)) {
-      throw TypeError(op_message("gelu", "x is " + in[0].to_string() + "; it must be float32 or bfloat16"));
-    }
-    return in[0];
-  }
-
-  void eval_cpu(std::span<const TensorView> in, const TensorView& out) const override {
-    if (out.dtype == DType::bfloat16) {
-      kernels::cpu().elementwise_bfloat16(opcode(), in, out);
-    } else {
-      kernels::cpu().elementwise_float32(opcode(), in, out);
-    }
-  }
-
-  bool handles_bfloat16() const override { return true; }
-
-  std::optional<ElementwiseOpcode> fusion_opcode() const override { return opcode(); }
-
-  std::vector<Tensor> vjp(const VjpArgs& v) const override {
-    if (!v.wanted[0]) return {Tensor()};
-    const Tensor& x = v.primals[0];
-    auto c = [&](double value) { return ops::scalar_like(x, value); };
-    Tensor slope;
-    if (approximate_) {
-      constexpr float kScale = GeluTanh::kScale, kCubic = GeluTanh::kCubic;
-      // u = s(x + k x^3), t = tanh(u): d/dx = 0.5(1 + t) + 0.5 x (1 - t^2) s (1 + 3k x^2)
-      Tensor x2 = ops::square(x);
-      Tensor t = ops::tanh(c(kScale) * (x + c(kCubic) * x2 * x));
-      Tensor du = c(kScale) * (c(1.0) + c(3.0 * kCubic) * x2);
-      slope = c(0.5) * (c(1.0) + t) + c(0.5) * x * (c(1.0) - ops::square(t)) * du;
-    } else {
-      // d/dx x Phi(x) = Phi(x) + x phi(x)
-      Tensor cdf = c(0.5) * (c(1.0) + ops::erf(x * c(GeluErf::kSqrtHalf)));
-      Tensor pdf = c(1.0 / std::sqrt(2.0 * std::numbers::pi)) * ops::exp(c(-0.5) * ops::square(x));
-      slope = cdf + x * pdf;
-    }
-    return {ops::multiply(v.cotangent, slope)};
-  }
-
- private:
-  using GeluErf = kernels::ElementwiseFn<Opcode::gelu>;
-  using GeluTanh = kernels::ElementwiseFn<Opcode::gelu_tanh>;
-
-  Opcode opcode() const { return approximate_ ? Opcode::gelu_tanh : Opcode::gelu; }
-
-  bool approximate_;
-};
-
 class Cast final : public PrimitiveOf<Cast, OpId::cast> {
  public:
   explicit Cast(DType dtype) : dtype_(dtype) {}
@@ -261,7 +207,6 @@ Tensor rsqrt(const Tensor& x) { return unary<RsqrtOp>(x); }
 Tensor erf(const Tensor& x) { return unary<ErfOp>(x); }
 Tensor sigmoid(const Tensor& x) { return unary<SigmoidOp>(x); }
 Tensor relu(const Tensor& x) { return unary<ReluOp>(x); }
-Tensor gelu(const Tensor& x, GeluOptions options) { return detail::apply_new<Gelu>({x}, options.approximate); }
 
 Tensor cast(const Tensor& x, DType dtype) {
   if (x.defined() && x.dtype() == dtype) return x;

@@ -57,6 +57,17 @@ inline Tensor interpret_in_double(const ElementwiseProgram& program, const std::
         case ElementwiseOpcode::gelu_tanh:
           y = 0.5 * a * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (a + 0.044715 * a * a * a)));
           break;
+        case ElementwiseOpcode::gelu_backprop: {
+          const double pdf = std::exp(-0.5 * a * a) / std::sqrt(2.0 * std::numbers::pi);
+          y = b * (0.5 * (1.0 + std::erf(a / std::sqrt(2.0))) + a * pdf);
+          break;
+        }
+        case ElementwiseOpcode::gelu_tanh_backprop: {
+          const double s = std::sqrt(2.0 / std::numbers::pi), k = 0.044715;
+          const double t = std::tanh(s * (a + k * a * a * a));
+          y = b * (0.5 * (1.0 + t) + 0.5 * a * (1.0 - t * t) * s * (1.0 + 3.0 * k * a * a));
+          break;
+        }
         case ElementwiseOpcode::round_bfloat16: y = static_cast<float>(bfloat16(static_cast<float>(a))); break;
         case ElementwiseOpcode::add: y = a + b; break;
         case ElementwiseOpcode::subtract: y = a - b; break;

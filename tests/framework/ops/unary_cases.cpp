@@ -28,6 +28,31 @@ double gelu_tanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
 }
 
+double gelu_exact_slope(double x) {
+  const double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
+  return 0.5 * (1.0 + std::erf(x / std::numbers::sqrt2)) + x * pdf;
+}
+double gelu_tanh_slope(double x) {
+  const double s = std::sqrt(2.0 / std::numbers::pi), k = 0.044715;
+  const double t = std::tanh(s * (x + k * x * x * x));
+  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * s * (1.0 + 3.0 * k * x * x);
+}
+
+// gelu_backprop(x, dy) = dy * slope(x); its own gradient checks the second derivative.
+OpCase gelu_backprop_case(std::string label, bool approximate, double (*slope)(double)) {
+  OpCase c;
+  c.op = OpId::gelu_backprop;
+  c.label = std::move(label);
+  c.make_inputs = [] { return Inputs{uniform_tensor({3, 5}, 11, -3, 3), uniform_tensor({3, 5}, 12, -2, 2)}; };
+  c.run = [approximate](const Inputs& in) { return ops::gelu_backprop(in[0], in[1], {.approximate = approximate}); };
+  c.reference = [slope](const Inputs& in) {
+    std::vector<double> x = in[0].to_vector<double>(), dy = in[1].to_vector<double>();
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = dy[i] * slope(x[i]);
+    return float_tensor(x, in[0].shape());
+  };
+  return c;
+}
+
 std::vector<OpCase> unary_cases() {
   std::vector<OpCase> cases;
   cases.push_back(unary_case(OpId::negative, "negative", ops::negative, [](double x) { return -x; }));
@@ -51,6 +76,8 @@ std::vector<OpCase> unary_cases() {
   OpCase gelu_approx = unary_case(
       OpId::gelu, "gelu_tanh", [](const Tensor& x) { return ops::gelu(x, {.approximate = true}); }, gelu_tanh, -3, 3);
   cases.push_back(gelu_approx);
+  cases.push_back(gelu_backprop_case("gelu_backprop_erf", false, gelu_exact_slope));
+  cases.push_back(gelu_backprop_case("gelu_backprop_tanh", true, gelu_tanh_slope));
 
   OpCase negate_int;
   negate_int.op = OpId::negative;

@@ -7,6 +7,8 @@
 
 #include <type_traits>
 
+#include "framework/core/thread_pool.h"
+#include "framework/ops/kernels/cpu/bfloat16_vectors.h"
 #include "framework/ops/kernels/elementwise_loops.h"
 
 namespace kestrel::kernels::KESTREL_CPU_LEVEL {
@@ -28,6 +30,17 @@ Dst convert_one(Src v) {
 }  // namespace
 
 void convert(const TensorView& in, const TensorView& out) {
+  // Between the floats: the block conversions below, in chunks over the thread pool.
+  if (in.dtype == DType::float32 && out.dtype == DType::bfloat16) {
+    return parallel_for(in.numel(), kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+      round_to_bfloat16(in.as<float>() + lo, hi - lo, out.as<bfloat16>() + lo);
+    });
+  }
+  if (in.dtype == DType::bfloat16 && out.dtype == DType::float32) {
+    return parallel_for(in.numel(), kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+      widen_bfloat16(in.as<bfloat16>() + lo, hi - lo, out.as<float>() + lo);
+    });
+  }
   visit_dtype(in.dtype, [&](auto src) {
     visit_dtype(out.dtype, [&](auto dst) {
       using Src = decltype(src);
@@ -38,11 +51,19 @@ void convert(const TensorView& in, const TensorView& out) {
 }
 
 void widen_bfloat16(const bfloat16* in, std::int64_t n, float* out) {
-  for (std::int64_t i = 0; i < n; ++i) out[i] = convert_one<bfloat16, float>(in[i]);
+  std::int64_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + bf16x16::kLanes <= n; i += bf16x16::kLanes) bf16x16::store_widened(in + i, out + i);
+#endif
+  for (; i < n; ++i) out[i] = convert_one<bfloat16, float>(in[i]);
 }
 
 void round_to_bfloat16(const float* in, std::int64_t n, bfloat16* out) {
-  for (std::int64_t i = 0; i < n; ++i) out[i] = convert_one<float, bfloat16>(in[i]);
+  std::int64_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + bf16x16::kLanes <= n; i += bf16x16::kLanes) bf16x16::store_rounded(in + i, out + i);
+#endif
+  for (; i < n; ++i) out[i] = convert_one<float, bfloat16>(in[i]);
 }
 
 }  // namespace kestrel::kernels::KESTREL_CPU_LEVEL

@@ -4,7 +4,9 @@
 // (elementwise_functors.h), so a fused program rounds exactly as the ops it replaces, at each
 // level. The one switch over opcodes is with_opcode's, expanded from KESTREL_ELEMENTWISE_OPCODES.
 // The opcodes also run on bfloat16 tensors: the same float32 arithmetic on values widened a
-// block at a time, each result rounded once as it is stored.
+// block at a time, each result rounded once as it is stored. Binary functors with an Eigen form
+// (gelu's gradients) run on Eigen's vector functions like the unary ones, over same-shaped
+// operands only (their ops broadcast nothing).
 #include "framework/ops/kernels/cpu/level.h"
 
 #include <Eigen/Core>
@@ -14,6 +16,7 @@
 #include <type_traits>
 
 #include "framework/core/thread_pool.h"
+#include "framework/ops/kernels/cpu/bfloat16_vectors.h"
 #include "framework/ops/kernels/elementwise_functors.h"
 #include "framework/ops/kernels/elementwise_loops.h"
 
@@ -37,8 +40,24 @@ void unary_run(const float* x, float* y, std::int64_t n) {
   if constexpr (std::is_invocable_v<Fn, FloatArray>) {
     Eigen::Map<Eigen::ArrayXf>(y, n) = Fn{}(FloatArray(x, n));
   } else {
-    for (std::int64_t i = 0; i < n; ++i) y[i] = Fn{}(x[i]);  // a scalar functor (round_bfloat16)
+    std::int64_t i = 0;  // a scalar functor (round_bfloat16)
+#if defined(__AVX512F__)
+    if constexpr (kOpcode == ElementwiseOpcode::round_bfloat16) {
+      for (; i + bf16x16::kLanes <= n; i += bf16x16::kLanes) bf16x16::store_rounded_float(x + i, y + i);
+    }
+#endif
+    for (; i < n; ++i) y[i] = Fn{}(x[i]);
   }
+}
+
+// A binary functor over Eigen arrays only (gelu's gradients). The scalar ones' templates would
+// take arrays too, so they are told apart by taking floats.
+template <ElementwiseOpcode kOpcode>
+constexpr bool kArrayBinary = opcode_arity(kOpcode) == 2 && !std::is_invocable_v<ElementwiseFn<kOpcode>, float, float>;
+
+template <ElementwiseOpcode kOpcode>
+void binary_run(const float* a, const float* b, float* y, std::int64_t n) {
+  Eigen::Map<Eigen::ArrayXf>(y, n) = ElementwiseFn<kOpcode>{}(FloatArray(a, n), FloatArray(b, n));
 }
 
 // Calls fn(lo, hi) over [0, n) in chunks over the thread pool, split on kLanes boundaries.
@@ -69,6 +88,36 @@ void unary_tensor_bf16(const TensorView& in, const TensorView& out) {
       widen_bfloat16(x + lo, count, block.data());
       unary_run<kOpcode>(block.data(), block.data(), count);
       round_to_bfloat16(block.data(), count, y + lo);
+    }
+  });
+}
+
+// The same for an array-form binary functor over two tensors of out's shape.
+template <ElementwiseOpcode kOpcode>
+void binary_tensor(const TensorView& a, const TensorView& b, const TensorView& out) {
+  KESTREL_DCHECK(a.shape == out.shape && b.shape == out.shape);
+  const float* x = a.as<float>();
+  const float* z = b.as<float>();
+  float* y = out.as<float>();
+  for_each_chunk(out.numel(),
+                 [&](std::int64_t lo, std::int64_t hi) { binary_run<kOpcode>(x + lo, z + lo, y + lo, hi - lo); });
+}
+
+template <ElementwiseOpcode kOpcode>
+void binary_tensor_bf16(const TensorView& a, const TensorView& b, const TensorView& out) {
+  KESTREL_DCHECK(a.shape == out.shape && b.shape == out.shape);
+  const bfloat16* x = a.as<bfloat16>();
+  const bfloat16* z = b.as<bfloat16>();
+  bfloat16* y = out.as<bfloat16>();
+  for_each_chunk(out.numel(), [&](std::int64_t first, std::int64_t hi) {
+    alignas(64) std::array<float, kWidenedBlock> block_a;
+    alignas(64) std::array<float, kWidenedBlock> block_b;
+    for (std::int64_t lo = first; lo < hi; lo += kWidenedBlock) {
+      const std::int64_t count = std::min(kWidenedBlock, hi - lo);
+      widen_bfloat16(x + lo, count, block_a.data());
+      widen_bfloat16(z + lo, count, block_b.data());
+      binary_run<kOpcode>(block_a.data(), block_b.data(), block_a.data(), count);
+      round_to_bfloat16(block_a.data(), count, y + lo);
     }
   });
 }
@@ -110,6 +159,16 @@ void step(const std::array<ElementwiseOperand, 3>& args, float* y, std::int64_t 
     lanes.fill(args[0].value);
     unary_run<kOpcode>(lanes.data(), lanes.data(), static_cast<std::int64_t>(lanes.size()));
     std::fill(y, y + n, lanes[0]);
+  } else if constexpr (kArrayBinary<kOpcode>) {
+    // Eigen reads arrays: a uniform operand is spread over a strip first, a strip at a time.
+    constexpr std::int64_t kStrip = 256;
+    alignas(64) std::array<std::array<float, kStrip>, 2> strips;
+    for (std::size_t k = 0; k < 2; ++k) strips[k].fill(args[k].value);
+    for (std::int64_t lo = 0; lo < n; lo += kStrip) {
+      const std::int64_t count = std::min(kStrip, n - lo);
+      auto operand = [&](std::size_t k) { return args[k].data ? args[k].data + lo : strips[k].data(); };
+      binary_run<kOpcode>(operand(0), operand(1), y + lo, count);
+    }
   } else if constexpr (opcode_arity(kOpcode) == 2) {
     visit(args[0], [&](auto a) { visit(args[1], [&](auto b) { loop(fn, y, n, a, b); }); });
   } else {
@@ -131,6 +190,12 @@ void elementwise_tensors(ElementwiseOpcode opcode, std::span<const TensorView> i
         unary_tensor<op.value>(in[0], out);
       } else {
         unary_tensor_bf16<op.value>(in[0], out);
+      }
+    } else if constexpr (kArrayBinary<op.value>) {
+      if constexpr (kFloat32) {
+        binary_tensor<op.value>(in[0], in[1], out);
+      } else {
+        binary_tensor_bf16<op.value>(in[0], in[1], out);
       }
     } else if constexpr (opcode_arity(op.value) == 2) {
       using Result = std::invoke_result_t<Fn, float, float>;  // bool for comparisons
