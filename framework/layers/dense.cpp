@@ -38,11 +38,10 @@ Tensor Dense::call(const Tensor& x, bool training) {
   }
   const Tensor kernel = kernel_.value();
   const Tensor bias = bias_.defined() ? bias_.value() : Tensor();
-  // A float32 bias goes in the matrix multiply's epilogue, added as the product is stored. A
-  // bfloat16 product is added to after it is rounded, as the jit's bias fusion leaves it too,
-  // so every CPU level rounds it the same way twice.
-  if (!bias.defined() ||
-      (x.dtype() == DType::float32 && kernel.dtype() == DType::float32 && bias.dtype() == DType::float32)) {
+  // The bias goes in the matrix multiply's epilogue, added to the float32 sums as the product is
+  // stored. In bfloat16 that rounds the biased product once, where a separate add would round the
+  // product and then the sum; eager and compiled calls both take this path, so they agree.
+  if (!bias.defined() || (x.dtype() == kernel.dtype() && bias.dtype() == kernel.dtype())) {
     return options_.activation(ops::matmul(x, kernel, {.bias = bias}));
   }
   return options_.activation(ops::add(ops::matmul(x, kernel), bias));

@@ -65,11 +65,17 @@ Tensor AttentionProjection::call(const Tensor& x, bool training) {
   for (int d = 0; d < x.rank() - contracted_; ++d) batch.push_back(x.shape()[d]);
   std::vector<std::int64_t> flat = batch;
   flat.push_back(in);
-  Tensor y = ops::matmul(ops::reshape(x, flat), ops::reshape(kernel_.value(), {in, out}));
+  const Tensor kernel = kernel_.value();
+  const Tensor bias = bias_.defined() ? bias_.value() : Tensor();
   std::vector<std::int64_t> result = batch;
   result.insert(result.end(), output_dims_.begin(), output_dims_.end());
+  // The bias in the product's epilogue, as Dense adds it (layers/dense.cpp), when its dtype is
+  // the product's.
+  const bool bias_in_epilogue = bias.defined() && x.dtype() == kernel.dtype() && bias.dtype() == kernel.dtype();
+  Tensor y = ops::matmul(ops::reshape(x, flat), ops::reshape(kernel, {in, out}),
+                         {.bias = bias_in_epilogue ? ops::reshape(bias, {out}) : Tensor()});
   y = ops::reshape(y, result);
-  if (bias_.defined()) y = ops::add(y, bias_.value());
+  if (bias.defined() && !bias_in_epilogue) y = ops::add(y, bias);
   return y;
 }
 

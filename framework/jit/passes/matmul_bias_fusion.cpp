@@ -27,7 +27,8 @@ class BiasFusion {
 
   // A two-operand 2-D float32 matmul read only by what reads it here. A bfloat16 product is
   // rounded before a separate add and rounded again after it, where the GEMM's bias is added
-  // before the one rounding: fused, a program would no longer give its eager op's numbers.
+  // before the one rounding: fused, a program would no longer give its eager ops' numbers. (The
+  // layers put a bfloat16 bias in the epilogue themselves, eager and compiled alike.)
   bool is_plain_product(ValueId id) const {
     const Node& n = node(id);
     return is_op(id, OpId::matmul) && detail::is_plain_matmul(*n.primitive) && read_once(id) && n.inputs.size() == 2 &&

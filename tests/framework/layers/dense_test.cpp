@@ -87,6 +87,20 @@ TEST(Dense, GradientsWithRespectToInputsAndWeights) {
   EXPECT_TRUE(w.ok) << w.report;
 }
 
+// x . kernel = 1 + 2^-8 + 2^-12 exactly in float32, and the bias is -2^-7. Added before the one
+// rounding, as the GEMM's epilogue adds it: 1 - 2^-8 + 2^-12, which rounds to 1 - 2^-8. Rounded
+// first, the product would be 1 + 2^-7, and then the sum exactly 1.
+TEST(Dense, Bfloat16BiasIsAddedBeforeTheProductIsRounded) {
+  layers::Dense dense(1, {.dtype = "bfloat16"});
+  const Tensor x = ops::cast(Tensor::from_vector<float>({1.0f, 0x1p-8f, 0x1p-12f}, {1, 3}), DType::bfloat16);
+  dense(x);
+  dense.kernel().assign(ops::cast(Tensor::ones({3, 1}), DType::bfloat16));
+  dense.bias().assign(ops::cast(Tensor::from_vector<float>({-0x1p-7f}, {1}), DType::bfloat16));
+  const Tensor y = dense(x);
+  ASSERT_EQ(y.dtype(), DType::bfloat16);
+  EXPECT_EQ(ops::cast(y, DType::float32).to_vector<float>(), std::vector<float>{1.0f - 0x1p-8f});
+}
+
 TEST(Dense, ErrorsNameTheLayerAndTheShapes) {
   clear_session();
   layers::Dense dense(4);

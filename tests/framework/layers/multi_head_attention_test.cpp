@@ -7,6 +7,7 @@
 #include "framework/autodiff/gradcheck.h"
 #include "framework/core/error.h"
 #include "framework/core/random.h"
+#include "framework/layers/dtype_policy.h"
 #include "framework/layers/training_step.h"
 #include "framework/ops/ops.h"
 #include "tests/framework/layers/layer_test_util.h"
@@ -166,6 +167,19 @@ TEST(MultiHeadAttention, DropoutOnlyWhileTraining) {
   EXPECT_EQ(mha(x, x, {.training = false}).to_vector<float>(), inference);
   layers::TrainingStepScope step(0);
   EXPECT_NE(mha(x, x, {.training = true}).to_vector<float>(), inference);
+}
+
+// The projections add a bfloat16 bias before the product's one rounding, as Dense does (the
+// values are dense_test.cpp's): [1, 3] -> [1, 1, 1] heads of one dim.
+TEST(MultiHeadAttention, Bfloat16ProjectionBiasIsAddedBeforeTheProductIsRounded) {
+  mixed_precision::PolicyScope policy("bfloat16");
+  layers::detail::AttentionProjection narrow("query", 1, {1, 1}, true, "ones", "zeros");
+  const Tensor x = ops::cast(Tensor::from_vector<float>({1.0f, 0x1p-8f, 0x1p-12f}, {1, 3}), DType::bfloat16);
+  narrow(x);
+  narrow.bias().assign(ops::cast(Tensor::from_vector<float>({-0x1p-7f}, {1, 1}), DType::bfloat16));
+  const Tensor y = narrow(x);
+  ASSERT_EQ(y.shape(), Shape({1, 1, 1}));
+  EXPECT_EQ(ops::cast(y, DType::float32).to_vector<float>(), std::vector<float>{1.0f - 0x1p-8f});
 }
 
 TEST(MultiHeadAttention, ErrorsNameTheLayerAndTheShapes) {
