@@ -21,14 +21,16 @@ struct CrossEntropyOptions {
   /// Labels equal to this contribute zero loss and zero gradient (Hugging Face's -100).
   std::int64_t ignore_index = -100;
 };
-/// Per-example -log softmax(logits)[label]: logits [..., C] float, labels [...] int32/int64
-/// -> loss [...]. Computed in one pass with a fused log_softmax. Labels outside [0, C) other
-/// than ignore_index throw IndexError.
+/// Per-example -log softmax(logits)[label]: logits [..., C] float32 or bfloat16, labels [...]
+/// int32/int64 -> loss [...], float32 either way (bfloat16 logits are read as their float32
+/// values). Computed in one pass with a fused log_softmax. Labels outside [0, C) other than
+/// ignore_index throw IndexError.
 Tensor sparse_softmax_cross_entropy(const Tensor& logits, const Tensor& labels,
                                     const CrossEntropyOptions& options = {});
 /// sparse_softmax_cross_entropy's gradient with respect to logits, given dloss = d(total)/d(loss)
-/// shaped like labels: (softmax(logits) - one_hot(labels)) * dloss, in one pass over each row;
-/// rows whose label is ignore_index get zero, whatever their dloss. The loss's backward pass uses it.
+/// shaped like labels: (softmax(logits) - one_hot(labels)) * dloss, in one pass over each row and
+/// in logits' dtype (computed in float32, rounded once); rows whose label is ignore_index get
+/// zero, whatever their dloss. dloss is float32 or bfloat16. The loss's backward pass uses it.
 Tensor sparse_softmax_cross_entropy_backprop(const Tensor& logits, const Tensor& labels, const Tensor& dloss,
                                              const CrossEntropyOptions& options = {});
 

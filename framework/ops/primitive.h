@@ -68,6 +68,10 @@ class Primitive {
   /// The fused-program instruction computing this op as its kernel does, for the jit's
   /// elementwise fusion; nullopt when there is none (the op is not fusible).
   virtual std::optional<ElementwiseOpcode> fusion_opcode() const { return std::nullopt; }
+  /// True when the op's kernel reads a bfloat16 operand as its exact float32 values and computes
+  /// as it would on them, its result rounded once if its dtype follows the operands': a widening
+  /// cast before it, or a rounding one after it, can then fold into it (jit/passes/cast_folding.h).
+  virtual bool widens_bfloat16_exactly() const { return false; }
 };
 
 namespace detail {

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "framework/jit/passes/algebraic_simplification.h"
+#include "framework/jit/passes/cast_folding.h"
 #include "framework/jit/passes/common_subexpression_elimination.h"
 #include "framework/jit/passes/constant_folding.h"
 #include "framework/jit/passes/dead_code_elimination.h"
@@ -25,6 +26,9 @@ void add_simplification_passes(PassPipeline& pipeline) {
 PassPipeline default_pipeline() {
   PassPipeline pipeline;
   add_simplification_passes(pipeline);
+  // A loss reads bfloat16 logits in place of their float32 copy, before fusion would take the
+  // casts into programs of their own.
+  pipeline.add(std::make_unique<CastFolding>());
   // Attention's head transposes become strided operands of the matmuls beside them.
   pipeline.add(std::make_unique<TransposeFolding>());
   // Biases, then activations read by nothing else, join their matmuls before elementwise fusion

@@ -19,7 +19,8 @@ constexpr std::int64_t kGrainElements = 1 << 14;
 // so that the float32 kernel runs on many rows per call rather than paying a call per row.
 constexpr std::int64_t kBlockElements = 1 << 12;
 
-// Buffers of the calling thread: the runs of up to three operands, then gamma and beta.
+// Buffers of the calling thread: the runs of up to three operands, then gamma and beta (or a
+// cross-entropy's dloss).
 enum class Slot : std::size_t { run0, run1, run2, gamma, beta, count };
 
 // The calling thread's float32 buffer `slot` (one per operand in use at once), 64-byte aligned,
@@ -44,8 +45,9 @@ void store(const float* run, const TensorView& t, std::int64_t offset, std::int6
   if (t.dtype == DType::bfloat16) cpu().round_to_bfloat16(run, count, t.as<bfloat16>() + offset);
 }
 
-// A [d] parameter as float32: itself, or widened into the calling thread's buffer `slot`, which
-// the worker threads only read (a compiled step allocates nothing for it).
+// A [d] parameter (or a cross-entropy's dloss, one per row) as float32: itself, or widened into
+// the calling thread's buffer `slot`, which the worker threads only read (a compiled step
+// allocates nothing for it).
 const float* parameter(const TensorView& p, Slot slot) {
   if (p.dtype == DType::float32) return p.as<float>();
   float* wide = thread_floats(slot, p.numel());
@@ -72,6 +74,12 @@ void for_each_row_block(std::int64_t rows, std::int64_t d, const Fn& fn) {
     const std::int64_t first = b * per_block;
     fn(first, std::min(per_block, rows - first));
   });
+}
+
+// Rows [first, first + count) of a labels tensor, as a flat view.
+TensorView label_rows(const TensorView& labels, std::int64_t first, std::int64_t count) {
+  return TensorView{static_cast<std::byte*>(labels.data) + first * static_cast<std::int64_t>(size_of(labels.dtype)),
+                    Shape{count}, labels.dtype};
 }
 
 }  // namespace
@@ -136,6 +144,30 @@ void layer_norm_backprop_bfloat16(const TensorView& x, const TensorView& gamma, 
     float* out = run_of(dx, first * d, rows * d, Slot::run1, false);
     cpu().layer_norm_backprop(in, scale, dout, out, rows, d, epsilon);
     store(out, dx, first * d, rows * d);
+  });
+}
+
+void sparse_softmax_cross_entropy_bfloat16(const TensorView& logits, const TensorView& labels, const TensorView& loss,
+                                           std::int64_t ignore_index) {
+  const std::int64_t classes = logits.shape[-1], rows = labels.numel();
+  for_each_row_block(rows, classes, [&](std::int64_t first, std::int64_t count) {
+    const float* in = run_of(logits, first * classes, count * classes, Slot::run0, true);
+    cpu().sparse_softmax_cross_entropy(in, label_rows(labels, first, count), loss.as<float>() + first, classes,
+                                       ignore_index);
+  });
+}
+
+void sparse_softmax_cross_entropy_backprop_bfloat16(const TensorView& logits, const TensorView& labels,
+                                                    const TensorView& dloss, const TensorView& dlogits,
+                                                    std::int64_t ignore_index) {
+  const std::int64_t classes = logits.shape[-1], rows = labels.numel();
+  const float* row_scales = parameter(dloss, Slot::gamma);
+  for_each_row_block(rows, classes, [&](std::int64_t first, std::int64_t count) {
+    const float* in = run_of(logits, first * classes, count * classes, Slot::run0, true);
+    float* out = run_of(dlogits, first * classes, count * classes, Slot::run1, false);
+    cpu().sparse_softmax_cross_entropy_backprop(in, label_rows(labels, first, count), row_scales + first, out, classes,
+                                                ignore_index);
+    store(out, dlogits, first * classes, count * classes);
   });
 }
 

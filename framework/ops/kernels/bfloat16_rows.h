@@ -1,4 +1,4 @@
-// softmax and layer normalization with bfloat16 operands, a run at a time (whole rows, as many as
+// softmax, layer normalization and softmax cross-entropy with bfloat16 operands, a run at a time (whole rows, as many as
 // fill about 16 KiB of float32, or for softmax over another axis than the last a block of at most
 // kSoftmaxColumns columns of a slab): each run
 // is widened into the calling thread's float32 buffer, put through the float32 kernel of
@@ -26,5 +26,16 @@ void layer_norm_bfloat16(const TensorView& x, const TensorView& gamma, const Ten
 /// Its gradient in x, dx (x's dtype), from x, gamma and dy, each float32 or bfloat16.
 void layer_norm_backprop_bfloat16(const TensorView& x, const TensorView& gamma, const TensorView& dy,
                                   const TensorView& dx, float epsilon);
+
+/// sparse_softmax_cross_entropy of bfloat16 logits [rows, classes] (any leading shape) into the
+/// float32 loss [rows], labels int32 or int64, checked.
+void sparse_softmax_cross_entropy_bfloat16(const TensorView& logits, const TensorView& labels, const TensorView& loss,
+                                           std::int64_t ignore_index);
+
+/// Its gradient in logits, dlogits (float32 or bfloat16), from bfloat16 logits and dloss (float32
+/// or bfloat16).
+void sparse_softmax_cross_entropy_backprop_bfloat16(const TensorView& logits, const TensorView& labels,
+                                                    const TensorView& dloss, const TensorView& dlogits,
+                                                    std::int64_t ignore_index);
 
 }  // namespace kestrel::kernels

@@ -4,6 +4,10 @@
 // in one pass over each row, and ignored rows cost no exp at all, where the same expression as
 // separate ops makes four passes over a [rows, classes] tensor and allocates three of them. The
 // kernels are framework/ops/kernels/cpu/cross_entropy.cpp.
+//
+// The loss is float32 whatever the logits' dtype, as Keras keeps losses in float32 under a mixed
+// precision policy; bfloat16 logits are widened a block of rows at a time, exactly, so the loss
+// of bfloat16 logits is the loss of their float32 values (kernels/bfloat16_rows.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,6 +16,7 @@
 #include "framework/core/error.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/kernels/bfloat16_rows.h"
 #include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/nn.h"
 #include "framework/ops/primitive.h"
@@ -87,7 +92,7 @@ TensorSpec check_inputs(std::string_view op, const TensorSpec& logits, const Ten
                                         labels.shape.to_string() + "; labels must be " + want.to_string() +
                                         " (logits' shape without the class axis)"));
   }
-  return {want, logits.dtype};
+  return {want, DType::float32};
 }
 
 // A rank-0 tensor of labels' dtype holding ignore_index, or undefined when that dtype cannot hold it
@@ -113,9 +118,15 @@ class SoftmaxCrossEntropy final : public PrimitiveOf<SoftmaxCrossEntropy, OpId::
     const TensorView& logits = inputs[0];
     const std::int64_t classes = logits.shape[-1];
     check_labels(kName, inputs[1], classes, ignore_index_);
+    if (logits.dtype == DType::bfloat16) {
+      kernels::sparse_softmax_cross_entropy_bfloat16(logits, inputs[1], output, ignore_index_);
+      return;
+    }
     kernels::cpu().sparse_softmax_cross_entropy(logits.as<float>(), inputs[1], output.as<float>(), classes,
                                                 ignore_index_);
   }
+  bool handles_bfloat16() const override { return true; }
+  bool widens_bfloat16_exactly() const override { return true; }
 
   // d loss / d logits = softmax(logits) - one_hot(label), scaled by the row's cotangent; ignored
   // rows get zero.
@@ -142,10 +153,11 @@ class SoftmaxCrossEntropyBackprop final
     const TensorSpec& logits = inputs[0];
     const TensorSpec& dloss = inputs[2];
     const TensorSpec loss = check_inputs(kBackpropName, logits, inputs[1]);
-    if (dloss.dtype != loss.dtype || dloss.shape != loss.shape) {
+    if (!is_floating(dloss.dtype) || dloss.shape != loss.shape) {
       const std::string message = "logits are " + logits.to_string() + " and dloss is " + dloss.to_string() +
-                                  "; dloss must be " + loss.to_string() + " (the loss's shape and dtype)";
-      if (dloss.dtype != loss.dtype) throw TypeError(op_message(kBackpropName, message));
+                                  "; dloss must be " + loss.shape.to_string() +
+                                  " (the loss's shape), float32 or bfloat16";
+      if (!is_floating(dloss.dtype)) throw TypeError(op_message(kBackpropName, message));
       throw ShapeError(op_message(kBackpropName, message));
     }
     return logits;
@@ -155,9 +167,15 @@ class SoftmaxCrossEntropyBackprop final
     const TensorView& logits = inputs[0];
     const std::int64_t classes = logits.shape[-1];
     check_labels(kBackpropName, inputs[1], classes, ignore_index_);
+    if (logits.dtype == DType::bfloat16 || inputs[2].dtype == DType::bfloat16) {
+      kernels::sparse_softmax_cross_entropy_backprop_bfloat16(logits, inputs[1], inputs[2], output, ignore_index_);
+      return;
+    }
     kernels::cpu().sparse_softmax_cross_entropy_backprop(logits.as<float>(), inputs[1], inputs[2].as<float>(),
                                                          output.as<float>(), classes, ignore_index_);
   }
+  bool handles_bfloat16() const override { return true; }
+  bool widens_bfloat16_exactly() const override { return true; }
 
   // With p = softmax(logits), t = one_hot(labels) and g = dloss (zero on ignored rows), the
   // output is (p - t) * g: its gradient in logits is softmax's Jacobian applied to c * g, and in
@@ -174,16 +192,19 @@ class SoftmaxCrossEntropyBackprop final
     auto masked = [&](const Tensor& per_row) {
       return counted.defined() ? ops::where(counted, per_row, ops::scalar_like(per_row, 0.0)) : per_row;
     };
+    // dloss may be float32 with bfloat16 logits: each gradient is computed in the wider of the
+    // two and returned in its primal's dtype.
+    const Tensor& dloss = a.primals[2];
     const Tensor p = ops::softmax(logits, -1);
     std::vector<Tensor> grads(3);
     if (a.wanted[0]) {
-      const Tensor u = ops::multiply(c, ops::expand_dims(masked(a.primals[2]), -1));
+      const Tensor u = ops::multiply(c, ops::expand_dims(masked(dloss), -1));
       const Tensor dot = ops::sum(ops::multiply(u, p), {.axes = {-1}, .keepdims = true});
-      grads[0] = ops::multiply(p, ops::subtract(u, dot));
+      grads[0] = ops::cast(ops::multiply(p, ops::subtract(u, dot)), logits.dtype());
     }
     if (a.wanted[2]) {
       const Tensor t = ops::one_hot(labels, logits.shape()[-1], {.dtype = logits.dtype()});
-      grads[2] = masked(ops::sum(ops::multiply(c, ops::subtract(p, t)), {.axes = {-1}}));
+      grads[2] = ops::cast(masked(ops::sum(ops::multiply(c, ops::subtract(p, t)), {.axes = {-1}})), dloss.dtype());
     }
     return grads;
   }

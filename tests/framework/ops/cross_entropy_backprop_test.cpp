@@ -1,6 +1,7 @@
 // sparse_softmax_cross_entropy's backward pass through sparse_softmax_cross_entropy_backprop: it
 // must equal, bit for bit, the gradient written op by op with the public ops (softmax, one_hot,
-// subtract, multiply), zero ignored rows whatever their cotangent, keep bfloat16 dtypes, name
+// subtract, multiply), zero ignored rows whatever their cotangent, keep bfloat16 dtypes (a float32
+// loss of bfloat16 logits, and their gradient in bfloat16), name
 // itself in errors, and leave the loss twice differentiable.
 #include <gtest/gtest.h>
 
@@ -92,6 +93,29 @@ TEST(CrossEntropyBackprop, KeepsBfloat16) {
   expect_equal(d, ops::cast(want, DType::bfloat16), "bfloat16");
 }
 
+// bfloat16 logits are read as their float32 values, a block of rows at a time (many short rows
+// to a block, or one long row): the loss is float32 and equals the float32 loss bit for bit, and
+// the gradient is the float32 gradient rounded once, from a float32 or a bfloat16 dloss.
+TEST(CrossEntropyBackprop, Bfloat16LogitsGiveTheFloat32LossAndTheRoundedGradient) {
+  for (const auto& [rows, classes] : {std::pair<std::int64_t, std::int64_t>{700, 5}, {3, 6000}}) {
+    SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(classes));
+    const Tensor logits = ops::cast(random::normal({rows, classes}, random::Key(10), 0.0, 3.0), DType::bfloat16);
+    const Tensor wide = ops::cast(logits, DType::float32);
+    const Tensor labels = some_ignored_labels(rows, classes, -100);
+    const Tensor loss = ops::sparse_softmax_cross_entropy(logits, labels);
+    expect_equal(loss, ops::sparse_softmax_cross_entropy(wide, labels), "loss");
+    const Tensor dloss = random::uniform({rows}, random::Key(11), -1, 1);
+    const Tensor want = ops::cast(ops::sparse_softmax_cross_entropy_backprop(wide, labels, dloss), DType::bfloat16);
+    expect_equal(ops::sparse_softmax_cross_entropy_backprop(logits, labels, dloss), want, "float32 dloss");
+    const Tensor narrow_dloss = ops::cast(dloss, DType::bfloat16);
+    expect_equal(
+        ops::sparse_softmax_cross_entropy_backprop(logits, labels, narrow_dloss),
+        ops::cast(ops::sparse_softmax_cross_entropy_backprop(wide, labels, ops::cast(narrow_dloss, DType::float32)),
+                  DType::bfloat16),
+        "bfloat16 dloss");
+  }
+}
+
 TEST(CrossEntropyBackprop, TheLossIsTwiceDifferentiable) {
   // The gradient of sum(dlogits^2) goes through the backprop op's own gradient.
   Tensor labels = Tensor::from_vector<std::int64_t>({4, -100, 1}, {3});
@@ -113,8 +137,8 @@ TEST(CrossEntropyBackpropErrors, NameTheOp) {
   EXPECT_TRUE(contains(m, "[sparse_softmax_cross_entropy_backprop] logits are float32[2,4] and dloss is float32[3]"))
       << m;
   m = error_message<TypeError>(
-      [&] { ops::sparse_softmax_cross_entropy_backprop(logits, labels, Tensor::zeros({2}, DType::bfloat16)); });
-  EXPECT_TRUE(contains(m, "and dloss is bfloat16[2]; dloss must be float32[2]")) << m;
+      [&] { ops::sparse_softmax_cross_entropy_backprop(logits, labels, Tensor::zeros({2}, DType::int32)); });
+  EXPECT_TRUE(contains(m, "and dloss is int32[2]; dloss must be [2] (the loss's shape), float32 or bfloat16")) << m;
   m = error_message<IndexError>([&] {
     ops::sparse_softmax_cross_entropy_backprop(logits, Tensor::from_vector<std::int64_t>({1, 4}, {2}),
                                                Tensor::zeros({2}));
