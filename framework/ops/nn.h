@@ -44,6 +44,10 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, cons
 /// gradient through layer_norm throws.
 Tensor layer_norm_backprop(const Tensor& x, const Tensor& gamma, const Tensor& dy,
                            const LayerNormOptions& options = {});
+/// layer_norm's gradient with respect to gamma: the sum over x's rows of dy * xhat, [D] in dy's
+/// dtype (float32 sums, rounded once), with xhat = (x - mean) * rstd recomputed, never stored.
+/// Not differentiable, as layer_norm_backprop.
+Tensor layer_norm_gamma_backprop(const Tensor& x, const Tensor& dy, const LayerNormOptions& options = {});
 
 /// Zeroes each element with probability rate and scales the rest by 1 / (1 - rate). The mask is
 /// a pure function of the key (an int64 scalar from random::key_tensor) and the element index.

@@ -23,77 +23,78 @@ enum class OpKind {
 
 // X(name, kind): one line per op. The name is also the public function's name in kestrel::ops
 // (where a C++ keyword or a clash forbids it, the public function is noted beside it).
-#define KESTREL_OPS(X)                                                                    \
-  /* binary arithmetic, broadcasting */                                                   \
-  X(add, broadcast)                                                                       \
-  X(subtract, broadcast)                                                                  \
-  X(multiply, broadcast)                                                                  \
-  X(divide, broadcast)                                                                    \
-  X(maximum, broadcast)                                                                   \
-  X(minimum, broadcast)                                                                   \
-  X(pow, broadcast)                                                                       \
-  /* comparisons (bool output) and selection */                                           \
-  X(equal, broadcast)                                                                     \
-  X(not_equal, broadcast)                                                                 \
-  X(less, broadcast)                                                                      \
-  X(less_equal, broadcast)                                                                \
-  X(greater, broadcast)                                                                   \
-  X(greater_equal, broadcast)                                                             \
-  X(where, broadcast)                                                                     \
-  /* unary */                                                                             \
-  X(negative, elementwise)                                                                \
-  X(abs, elementwise)                                                                     \
-  X(exp, elementwise)                                                                     \
-  X(log, elementwise)                                                                     \
-  X(tanh, elementwise)                                                                    \
-  X(sqrt, elementwise)                                                                    \
-  X(rsqrt, elementwise)                                                                   \
-  X(erf, elementwise)                                                                     \
-  X(sigmoid, elementwise)                                                                 \
-  X(relu, elementwise)                                                                    \
-  X(gelu, elementwise)                                                                    \
-  X(gelu_backprop, elementwise) /* gelu's gradient in x, from x and dy */                 \
-  X(cast, elementwise)                                                                    \
-  /* reductions over axes */                                                              \
-  X(sum, reduce)                                                                          \
-  X(max, reduce)                                                                          \
-  X(argmax, reduce) /* int64 indices, no gradient */                                      \
-  /* normalization, losses, regularization */                                             \
-  X(softmax, opaque)                                                                      \
-  X(log_softmax, opaque)                                                                  \
-  X(softmax_cross_entropy, opaque)          /* ops::sparse_softmax_cross_entropy */       \
-  X(softmax_cross_entropy_backprop, opaque) /* its gradient in logits */                  \
-  X(layer_norm, opaque)                                                                   \
-  X(layer_norm_backprop, opaque) /* layer_norm's gradient in x; no gradient of its own */ \
-  X(dropout, opaque)                                                                      \
-  X(random_fold_in, opaque) /* random::fold_in; int64 keys, no gradient */                \
-  /* linear algebra */                                                                    \
-  X(matmul, opaque)                                                                       \
-  /* shape and indexing */                                                                \
-  X(reshape, view)                                                                        \
-  X(broadcast_to, broadcast)                                                              \
-  X(transpose, opaque)                                                                    \
-  X(slice, opaque)                                                                        \
-  X(concat, opaque)                                                                       \
-  X(pad, opaque)                                                                          \
-  X(gather, opaque)                                                                       \
-  X(scatter_add, opaque)                                                                  \
-  X(one_hot, opaque)                                                                      \
-  /* convolution and pooling, NHWC */                                                     \
-  X(conv2d, opaque)                                                                       \
-  X(conv2d_backprop_input, opaque)                                                        \
-  X(conv2d_backprop_filter, opaque)                                                       \
-  X(max_pool2d, opaque)                                                                   \
-  X(max_pool2d_backprop, opaque)                                                          \
-  X(max_pool2d_select, opaque)                                                            \
-  X(avg_pool2d, opaque)                                                                   \
-  X(avg_pool2d_backprop, opaque)                                                          \
-  /* fused elementwise programs (optimizer updates, the jit's fusion); no gradient */     \
-  X(fused_elementwise, broadcast)                                                         \
-  /* collectives over a step's replicas (merge points of a compiled replica step) */      \
-  X(cross_replica_sum, opaque)                                                            \
-  X(all_gather, opaque)                                                                   \
-  /* control flow: a loop whose body is a program of its own (ops::scan, jit/scan.h) */   \
+#define KESTREL_OPS(X)                                                                          \
+  /* binary arithmetic, broadcasting */                                                         \
+  X(add, broadcast)                                                                             \
+  X(subtract, broadcast)                                                                        \
+  X(multiply, broadcast)                                                                        \
+  X(divide, broadcast)                                                                          \
+  X(maximum, broadcast)                                                                         \
+  X(minimum, broadcast)                                                                         \
+  X(pow, broadcast)                                                                             \
+  /* comparisons (bool output) and selection */                                                 \
+  X(equal, broadcast)                                                                           \
+  X(not_equal, broadcast)                                                                       \
+  X(less, broadcast)                                                                            \
+  X(less_equal, broadcast)                                                                      \
+  X(greater, broadcast)                                                                         \
+  X(greater_equal, broadcast)                                                                   \
+  X(where, broadcast)                                                                           \
+  /* unary */                                                                                   \
+  X(negative, elementwise)                                                                      \
+  X(abs, elementwise)                                                                           \
+  X(exp, elementwise)                                                                           \
+  X(log, elementwise)                                                                           \
+  X(tanh, elementwise)                                                                          \
+  X(sqrt, elementwise)                                                                          \
+  X(rsqrt, elementwise)                                                                         \
+  X(erf, elementwise)                                                                           \
+  X(sigmoid, elementwise)                                                                       \
+  X(relu, elementwise)                                                                          \
+  X(gelu, elementwise)                                                                          \
+  X(gelu_backprop, elementwise) /* gelu's gradient in x, from x and dy */                       \
+  X(cast, elementwise)                                                                          \
+  /* reductions over axes */                                                                    \
+  X(sum, reduce)                                                                                \
+  X(max, reduce)                                                                                \
+  X(argmax, reduce) /* int64 indices, no gradient */                                            \
+  /* normalization, losses, regularization */                                                   \
+  X(softmax, opaque)                                                                            \
+  X(log_softmax, opaque)                                                                        \
+  X(softmax_cross_entropy, opaque)          /* ops::sparse_softmax_cross_entropy */             \
+  X(softmax_cross_entropy_backprop, opaque) /* its gradient in logits */                        \
+  X(layer_norm, opaque)                                                                         \
+  X(layer_norm_backprop, opaque)       /* layer_norm's gradient in x; no gradient of its own */ \
+  X(layer_norm_gamma_backprop, opaque) /* ... in gamma: sum of dy * xhat over the rows */       \
+  X(dropout, opaque)                                                                            \
+  X(random_fold_in, opaque) /* random::fold_in; int64 keys, no gradient */                      \
+  /* linear algebra */                                                                          \
+  X(matmul, opaque)                                                                             \
+  /* shape and indexing */                                                                      \
+  X(reshape, view)                                                                              \
+  X(broadcast_to, broadcast)                                                                    \
+  X(transpose, opaque)                                                                          \
+  X(slice, opaque)                                                                              \
+  X(concat, opaque)                                                                             \
+  X(pad, opaque)                                                                                \
+  X(gather, opaque)                                                                             \
+  X(scatter_add, opaque)                                                                        \
+  X(one_hot, opaque)                                                                            \
+  /* convolution and pooling, NHWC */                                                           \
+  X(conv2d, opaque)                                                                             \
+  X(conv2d_backprop_input, opaque)                                                              \
+  X(conv2d_backprop_filter, opaque)                                                             \
+  X(max_pool2d, opaque)                                                                         \
+  X(max_pool2d_backprop, opaque)                                                                \
+  X(max_pool2d_select, opaque)                                                                  \
+  X(avg_pool2d, opaque)                                                                         \
+  X(avg_pool2d_backprop, opaque)                                                                \
+  /* fused elementwise programs (optimizer updates, the jit's fusion); no gradient */           \
+  X(fused_elementwise, broadcast)                                                               \
+  /* collectives over a step's replicas (merge points of a compiled replica step) */            \
+  X(cross_replica_sum, opaque)                                                                  \
+  X(all_gather, opaque)                                                                         \
+  /* control flow: a loop whose body is a program of its own (ops::scan, jit/scan.h) */         \
   X(scan, opaque)
 
 enum class OpId : int {
@@ -107,7 +108,7 @@ inline constexpr std::size_t kNumOps = 0 KESTREL_OPS(KESTREL_OP_COUNT);
 #undef KESTREL_OP_COUNT
 // Adding an op? Update this count, then add its test case (tests/framework/ops/) — the
 // coverage test fails until every op in the list has one.
-static_assert(kNumOps == 60, "op list changed: update kNumOps's expected count and the op test table");
+static_assert(kNumOps == 61, "op list changed: update kNumOps's expected count and the op test table");
 
 std::string_view op_name(OpId id);
 

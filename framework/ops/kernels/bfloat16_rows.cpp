@@ -20,8 +20,8 @@ constexpr std::int64_t kGrainElements = 1 << 14;
 constexpr std::int64_t kBlockElements = 1 << 12;
 
 // Buffers of the calling thread: the runs of up to three operands, then gamma and beta (or a
-// cross-entropy's dloss).
-enum class Slot : std::size_t { run0, run1, run2, gamma, beta, count };
+// cross-entropy's dloss), then the partial sums of a gamma gradient.
+enum class Slot : std::size_t { run0, run1, run2, gamma, beta, partials, count };
 
 // The calling thread's float32 buffer `slot` (one per operand in use at once), 64-byte aligned,
 // with room for `count` floats.
@@ -169,6 +169,28 @@ void sparse_softmax_cross_entropy_backprop_bfloat16(const TensorView& logits, co
                                                 ignore_index);
     store(out, dlogits, first * classes, count * classes);
   });
+}
+
+void layer_norm_gamma_backprop(const TensorView& x, const TensorView& dy, const TensorView& dgamma, float epsilon) {
+  const std::int64_t d = x.shape[-1], rows = d == 0 ? 0 : x.numel() / d;
+  const std::int64_t per_block = std::max<std::int64_t>(1, kBlockElements / std::max<std::int64_t>(d, 1));
+  const std::int64_t blocks = (rows + per_block - 1) / per_block;
+  float* const partials = thread_floats(Slot::partials, std::max<std::int64_t>(blocks, 1) * d);
+  for_each_run(blocks, per_block * d, [&](std::int64_t b) {
+    const std::int64_t first = b * per_block, count = std::min(per_block, rows - first);
+    const float* in = run_of(x, first * d, count * d, Slot::run0, true);
+    const float* dout = run_of(dy, first * d, count * d, Slot::run1, true);
+    float* partial = partials + b * d;
+    std::fill(partial, partial + d, 0.0f);
+    cpu().layer_norm_gamma_partial(in, dout, partial, thread_floats(Slot::run2, d), count, d, epsilon);
+  });
+  // The blocks' partial sums, added in block order.
+  float* sum = run_of(dgamma, 0, d, Slot::run2, false);
+  std::fill(sum, sum + d, 0.0f);
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    for (std::int64_t j = 0; j < d; ++j) sum[j] += partials[b * d + j];
+  }
+  store(sum, dgamma, 0, d);
 }
 
 }  // namespace kestrel::kernels

@@ -63,6 +63,11 @@ inline constexpr std::int64_t kSoftmaxColumns = 256;
   X(layer_norm_backprop, void,                                                                                     \
     (const float* x, const float* gamma, const float* dy, float* dx, std::int64_t rows, std::int64_t d,            \
      float epsilon))                                                                                               \
+  /* partial[j] += sum over rows [0, rows) of x [rows, d], in row order, of dy[r, j] * xhat[r, j]: */              \
+  /* layer norm's gamma gradient for one block of rows, on the calling thread; `centered` is [d] scratch */        \
+  X(layer_norm_gamma_partial, void,                                                                                \
+    (const float* x, const float* dy, float* partial, float* centered, std::int64_t rows, std::int64_t d,          \
+     float epsilon))                                                                                               \
   /* sum or max of float32, bfloat16, int32 or int64 `in` over sorted, distinct axes into `out` (bfloat16 */       \
   /* summed in float32 as it is read, into a float32 out or a bfloat16 one rounded once at the end) */             \
   X(reduce, void, (const TensorView& in, const TensorView& out, std::span<const int> axes, Reduction r))           \

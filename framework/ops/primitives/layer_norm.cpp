@@ -1,6 +1,6 @@
-// Layer normalization over the last axis: (x - mean) / sqrt(var + eps) * gamma + beta, and
-// layer_norm_backprop, its gradient with respect to x. The kernels are
-// framework/ops/kernels/cpu/layer_norm.cpp.
+// Layer normalization over the last axis: (x - mean) / sqrt(var + eps) * gamma + beta, and its
+// gradients with respect to x (layer_norm_backprop) and gamma (layer_norm_gamma_backprop). The
+// kernels are framework/ops/kernels/cpu/layer_norm.cpp.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -20,6 +20,7 @@ namespace {
 
 constexpr const char* kName = "layer_norm";
 constexpr const char* kBackpropName = "layer_norm_backprop";
+constexpr const char* kGammaBackpropName = "layer_norm_gamma_backprop";
 
 void check_epsilon(const char* op, double epsilon) {
   if (!(epsilon >= 0.0) || !std::isfinite(epsilon)) {
@@ -59,20 +60,33 @@ TensorSpec check_inputs(std::span<const TensorSpec> inputs) {
   return x;
 }
 
+void check_dy(const char* op, const TensorSpec& x, const TensorSpec& dy) {
+  if (!is_floating(dy.dtype)) {
+    throw TypeError(op_message(op, "dy is " + dy.to_string() + "; it must be float32 or bfloat16"));
+  }
+  if (dy.shape != x.shape) {
+    throw ShapeError(op_message(op, "x is " + x.shape.to_string() + " and dy is " + dy.shape.to_string() +
+                                        "; dy, the gradient of layer_norm's output, must be shaped like x"));
+  }
+}
+
 // Inputs (x, gamma, dy).
 TensorSpec check_backprop_inputs(std::span<const TensorSpec> inputs) {
   const TensorSpec& x = inputs[0];
-  const TensorSpec& dy = inputs[2];
   check_x(kBackpropName, x);
   check_parameter(kBackpropName, "gamma", inputs[1], x);
-  if (!is_floating(dy.dtype)) {
-    throw TypeError(op_message(kBackpropName, "dy is " + dy.to_string() + "; it must be float32 or bfloat16"));
-  }
-  if (dy.shape != x.shape) {
-    throw ShapeError(op_message(kBackpropName, "x is " + x.shape.to_string() + " and dy is " + dy.shape.to_string() +
-                                                   "; dy, the gradient of layer_norm's output, must be shaped like x"));
-  }
+  check_dy(kBackpropName, x, inputs[2]);
   return x;
+}
+
+// The gradient ops are not differentiable: Kestrel differentiates layer_norm once only. Backward
+// treats a missing gradient as zero, so returning none would make a gradient of a gradient
+// through layer_norm silently wrong; throwing says so instead. Backward calls their vjp only when
+// such a gradient is requested, never in a first-order training step.
+[[noreturn]] void throw_not_differentiable(const char* op) {
+  throw ValueError(op_message(op,
+                              "is not differentiable: Kestrel computes layer_norm's first "
+                              "derivative only, not a gradient of its gradient"));
 }
 
 // The output has x's dtype, so the inputs tell whether anything is bfloat16.
@@ -109,9 +123,9 @@ class LayerNorm final : public PrimitiveOf<LayerNorm, OpId::layer_norm> {
   }
   bool handles_bfloat16() const override { return true; }
 
-  // dx comes from layer_norm_backprop, one pass over each row. dgamma needs xhat, which
-  // layer_norm with gamma = 1 and beta = 0 computes in one pass too. Both recompute mean and
-  // rstd from x, so the op keeps a single output at the cost of one more pass over x.
+  // dx comes from layer_norm_backprop, one pass over each row, and dgamma from
+  // layer_norm_gamma_backprop, one more: both recompute mean and rstd from x, so the op keeps a
+  // single output and xhat is never stored.
   std::vector<Tensor> vjp(const VjpArgs& a) const override {
     const Tensor& x = a.primals[0];
     const Tensor& gamma = a.primals[1];
@@ -120,11 +134,7 @@ class LayerNorm final : public PrimitiveOf<LayerNorm, OpId::layer_norm> {
     const ops::LayerNormOptions options{.epsilon = epsilon_};
     std::vector<Tensor> grads(3);
     if (a.wanted[0]) grads[0] = ops::layer_norm_backprop(x, gamma, g, options);
-    if (a.wanted[1]) {
-      const std::int64_t d = x.shape()[-1];
-      Tensor xhat = ops::layer_norm(x, Tensor::ones({d}), Tensor::zeros({d}), options);
-      grads[1] = as_dtype(ops::sum_to(g * xhat, gamma.shape()), gamma.dtype());
-    }
+    if (a.wanted[1]) grads[1] = as_dtype(ops::layer_norm_gamma_backprop(x, g, options), gamma.dtype());
     if (a.wanted[2]) grads[2] = as_dtype(ops::sum_to(g, beta.shape()), beta.dtype());
     return grads;
   }
@@ -155,15 +165,32 @@ class LayerNormBackprop final : public PrimitiveOf<LayerNormBackprop, OpId::laye
   }
   bool handles_bfloat16() const override { return true; }
 
-  // Not differentiable: Kestrel differentiates layer_norm once only. Backward treats a missing
-  // gradient as zero, so returning none would make a gradient of a gradient through layer_norm
-  // silently wrong; throwing says so instead. Backward calls this only when such a gradient is
-  // requested, never in a first-order training step.
-  std::vector<Tensor> vjp(const VjpArgs&) const override {
-    throw ValueError(op_message(kBackpropName,
-                                "is not differentiable: Kestrel computes layer_norm's first "
-                                "derivative only, not a gradient of its gradient"));
+  std::vector<Tensor> vjp(const VjpArgs&) const override { throw_not_differentiable(kBackpropName); }
+
+ private:
+  double epsilon_;
+};
+
+// Inputs (x, dy) -> dgamma [d], in dy's dtype.
+class LayerNormGammaBackprop final : public PrimitiveOf<LayerNormGammaBackprop, OpId::layer_norm_gamma_backprop> {
+ public:
+  explicit LayerNormGammaBackprop(double epsilon) : epsilon_(epsilon) {}
+  auto fields() const { return std::tie(epsilon_); }
+  std::string params() const override { return epsilon_text(epsilon_); }
+
+  TensorSpec infer(std::span<const TensorSpec> inputs) const override {
+    const TensorSpec &x = inputs[0], &dy = inputs[1];
+    check_x(kGammaBackpropName, x);
+    check_dy(kGammaBackpropName, x, dy);
+    return {Shape{x.shape[-1]}, dy.dtype};
   }
+
+  void eval_cpu(std::span<const TensorView> inputs, const TensorView& output) const override {
+    kernels::layer_norm_gamma_backprop(inputs[0], inputs[1], output, static_cast<float>(epsilon_));
+  }
+  bool handles_bfloat16() const override { return true; }
+
+  std::vector<Tensor> vjp(const VjpArgs&) const override { throw_not_differentiable(kGammaBackpropName); }
 
  private:
   double epsilon_;
@@ -181,6 +208,11 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, cons
 Tensor layer_norm_backprop(const Tensor& x, const Tensor& gamma, const Tensor& dy, const LayerNormOptions& options) {
   check_epsilon(kBackpropName, options.epsilon);
   return detail::apply_new<LayerNormBackprop>({x, gamma, dy}, options.epsilon);
+}
+
+Tensor layer_norm_gamma_backprop(const Tensor& x, const Tensor& dy, const LayerNormOptions& options) {
+  check_epsilon(kGammaBackpropName, options.epsilon);
+  return detail::apply_new<LayerNormGammaBackprop>({x, dy}, options.epsilon);
 }
 
 }  // namespace ops

@@ -1,4 +1,4 @@
-// layer_norm's backward pass through layer_norm_backprop: it must agree with the gradient
+// layer_norm's backward pass through layer_norm_backprop and layer_norm_gamma_backprop: it must agree with the gradient
 // written op by op with the public ops, keep bfloat16 dtypes, name itself in errors, and refuse
 // to be differentiated again rather than yield a silently wrong second derivative.
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include "framework/ops/nn.h"
 #include "framework/ops/reduce.h"
 #include "tests/support/error_message.h"
+#include "tests/support/thread_count_guard.h"
 
 namespace kestrel {
 namespace {
@@ -90,6 +91,29 @@ TEST(LayerNormBackprop, Bfloat16InputsGiveABfloat16Gradient) {
   expect_close(dx16, want, 1e-2, "bfloat16 dx");
 }
 
+// dgamma's blocks of rows are fixed, and their partial sums added in order: one thread or two,
+// float32 or bfloat16 operands widened exactly, the sums are the same; in bfloat16 the result
+// is the float32 one rounded once.
+TEST(LayerNormBackprop, GammaGradientBitsDependOnNeitherThreadsNorDtype) {
+  const Tensor x = ops::cast(random::uniform({4, 100, 48}, random::Key(34), -2, 2), DType::bfloat16);
+  const Tensor g = ops::cast(random::uniform({4, 100, 48}, random::Key(35), -1, 1), DType::bfloat16);
+  const Tensor wide_x = ops::cast(x, DType::float32), wide_g = ops::cast(g, DType::float32);
+  Tensor two_threads, one_thread;
+  {
+    testing::ThreadCountGuard threads(2);
+    two_threads = ops::layer_norm_gamma_backprop(wide_x, wide_g);
+  }
+  {
+    testing::ThreadCountGuard threads(1);
+    one_thread = ops::layer_norm_gamma_backprop(wide_x, wide_g);
+  }
+  EXPECT_EQ(two_threads.to_vector<float>(), one_thread.to_vector<float>());
+  const Tensor narrow = ops::layer_norm_gamma_backprop(x, g);
+  ASSERT_EQ(narrow.spec(), (TensorSpec{Shape{48}, DType::bfloat16}));
+  EXPECT_EQ(ops::cast(narrow, DType::float32).to_vector<float>(),
+            ops::cast(ops::cast(two_threads, DType::bfloat16), DType::float32).to_vector<float>());
+}
+
 TEST(LayerNormBackprop, EmptyInputGivesAnEmptyGradient) {
   Tensor dx = ops::layer_norm_backprop(Tensor::zeros({0, 4}), Tensor::ones({4}), Tensor::zeros({0, 4}));
   EXPECT_EQ(dx.shape(), (Shape{0, 4}));
@@ -112,6 +136,8 @@ TEST(LayerNormBackpropErrors, NameTheOp) {
     ops::layer_norm_backprop(Tensor::zeros({2, 4}), Tensor::ones({4}), Tensor::zeros({2, 4}), {.epsilon = -1});
   });
   EXPECT_TRUE(contains(m, "[layer_norm_backprop] epsilon is -1")) << m;
+  m = error_message<ShapeError>([] { ops::layer_norm_gamma_backprop(Tensor::zeros({2, 4}), Tensor::zeros({2, 5})); });
+  EXPECT_TRUE(contains(m, "[layer_norm_gamma_backprop] x is [2,4] and dy is [2,5]")) << m;
 }
 
 TEST(LayerNormBackpropErrors, ASecondDerivativeThroughLayerNormThrows) {

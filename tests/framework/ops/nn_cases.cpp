@@ -87,6 +87,22 @@ Tensor reference_layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& 
   return float_tensor(out, x.shape());
 }
 
+// dgamma = sum over the rows of dy * xhat.
+Tensor reference_layer_norm_gamma_backprop(const Tensor& x, const Tensor& dy, double epsilon) {
+  std::vector<double> v = x.to_vector<double>();
+  std::vector<double> dout = dy.to_vector<double>();
+  const auto d = static_cast<std::size_t>(x.shape()[-1]);
+  std::vector<double> out(d, 0.0);
+  for (std::size_t row = 0; row < v.size() / d; ++row) {
+    double mean = 0, var = 0;
+    for (std::size_t i = 0; i < d; ++i) mean += v[row * d + i] / static_cast<double>(d);
+    for (std::size_t i = 0; i < d; ++i) var += std::pow(v[row * d + i] - mean, 2) / static_cast<double>(d);
+    const double rstd = 1.0 / std::sqrt(var + epsilon);
+    for (std::size_t i = 0; i < d; ++i) out[i] += dout[row * d + i] * (v[row * d + i] - mean) * rstd;
+  }
+  return float_tensor(out, Shape{static_cast<std::int64_t>(d)});
+}
+
 // dx = rstd * (dy*gamma - mean(dy*gamma) - xhat * mean(dy*gamma*xhat)), row by row.
 Tensor reference_layer_norm_backprop(const Tensor& x, const Tensor& gamma, const Tensor& dy, double epsilon) {
   std::vector<double> v = x.to_vector<double>();
@@ -237,6 +253,16 @@ std::vector<OpCase> nn_cases() {
       [](const Inputs& in) { return reference_layer_norm_backprop(in[0], in[1], in[2], 1e-5); });
   backprop.no_gradient_because = "not differentiable: Kestrel differentiates layer_norm once only";
   cases.push_back(std::move(backprop));
+  // 300 rows of 20: several blocks of rows, each with its own partial sum.
+  OpCase gamma_backprop = nn_case(
+      OpId::layer_norm_gamma_backprop, "layer_norm_gamma_backprop_rank3",
+      [] {
+        return Inputs{uniform_tensor({3, 100, 20}, 18, 4, 6), uniform_tensor({3, 100, 20}, 19, -1, 1)};
+      },
+      [](const Inputs& in) { return ops::layer_norm_gamma_backprop(in[0], in[1], {.epsilon = 1e-5}); },
+      [](const Inputs& in) { return reference_layer_norm_gamma_backprop(in[0], in[1], 1e-5); });
+  gamma_backprop.no_gradient_because = "not differentiable: Kestrel differentiates layer_norm once only";
+  cases.push_back(std::move(gamma_backprop));
 
   cases.push_back(nn_case(
       OpId::dropout, "dropout_rate_half",

@@ -52,12 +52,22 @@ TEST(OpTableCoverage, EveryDifferentiableOpHasAGradientCheck) {
   // float32<->bfloat16 gradient is exact and checked in elementwise_errors_test.cpp, since
   // finite differences cannot see through bfloat16 rounding. fused_elementwise has no gradient by
   // design: it runs after autodiff (optimizer updates, jit-fused regions) and refuses to run
-  // under a tape that wants one (fused_elementwise_test.cpp). layer_norm_backprop is layer_norm's
-  // gradient and has none of its own; layer_norm's gradient check exercises it.
-  const std::set<OpId> exempt = {
-      OpId::equal,   OpId::not_equal,         OpId::less,           OpId::less_equal,
-      OpId::greater, OpId::greater_equal,     OpId::one_hot,        OpId::cast,
-      OpId::argmax,  OpId::fused_elementwise, OpId::random_fold_in, OpId::layer_norm_backprop};
+  // under a tape that wants one (fused_elementwise_test.cpp). layer_norm_backprop and
+  // layer_norm_gamma_backprop are layer_norm's gradients and have none of their own; layer_norm's
+  // gradient check exercises them.
+  const std::set<OpId> exempt = {OpId::equal,
+                                 OpId::not_equal,
+                                 OpId::less,
+                                 OpId::less_equal,
+                                 OpId::greater,
+                                 OpId::greater_equal,
+                                 OpId::one_hot,
+                                 OpId::cast,
+                                 OpId::argmax,
+                                 OpId::fused_elementwise,
+                                 OpId::random_fold_in,
+                                 OpId::layer_norm_backprop,
+                                 OpId::layer_norm_gamma_backprop};
   std::set<OpId> checked;
   for (const OpCase& c : op_case_table()) {
     if (c.no_gradient_because.empty()) checked.insert(c.op);

@@ -1,4 +1,4 @@
-// Layer normalization over the last axis and its gradient in x, for every CPU level (the ops and
+// Layer normalization over the last axis and its gradients in x and gamma, for every CPU level (the ops and
 // their checks are framework/ops/primitives/layer_norm.cpp).
 //
 // Mean and variance are computed in two passes in float32 (the mean first, then the squared
@@ -75,6 +75,17 @@ void layer_norm_backprop(const float* x, const float* gamma, const float* dy, fl
     const float xhat_coefficient = (gg * out).sum() * inv_d * rstd * rstd;
     out = rstd * (gg - mean_gg - out * xhat_coefficient);
   });
+}
+
+void layer_norm_gamma_partial(const float* x, const float* dy, float* partial, float* centered, std::int64_t rows,
+                              std::int64_t d, float epsilon) {
+  const float inv_d = 1.0f / static_cast<float>(d);
+  ArrayMap sum(partial, d);
+  ArrayMap row(centered, d);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float rstd = center_row(ConstArrayMap(x + r * d, d), row, inv_d, epsilon);
+    sum += ConstArrayMap(dy + r * d, d) * (row * rstd);
+  }
 }
 
 }  // namespace kestrel::kernels::KESTREL_CPU_LEVEL
