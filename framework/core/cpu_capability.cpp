@@ -1,5 +1,7 @@
 #include "framework/core/cpu_capability.h"
 
+#include <cpuid.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -43,6 +45,16 @@ CpuCapability detected_cpu_capability() {
 }
 
 CpuCapability cpu_capability() { return choice().level; }
+
+bool cpu_has_avx512_bf16() {
+  static const bool has = cpu_capability() == CpuCapability::avx512 && [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    // Leaf 7, subleaf 1: EAX bit 5 is AVX512_BF16 (the operating system's AVX-512 state support
+    // is the avx512 level's own condition).
+    return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 5)) != 0;
+  }();
+  return has;
+}
 
 std::string cpu_capability_reason() { return choice().reason; }
 

@@ -27,6 +27,10 @@ CpuCapability detected_cpu_capability();
 /// lower one. Read once. Throws ValueError naming the variable when it names no level.
 CpuCapability cpu_capability();
 
+/// True when the kernels run at the avx512 level on a CPU with AVX512_BF16 (Zen 4 and later,
+/// Cooper Lake, Sapphire Rapids): its instructions round float32 to bfloat16 there. Read once.
+bool cpu_has_avx512_bf16();
+
 /// Why cpu_capability() is what it is, for the log: "avx2 (the CPU's highest level)" or
 /// "baseline (KESTREL_CPU_CAPABILITY=baseline; the CPU has avx2)".
 std::string cpu_capability_reason();

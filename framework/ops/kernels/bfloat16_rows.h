@@ -1,8 +1,9 @@
-// softmax, layer normalization and softmax cross-entropy with bfloat16 operands, a run at a time (whole rows, as many as
-// fill about 16 KiB of float32, or for softmax over another axis than the last a block of at most
-// kSoftmaxColumns columns of a slab): each run
-// is widened into the calling thread's float32 buffer, put through the float32 kernel of
-// kernels::cpu() and rounded as it is stored, never a float32 copy of the whole tensor.
+// softmax, layer normalization and softmax cross-entropy with bfloat16 operands, a run at a time:
+// whole rows, as many as fill about 16 KiB of float32, or, for softmax over another axis than the
+// last, a block of at most kSoftmaxColumns columns of a slab. Each run is widened into the calling
+// thread's float32 buffer, put through the float32 kernel of kernels::cpu() and rounded as it is
+// stored, never a float32 copy of the whole tensor. layer norm's gamma gradient goes the same way
+// for float32 operands too, so that both dtypes sum alike.
 //
 //   kernels::softmax_bfloat16(x, y, axis, /*log=*/false);
 //   kernels::layer_norm_bfloat16(x, gamma, beta, y, 1e-5f);   // any of them bfloat16, the rest float32

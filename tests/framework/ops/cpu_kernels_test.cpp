@@ -118,7 +118,8 @@ TEST(CpuKernels, ElementwiseStepsAgreeAtEveryLevel) {
 
 // Conversions at every level, on the values where rounding and special cases differ: ties to
 // even both ways, the largest float (rounds up to infinity), infinities, signed zero, NaN (stays
-// a NaN), a subnormal; and in a run long enough that the vector loop, not only its tail, sees them.
+// a NaN), subnormals; and in a run long enough that the vector loops (AVX512_BF16's too, where
+// the CPU has it), not only their tails, see them.
 TEST(CpuKernels, ConversionsAgreeAtEveryLevel) {
   const std::vector<std::uint32_t> special = {
       0x3F808000u,  // 1 + 2^-8: a tie, rounds down to the even 1.0 (0x3F80)
@@ -129,10 +130,12 @@ TEST(CpuKernels, ConversionsAgreeAtEveryLevel) {
       0x7FC00001u,  // a quiet NaN
       0x7F800001u,  // a signalling NaN, whose payload would round to infinity
       0x00000001u,  // the smallest subnormal: rounds to +0
+      0x00400000u,  // a subnormal that bfloat16 keeps (AVX512_BF16's instruction would flush it)
+      0x807FFFFFu,  // the largest negative subnormal: rounds up to the smallest normal
   };
-  const std::vector<std::uint16_t> want_bits = {0x3F80, 0x3F82, 0x3F81, 0x7F80, 0x7F80,
-                                                0xFF80, 0x8000, 0x7FC0, 0x7FC0, 0x0000};
-  constexpr std::size_t kRepeats = 13;  // 130 elements: vector body and tail
+  const std::vector<std::uint16_t> want_bits = {0x3F80, 0x3F82, 0x3F81, 0x7F80, 0x7F80, 0xFF80,
+                                                0x8000, 0x7FC0, 0x7FC0, 0x0000, 0x0040, 0x8080};
+  constexpr std::size_t kRepeats = 13;  // 156 elements: vector body and tail
   std::vector<float> x;
   for (std::size_t r = 0; r < kRepeats; ++r) {
     for (std::uint32_t u : special) x.push_back(std::bit_cast<float>(u));
@@ -160,6 +163,39 @@ TEST(CpuKernels, ConversionsAgreeAtEveryLevel) {
               TensorView{bools.data(), n, DType::bool_});
     EXPECT_EQ(floats, (std::vector<float>{-3.0f, 0.0f, 7.0f, 1099511627776.0f})) << to_string(level);
     EXPECT_EQ(bools, (std::vector<std::uint8_t>{1, 0, 1, 1})) << to_string(level);
+  }
+}
+
+// Long runs of ordinary values, ties, NaNs and infinities, with no subnormal (so AVX512_BF16's
+// instruction rounds them where the CPU has it) and with one in every 100 (so the groups holding
+// one take the integer way): every level's conversion and round_bfloat16 instruction give the
+// scalar rounding's bits.
+TEST(CpuKernels, RoundingToBfloat16MatchesTheScalarRoundingOnLongRuns) {
+  std::mt19937 gen(11);
+  std::uniform_int_distribution<std::uint32_t> any_bits;
+  for (const bool with_subnormals : {false, true}) {
+    std::vector<float> x;
+    for (std::uint32_t i = 0; i < 4000; ++i) {
+      std::uint32_t u = any_bits(gen);
+      if (i % 7 == 0) u = (u & 0xFFFF0000u) | 0x8000u;        // a tie
+      if ((u & 0x7F800000u) == 0) u |= 0x3F800000u;           // no subnormal (nor zero) here...
+      if (with_subnormals && i % 100 == 0) u &= 0x807FFFFFu;  // ...but for these
+      x.push_back(std::bit_cast<float>(u));
+    }
+    const Shape shape{static_cast<std::int64_t>(x.size())};
+    for (CpuCapability level : runnable_cpu_levels()) {
+      const kernels::CpuKernels& k = kernels::cpu_kernels_at(level);
+      std::vector<bfloat16> narrow(x.size());
+      k.convert(TensorView{x.data(), shape, DType::float32}, TensorView{narrow.data(), shape, DType::bfloat16});
+      std::vector<float> rounded(x.size());
+      k.elementwise_step(ElementwiseOpcode::round_bfloat16, {{{x.data()}, {}, {}}}, rounded.data(), shape[0]);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const std::uint16_t want = bfloat16(x[i]).bits;
+        ASSERT_EQ(narrow[i].bits, want) << to_string(level) << ", float bits 0x" << std::hex
+                                        << std::bit_cast<std::uint32_t>(x[i]);
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(rounded[i]), std::uint32_t{want} << 16) << to_string(level);
+      }
+    }
   }
 }
 

@@ -1,6 +1,7 @@
-// layer_norm's backward pass through layer_norm_backprop and layer_norm_gamma_backprop: it must agree with the gradient
-// written op by op with the public ops, keep bfloat16 dtypes, name itself in errors, and refuse
-// to be differentiated again rather than yield a silently wrong second derivative.
+// layer_norm's backward pass through layer_norm_backprop and layer_norm_gamma_backprop: it must
+// agree with the gradient written op by op with the public ops, keep bfloat16 dtypes, name itself
+// in errors, and refuse to be differentiated again rather than yield a silently wrong second
+// derivative.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -61,6 +61,7 @@ void widen_bfloat16(const bfloat16* in, std::int64_t n, float* out) {
 void round_to_bfloat16(const float* in, std::int64_t n, bfloat16* out) {
   std::int64_t i = 0;
 #if defined(__AVX512F__)
+  if (cpu_has_avx512_bf16()) i = bf16x16::store_rounded_natively(in, n, out);
   for (; i + bf16x16::kLanes <= n; i += bf16x16::kLanes) bf16x16::store_rounded(in + i, out + i);
 #endif
   for (; i < n; ++i) out[i] = convert_one<float, bfloat16>(in[i]);
