@@ -18,6 +18,9 @@ constexpr std::int64_t kGrainElements = 1 << 14;
 // Elements widened at a time when rows are short: whole rows, about 16 KiB of float32 per operand,
 // so that the float32 kernel runs on many rows per call rather than paying a call per row.
 constexpr std::int64_t kBlockElements = 1 << 12;
+// layer norm's gamma gradient sums its rows in at most this many groups, each into a partial of
+// d floats, and adds those in order.
+constexpr std::int64_t kMaxGroups = 64;
 
 // Buffers of the calling thread: the runs of up to three operands, then gamma and beta (or a
 // cross-entropy's dloss), then the partial sums of a gamma gradient.
@@ -173,22 +176,30 @@ void sparse_softmax_cross_entropy_backprop_bfloat16(const TensorView& logits, co
 
 void layer_norm_gamma_backprop(const TensorView& x, const TensorView& dy, const TensorView& dgamma, float epsilon) {
   const std::int64_t d = x.shape[-1], rows = d == 0 ? 0 : x.numel() / d;
+  // Rows widened at a time, and rows per group: groups of whole blocks, at most kMaxGroups of
+  // them, so the partial sums stay small however many rows there are.
   const std::int64_t per_block = std::max<std::int64_t>(1, kBlockElements / std::max<std::int64_t>(d, 1));
   const std::int64_t blocks = (rows + per_block - 1) / per_block;
-  float* const partials = thread_floats(Slot::partials, std::max<std::int64_t>(blocks, 1) * d);
-  for_each_run(blocks, per_block * d, [&](std::int64_t b) {
-    const std::int64_t first = b * per_block, count = std::min(per_block, rows - first);
-    const float* in = run_of(x, first * d, count * d, Slot::run0, true);
-    const float* dout = run_of(dy, first * d, count * d, Slot::run1, true);
-    float* partial = partials + b * d;
+  const std::int64_t per_group = per_block * ((blocks + kMaxGroups - 1) / kMaxGroups);
+  const std::int64_t groups = (rows + per_group - 1) / std::max<std::int64_t>(per_group, 1);
+  float* const partials = thread_floats(Slot::partials, std::max<std::int64_t>(groups, 1) * d);
+  for_each_run(groups, per_group * d, [&](std::int64_t group) {
+    float* partial = partials + group * d;
     std::fill(partial, partial + d, 0.0f);
-    cpu().layer_norm_gamma_partial(in, dout, partial, thread_floats(Slot::run2, d), count, d, epsilon);
+    const std::int64_t end = std::min(rows, (group + 1) * per_group);
+    // The kernel adds its rows to the partial in order, so a group's blocks add up as one run.
+    for (std::int64_t first = group * per_group; first < end; first += per_block) {
+      const std::int64_t count = std::min(per_block, end - first);
+      const float* in = run_of(x, first * d, count * d, Slot::run0, true);
+      const float* dout = run_of(dy, first * d, count * d, Slot::run1, true);
+      cpu().layer_norm_gamma_partial(in, dout, partial, thread_floats(Slot::run2, d), count, d, epsilon);
+    }
   });
-  // The blocks' partial sums, added in block order.
+  // The groups' partial sums, added in group order.
   float* sum = run_of(dgamma, 0, d, Slot::run2, false);
   std::fill(sum, sum + d, 0.0f);
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    for (std::int64_t j = 0; j < d; ++j) sum[j] += partials[b * d + j];
+  for (std::int64_t group = 0; group < groups; ++group) {
+    for (std::int64_t j = 0; j < d; ++j) sum[j] += partials[group * d + j];
   }
   store(sum, dgamma, 0, d);
 }

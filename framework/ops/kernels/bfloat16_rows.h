@@ -40,9 +40,10 @@ void sparse_softmax_cross_entropy_backprop_bfloat16(const TensorView& logits, co
                                                     std::int64_t ignore_index);
 
 /// layer_norm's gradient in gamma, dgamma [d] = the sum over x's rows of dy * xhat, for float32
-/// and bfloat16 operands alike (dgamma in dy's dtype, rounded once): rows go in blocks of a fixed
-/// size, each summed in row order into its own partial, and the partials are added in block order,
-/// so the bits depend neither on the thread count nor on the operands' dtype.
+/// and bfloat16 operands alike (dgamma in dy's dtype, rounded once): rows go in at most 64 groups
+/// whose size depends on the shape alone, each summed in row order into its own partial, and the
+/// partials are added in group order, so the bits depend neither on the thread count nor on the
+/// operands' dtype.
 void layer_norm_gamma_backprop(const TensorView& x, const TensorView& dy, const TensorView& dgamma, float epsilon);
 
 }  // namespace kestrel::kernels

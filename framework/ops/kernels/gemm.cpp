@@ -15,7 +15,7 @@
 #include "framework/core/thread_pool.h"
 #include "framework/ops/kernels/aligned_buffer.h"
 #include "framework/ops/kernels/cpu_kernels.h"
-#include "framework/ops/kernels/elementwise_functors.h"
+#include "framework/ops/kernels/gemm_epilogue.h"
 #include "framework/ops/kernels/gemm_widened.h"
 #include "framework/ops/kernels/onednn.h"
 #include "framework/ops/kernels/primitive_cache.h"
@@ -199,26 +199,18 @@ void scale_c(const GemmArgsOf<T, Out>& g) {
 }
 
 // The epilogue (bias, then activation) on every row of C, for the kernels that take none
-// themselves: each on its own tile of C, still in cache. The activations are Kestrel's own
-// (ops::relu, ops::gelu), on a row widened to float32.
+// themselves (Eigen's packed kernel, and products with nothing to multiply): each on its own
+// tile of C, still in cache, on a row widened to float32.
 template <class T, class Out>
 void finish_rows(const GemmArgsOf<T, Out>& g) {
   if (g.bias == nullptr && g.activation == GemmActivation::none) return;
   thread_local AlignedBuffer<float> row_buffer;  // grows to the widest row seen, then stays
   float* const widened = row_buffer.get(static_cast<std::size_t>(g.n));
-  Eigen::Map<Eigen::ArrayXf> x(widened, g.n);
   for (std::int64_t p = 0; p < g.batch; ++p) {
     for (std::int64_t i = 0; i < g.m; ++i) {
       Out* row = g.c + p * g.stride_c + i * g.ldc;
-      for (std::int64_t j = 0; j < g.n; ++j) {
-        widened[j] = static_cast<float>(row[j]) + (g.bias != nullptr ? static_cast<float>(g.bias[j]) : 0.0f);
-      }
-      switch (g.activation) {
-        case GemmActivation::none: break;
-        case GemmActivation::relu: x = ElementwiseFn<ElementwiseOpcode::relu>{}(x); break;
-        case GemmActivation::gelu_erf: x = ElementwiseFn<ElementwiseOpcode::gelu>{}(x); break;
-        case GemmActivation::gelu_tanh: x = ElementwiseFn<ElementwiseOpcode::gelu_tanh>{}(x); break;
-      }
+      for (std::int64_t j = 0; j < g.n; ++j) widened[j] = static_cast<float>(row[j]);
+      apply_epilogue(widened, g.n, g.bias, g.activation);
       for (std::int64_t j = 0; j < g.n; ++j) row[j] = Out(widened[j]);
     }
   }
@@ -295,10 +287,8 @@ void run_on_this_thread(const GemmArgsOf<T, Out>& g) {
     }
   } else {
     if (!onednn::computes_bf16()) {  // oneDNN 2.6 has no bfloat16 matmul below AVX-512
-      for_each_group(g, [](const GemmArgsOf<T, Out>& group) {
-        widened_gemm_on_this_thread(group);
-        finish_rows(group);
-      });
+      // The epilogue goes on each float32 tile before it is rounded.
+      for_each_group(g, [](const GemmArgsOf<T, Out>& group) { widened_gemm_on_this_thread(group); });
       return;
     }
   }

@@ -1,8 +1,8 @@
 // bfloat16 products on the float32 kernel, for CPUs where oneDNN has no bfloat16 matmul (below
 // AVX-512): C is cut into tiles, and each tile sums its product over blocks of k. A block of A
 // and one of B are widened to float32 in the calling thread's workspace, multiplied by
-// gemm_serial into a float32 tile of C, and the tile is rounded once at the end (or, for a
-// float32 C, the blocks add into C itself). The workspace is bounded by the block sizes, not by
+// gemm_serial into a float32 tile of C; the epilogue (bias, activation) goes on the tile, which
+// is rounded once at the end (or, for a float32 C, the blocks add into C itself). The workspace is bounded by the block sizes, not by
 // the operands (widened_gemm_workspace_bytes).
 //
 //   kernels::widened_gemm_on_this_thread(task);   // each of kernels::gemm's tasks below AVX-512

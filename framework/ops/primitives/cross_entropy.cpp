@@ -192,19 +192,22 @@ class SoftmaxCrossEntropyBackprop final
     auto masked = [&](const Tensor& per_row) {
       return counted.defined() ? ops::where(counted, per_row, ops::scalar_like(per_row, 0.0)) : per_row;
     };
-    // dloss may be float32 with bfloat16 logits: each gradient is computed in the wider of the
-    // two and returned in its primal's dtype.
+    // dloss may be float32 with bfloat16 logits: both gradients are computed in the wider dtype
+    // and returned in their primal's.
     const Tensor& dloss = a.primals[2];
-    const Tensor p = ops::softmax(logits, -1);
+    const DType wide =
+        logits.dtype() == DType::float32 || dloss.dtype() == DType::float32 ? DType::float32 : DType::bfloat16;
+    const Tensor p = ops::softmax(ops::cast(logits, wide), -1);
+    const Tensor cw = ops::cast(c, wide);
     std::vector<Tensor> grads(3);
     if (a.wanted[0]) {
-      const Tensor u = ops::multiply(c, ops::expand_dims(masked(dloss), -1));
+      const Tensor u = ops::multiply(cw, ops::expand_dims(masked(ops::cast(dloss, wide)), -1));
       const Tensor dot = ops::sum(ops::multiply(u, p), {.axes = {-1}, .keepdims = true});
       grads[0] = ops::cast(ops::multiply(p, ops::subtract(u, dot)), logits.dtype());
     }
     if (a.wanted[2]) {
-      const Tensor t = ops::one_hot(labels, logits.shape()[-1], {.dtype = logits.dtype()});
-      grads[2] = ops::cast(masked(ops::sum(ops::multiply(c, ops::subtract(p, t)), {.axes = {-1}})), dloss.dtype());
+      const Tensor t = ops::one_hot(labels, logits.shape()[-1], {.dtype = wide});
+      grads[2] = ops::cast(masked(ops::sum(ops::multiply(cw, ops::subtract(p, t)), {.axes = {-1}})), dloss.dtype());
     }
     return grads;
   }

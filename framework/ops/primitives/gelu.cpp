@@ -52,9 +52,11 @@ class Gelu final : public PrimitiveOf<Gelu, OpId::gelu> {
     return approximate_ ? Opcode::gelu_tanh : Opcode::gelu;
   }
 
+  // The cotangent in x's dtype, as a gradient is its primal's.
   std::vector<Tensor> vjp(const VjpArgs& v) const override {
     if (!v.wanted[0]) return {Tensor()};
-    return {ops::gelu_backprop(v.primals[0], v.cotangent, {.approximate = approximate_})};
+    const Tensor& x = v.primals[0];
+    return {ops::gelu_backprop(x, ops::cast(v.cotangent, x.dtype()), {.approximate = approximate_})};
   }
 
  private:
@@ -75,7 +77,7 @@ class GeluBackprop final : public PrimitiveOf<GeluBackprop, OpId::gelu_backprop>
                                                       "; both must be float32, or both bfloat16"));
     }
     if (x.shape != dy.shape) {
-      throw ValueError(op_message("gelu_backprop", "x is " + x.to_string() + " and dy is " + dy.to_string() +
+      throw ShapeError(op_message("gelu_backprop", "x is " + x.to_string() + " and dy is " + dy.to_string() +
                                                        "; dy must have x's shape (gelu's output gradient)"));
     }
     return x;
@@ -99,20 +101,25 @@ class GeluBackprop final : public PrimitiveOf<GeluBackprop, OpId::gelu_backprop>
   }
 
  private:
+  // 0 from kernels::kGeluSaturated on, where the first derivative is a constant 1 or 0 (and the
+  // formulas could overflow into 0 * inf); a NaN x takes the formula and stays a NaN.
   Tensor second_derivative(const Tensor& x) const {
     auto c = [&](double value) { return ops::scalar_like(x, value); };
     const Tensor x2 = ops::square(x);
+    Tensor curvature;
     if (!approximate_) {
       // (Phi(x) + x phi(x))' = phi(x) (2 - x^2)
       const Tensor pdf = c(1.0 / std::sqrt(2.0 * std::numbers::pi)) * ops::exp(c(-0.5) * x2);
-      return pdf * (c(2.0) - x2);
+      curvature = pdf * (c(2.0) - x2);
+    } else {
+      // With u = s (x + k x^3), t = tanh(u), du = s (1 + 3 k x^2):
+      // (0.5 (1 + t) + 0.5 x (1 - t^2) du)' = (1 - t^2) (du - x t du^2 + 3 s k x^2)
+      const double s = GeluTanh::kScale, k = GeluTanh::kCubic;
+      const Tensor t = ops::tanh(c(s) * (x + c(k) * x2 * x));
+      const Tensor du = c(s) * (c(1.0) + c(3.0 * k) * x2);
+      curvature = (c(1.0) - ops::square(t)) * (du - x * t * ops::square(du) + c(3.0 * s * k) * x2);
     }
-    // With u = s (x + k x^3), t = tanh(u), du = s (1 + 3 k x^2):
-    // (0.5 (1 + t) + 0.5 x (1 - t^2) du)' = (1 - t^2) (du - x t du^2 + 3 s k x^2)
-    const double s = GeluTanh::kScale, k = GeluTanh::kCubic;
-    const Tensor t = ops::tanh(c(s) * (x + c(k) * x2 * x));
-    const Tensor du = c(s) * (c(1.0) + c(3.0 * k) * x2);
-    return (c(1.0) - ops::square(t)) * (du - x * t * ops::square(du) + c(3.0 * s * k) * x2);
+    return ops::where(ops::greater_equal(ops::abs(x), c(kernels::kGeluSaturated)), c(0.0), curvature);
   }
 
   bool approximate_;

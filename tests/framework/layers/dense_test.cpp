@@ -10,6 +10,7 @@
 #include "framework/ops/ops.h"
 #include "tests/framework/layers/layer_test_util.h"
 #include "tests/support/error_message.h"
+#include "tests/support/global_random_stream_guard.h"
 
 namespace kestrel {
 namespace {
@@ -91,6 +92,7 @@ TEST(Dense, GradientsWithRespectToInputsAndWeights) {
 // rounding, as the GEMM's epilogue adds it: 1 - 2^-8 + 2^-12, which rounds to 1 - 2^-8. Rounded
 // first, the product would be 1 + 2^-7, and then the sum exactly 1.
 TEST(Dense, Bfloat16BiasIsAddedBeforeTheProductIsRounded) {
+  const testing::GlobalRandomStreamGuard stream;  // the kernel's initial draw
   layers::Dense dense(1, {.dtype = "bfloat16"});
   const Tensor x = ops::cast(Tensor::from_vector<float>({1.0f, 0x1p-8f, 0x1p-12f}, {1, 3}), DType::bfloat16);
   dense(x);

@@ -23,6 +23,7 @@
 #include "framework/layers/training_step.h"
 #include "framework/ops/ops.h"
 #include "tests/support/error_message.h"
+#include "tests/support/global_random_stream_guard.h"
 
 namespace kestrel {
 namespace {
@@ -187,12 +188,8 @@ const std::vector<LayerCase>& layer_cases() {
 // The layers made here draw their weights from the global random stream; it is put back where it
 // was, so the tests after these in the executable draw what they would alone.
 class KeepsGlobalRandomStream : public ::testing::Test {
- protected:
-  void SetUp() override { stream_ = random::global_stream_state(); }
-  void TearDown() override { random::restore_global_stream(stream_); }
-
  private:
-  random::GlobalStreamState stream_;
+  testing::GlobalRandomStreamGuard stream_;
 };
 using LayerConfigRoundTrip = KeepsGlobalRandomStream;
 using LayerConfigErrors = KeepsGlobalRandomStream;

@@ -17,6 +17,7 @@
 #include "framework/ops/ops.h"
 #include "tests/framework/layers/compiled_layer_util.h"
 #include "tests/support/error_message.h"
+#include "tests/support/global_random_stream_guard.h"
 
 namespace kestrel {
 namespace {
@@ -238,11 +239,7 @@ TEST(Merging, ComputeInTheBfloat16Policy) {
 TEST(Merging, AFunctionalModelWithAResidualAddAndAConcatenate) {
   clear_session();
   // The weights draw from the global stream: put it back afterwards, so later tests start where they would.
-  const random::GlobalStreamState before = random::global_stream_state();
-  struct Restore {
-    const random::GlobalStreamState& state;
-    ~Restore() { random::restore_global_stream(state); }
-  } restore{before};
+  const testing::GlobalRandomStreamGuard stream;
   random::set_global_seed(11);
   const Tensor features = Input({4}, {.name = "features"});
   const Tensor extra = Input({3}, {.name = "extra"});

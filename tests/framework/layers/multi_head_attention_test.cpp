@@ -12,6 +12,7 @@
 #include "framework/ops/ops.h"
 #include "tests/framework/layers/layer_test_util.h"
 #include "tests/support/error_message.h"
+#include "tests/support/global_random_stream_guard.h"
 
 namespace kestrel {
 namespace {
@@ -172,6 +173,7 @@ TEST(MultiHeadAttention, DropoutOnlyWhileTraining) {
 // The projections add a bfloat16 bias before the product's one rounding, as Dense does (the
 // values are dense_test.cpp's): [1, 3] -> [1, 1, 1] heads of one dim.
 TEST(MultiHeadAttention, Bfloat16ProjectionBiasIsAddedBeforeTheProductIsRounded) {
+  const testing::GlobalRandomStreamGuard stream;
   mixed_precision::PolicyScope policy("bfloat16");
   layers::detail::AttentionProjection narrow("query", 1, {1, 1}, true, "ones", "zeros");
   const Tensor x = ops::cast(Tensor::from_vector<float>({1.0f, 0x1p-8f, 0x1p-12f}, {1, 3}), DType::bfloat16);

@@ -2,7 +2,8 @@
 // as C is stored. Against the product followed by Kestrel's own ops, for oneDNN's matmul and for
 // the kernels that finish their rows themselves (Eigen's packed kernel for long, thin products
 // below AVX-512: k >= 256), plain and batched, one thread and tiled over two, at the CPU level the
-// test runs at (framework_ops_test runs at each).
+// test runs at (framework_ops_test runs at each); and a bfloat16 bias added before the product's
+// one rounding, by oneDNN and by the widened kernel below AVX-512.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -77,6 +78,29 @@ TEST(GemmEpilogue, BiasThenActivationMatchTheOpsAfterTheProduct) {
       }
     }
   }
+}
+
+// A bfloat16 product gets its bias before its one rounding, whether oneDNN multiplies (AVX-512)
+// or the widened kernel does (below): x . w = 1 + 2^-8 + 2^-12 exactly in float32, the bias is
+// -2^-7, and the sum rounds to 1 - 2^-8; rounded first, the product would give exactly 1.
+TEST(GemmEpilogue, ABfloat16BiasIsAddedBeforeTheOneRounding) {
+  const std::vector<float> x = {1.0f, 0x1p-8f, 0x1p-12f};
+  std::vector<bfloat16> a, w(3, bfloat16(1.0f));
+  for (float v : x) a.push_back(bfloat16(v));
+  const bfloat16 bias(-0x1p-7f);
+  bfloat16 c(0.0f);
+  gemm(GemmBf16Args{.m = 1, .n = 1, .k = 3, .a = a.data(), .b = w.data(), .c = &c, .bias = &bias});
+  EXPECT_EQ(static_cast<float>(c), 1.0f - 0x1p-8f);
+  // An activation after it (relu, the identity here) keeps the one rounding.
+  gemm(GemmBf16Args{.m = 1,
+                    .n = 1,
+                    .k = 3,
+                    .a = a.data(),
+                    .b = w.data(),
+                    .c = &c,
+                    .bias = &bias,
+                    .activation = GemmActivation::relu});
+  EXPECT_EQ(static_cast<float>(c), 1.0f - 0x1p-8f);
 }
 
 }  // namespace
