@@ -1,6 +1,5 @@
 #include "framework/jit/passes/cast_folding.h"
 
-#include <optional>
 #include <vector>
 
 #include "framework/jit/rewriter.h"

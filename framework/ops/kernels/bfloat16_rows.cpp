@@ -67,11 +67,16 @@ void for_each_run(std::int64_t rows, std::int64_t size, const Fn& fn) {
                });
 }
 
-// Calls fn(first, count) over `rows` contiguous rows of d elements, in blocks of whole rows of
-// about kBlockElements (one row when rows are longer), over the pool.
+// Rows of d elements widened at a time: about kBlockElements, one when rows are longer.
+std::int64_t rows_per_block(std::int64_t d) {
+  return std::max<std::int64_t>(1, kBlockElements / std::max<std::int64_t>(d, 1));
+}
+
+// Calls fn(first, count) over `rows` contiguous rows of d elements, in blocks of rows_per_block(d)
+// rows, over the pool.
 template <class Fn>
 void for_each_row_block(std::int64_t rows, std::int64_t d, const Fn& fn) {
-  const std::int64_t per_block = std::max<std::int64_t>(1, kBlockElements / std::max<std::int64_t>(d, 1));
+  const std::int64_t per_block = rows_per_block(d);
   const std::int64_t blocks = (rows + per_block - 1) / per_block;
   for_each_run(blocks, per_block * d, [&](std::int64_t b) {
     const std::int64_t first = b * per_block;
@@ -178,7 +183,7 @@ void layer_norm_gamma_backprop(const TensorView& x, const TensorView& dy, const 
   const std::int64_t d = x.shape[-1], rows = d == 0 ? 0 : x.numel() / d;
   // Rows widened at a time, and rows per group: groups of whole blocks, at most kMaxGroups of
   // them, so the partial sums stay small however many rows there are.
-  const std::int64_t per_block = std::max<std::int64_t>(1, kBlockElements / std::max<std::int64_t>(d, 1));
+  const std::int64_t per_block = rows_per_block(d);
   const std::int64_t blocks = (rows + per_block - 1) / per_block;
   const std::int64_t per_group = per_block * ((blocks + kMaxGroups - 1) / kMaxGroups);
   const std::int64_t groups = (rows + per_group - 1) / std::max<std::int64_t>(per_group, 1);

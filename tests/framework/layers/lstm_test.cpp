@@ -108,7 +108,7 @@ TEST(LSTM, WeightsAsKerasNamesThem) {
 
 TEST(LSTM, HoldsItsWeightsInACellAsKerasDoes) {
   clear_session();
-  const testing::GlobalStreamRestorer restore;  // the tests that follow start from the same stream
+  const testing::GlobalRandomStreamGuard restore;  // the tests that follow start from the same stream
   Sequential model({layers::LSTM(kUnits, {.return_sequences = true}), layers::LSTM(kUnits)});
   model(sequences());
   const Layer& first = *model.layers()[0];
@@ -134,7 +134,7 @@ TEST(LSTM, HoldsItsWeightsInACellAsKerasDoes) {
 }
 
 TEST(LSTM, TheCellTakesTheLayersPrecisionPolicy) {
-  const testing::GlobalStreamRestorer restore;  // the tests that follow start from the same stream
+  const testing::GlobalRandomStreamGuard restore;  // the tests that follow start from the same stream
   // Given to the LSTM: the cell's weights are made and read in it.
   layers::LSTM given(kUnits, {.dtype = DTypePolicy("bfloat16")});
   EXPECT_EQ(given(sequences()).dtype(), DType::bfloat16);

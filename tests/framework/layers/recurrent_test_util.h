@@ -5,7 +5,6 @@
 //   testing::traced_ops(lstm, x);            // ops of lstm(x) as the jit traces it
 //   auto [x, y] = testing::sum_sign_task(256, 8, random::Key(1));
 //   EXPECT_GE(testing::sum_sign_accuracy(layers::LSTM(8), 5, 21, 22), 0.9);   // trains a classifier on it
-//   const testing::GlobalStreamRestorer restore;   // the stream as it was, after the test
 #pragma once
 
 #include <gtest/gtest.h>
@@ -24,6 +23,7 @@
 #include "framework/model/sequential.h"
 #include "framework/ops/ops.h"
 #include "framework/optimizers/optimizers.h"
+#include "tests/support/global_random_stream_guard.h"
 
 namespace kestrel::testing {
 
@@ -51,19 +51,6 @@ inline std::int64_t traced_ops(Layer& layer, const Tensor& x) {
   const Tensor input = trace.input(x.spec(), "x");
   return trace.finish({layer(input)}).num_ops();
 }
-
-/// Puts the global random stream back as it was when made, so the weights a test creates leave the
-/// stream the tests that follow start from as it was.
-class GlobalStreamRestorer {
- public:
-  GlobalStreamRestorer() : before_(random::global_stream_state()) {}
-  ~GlobalStreamRestorer() { random::restore_global_stream(before_); }
-  GlobalStreamRestorer(const GlobalStreamRestorer&) = delete;
-  GlobalStreamRestorer& operator=(const GlobalStreamRestorer&) = delete;
-
- private:
-  random::GlobalStreamState before_;
-};
 
 /// Does a sequence add up to more than zero? x [n, steps, 1] standard normal, y [n, 1] 1 or 0.
 inline std::pair<Tensor, Tensor> sum_sign_task(std::int64_t n, std::int64_t steps, const random::Key& key) {
@@ -97,7 +84,7 @@ inline std::vector<Tensor> value_and_gradients(Layer& layer, const Tensor& x) {
 inline double sum_sign_accuracy(LayerArg recurrent, std::uint64_t seed, std::uint64_t train_key,
                                 std::uint64_t test_key) {
   clear_session();
-  const GlobalStreamRestorer restore;
+  const GlobalRandomStreamGuard restore;
   random::set_global_seed(seed);
   const auto [x, y] = sum_sign_task(512, 8, random::Key(train_key));
   Sequential model({std::move(recurrent), layers::Dense(1, {.activation = "sigmoid"})});

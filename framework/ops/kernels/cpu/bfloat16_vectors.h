@@ -16,6 +16,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "framework/core/cpu_capability.h"
 #include "framework/core/dtype.h"
@@ -77,33 +78,25 @@ inline void store_widened32(__m512i bits, float* out) {
 }
 
 /// Rounds the longest prefix of in[0, n) made of whole groups of 32 into out, natively where a
-/// group holds no subnormal; returns its length. For CPUs with AVX512_BF16 only.
-[[gnu::target("avx512bf16")]] inline std::int64_t store_rounded_natively(const float* in, std::int64_t n,
-                                                                         bfloat16* out) {
+/// group holds no subnormal; returns its length. Out is bfloat16 (the conversion) or float (each
+/// value rounded and back: the round_bfloat16 instruction). For CPUs with AVX512_BF16 only.
+template <class Out>
+[[gnu::target("avx512bf16")]] inline std::int64_t store_rounded_natively(const float* in, std::int64_t n, Out* out) {
   std::int64_t i = 0;
   for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
     const __m512 lo = _mm512_loadu_ps(in + i), hi = _mm512_loadu_ps(in + i + kLanes);
     if (any_subnormal(lo, hi)) {
-      store_rounded(in + i, out + i);
-      store_rounded(in + i + kLanes, out + i + kLanes);
+      for (const std::int64_t at : {i, i + kLanes}) {
+        if constexpr (std::is_same_v<Out, float>) {
+          store_rounded_float(in + at, out + at);
+        } else {
+          store_rounded(in + at, out + at);
+        }
+      }
+    } else if constexpr (std::is_same_v<Out, float>) {
+      store_widened32(round_natively(lo, hi), out + i);
     } else {
       _mm512_storeu_si512(out + i, round_natively(lo, hi));
-    }
-  }
-  return i;
-}
-
-/// The same, each value rounded to bfloat16 and back to float32 (the round_bfloat16 instruction).
-[[gnu::target("avx512bf16")]] inline std::int64_t store_rounded_float_natively(const float* in, std::int64_t n,
-                                                                               float* out) {
-  std::int64_t i = 0;
-  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
-    const __m512 lo = _mm512_loadu_ps(in + i), hi = _mm512_loadu_ps(in + i + kLanes);
-    if (any_subnormal(lo, hi)) {
-      store_rounded_float(in + i, out + i);
-      store_rounded_float(in + i + kLanes, out + i + kLanes);
-    } else {
-      store_widened32(round_natively(lo, hi), out + i);
     }
   }
   return i;

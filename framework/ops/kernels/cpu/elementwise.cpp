@@ -43,7 +43,7 @@ void unary_run(const float* x, float* y, std::int64_t n) {
     std::int64_t i = 0;  // a scalar functor (round_bfloat16)
 #if defined(__AVX512F__)
     if constexpr (kOpcode == ElementwiseOpcode::round_bfloat16) {
-      if (cpu_has_avx512_bf16()) i = bf16x16::store_rounded_float_natively(x, n, y);
+      if (cpu_has_avx512_bf16()) i = bf16x16::store_rounded_natively(x, n, y);
       for (; i + bf16x16::kLanes <= n; i += bf16x16::kLanes) bf16x16::store_rounded_float(x + i, y + i);
     }
 #endif
