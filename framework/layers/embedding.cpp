@@ -5,6 +5,7 @@
 
 #include "framework/core/error.h"
 #include "framework/layers/serialization.h"
+#include "framework/ops/elementwise.h"
 #include "framework/ops/shape_ops.h"
 
 namespace kestrel::layers {
@@ -34,7 +35,13 @@ Tensor Embedding::call(const Tensor& ids, bool training) {
                     "; Embedding takes int32 or int64 ids: convert them with ops::cast(ids, DType::int32)");
   }
   try {
-    return ops::gather(embeddings_.value(), ids, 0);
+    // The rows are gathered from the table as stored and cast after, as Keras's Embedding does (it
+    // turns autocast off): casting the whole table to the compute dtype would cost two passes over
+    // input_dim rows a step (the cast, and its gradient's), where a batch reads a few rows, and the
+    // gradient's repeated rows would be summed into a bfloat16 table. The variable itself stays
+    // autocast, so an output projection tied to it still reads it in its compute dtype.
+    const Tensor rows = ops::gather(embeddings_.stored_value(), ids, 0);
+    return ops::cast(rows, dtype_policy().compute_dtype());
   } catch (const IndexError& e) {
     throw IndexError(error_prefix() + e.what() + "; ids must be in [0, " + std::to_string(input_dim_) +
                      "): make input_dim at least the vocabulary size");

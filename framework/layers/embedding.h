@@ -6,7 +6,8 @@
 //   Tensor logits = ops::matmul(h, embed.embeddings().value(), {.transpose_b = true});  // tied output
 //
 // The weight "embeddings" [input_dim, output_dim] is initialized uniformly in [-0.05, 0.05), as in
-// Keras. Ids outside [0, input_dim) throw IndexError.
+// Keras. Ids outside [0, input_dim) throw IndexError. Under a mixed policy the table stays in its
+// variable dtype and the rows looked up are cast to the compute dtype, as Keras's Embedding does.
 #pragma once
 
 #include <cstdint>

@@ -73,6 +73,26 @@ TEST(Embedding, GradientsReachTheLookedUpRows) {
   EXPECT_EQ(g[3 * 4], 2.0f);  // row 4 used twice
 }
 
+TEST(Embedding, MixedBfloat16CastsTheLookedUpRowsAndSumsGradientsInFloat32) {
+  layers::Embedding embed(5, 1, {.dtype = "mixed_bfloat16"});
+  const Tensor ids = Tensor::from_vector<std::int32_t>({4, 0, 4}, {3});
+  const Tensor y = embed(ids);
+  ASSERT_EQ(y.dtype(), DType::bfloat16);
+  EXPECT_EQ(y.to_vector<float>(),
+            ops::cast(ops::gather(embed.embeddings().stored_value(), ids, 0), DType::bfloat16).to_vector<float>());
+
+  // Row 4 is read twice, with cotangents 1 and 2^-9: their sum needs 9 significant bits, which a
+  // bfloat16 table (8 bits) would round back to 1.
+  GradientTape tape;
+  const Tensor weights = Tensor::from_vector<float>({1.0f, 0.5f, 0.001953125f}, {3, 1});
+  const Tensor loss = ops::sum(ops::multiply(ops::cast(embed(ids), DType::float32), weights));
+  const std::vector<Tensor> grads = tape.gradient(loss, {embed.embeddings().stored_value()});
+  ASSERT_EQ(grads[0].dtype(), DType::float32);
+  const std::vector<float> g = grads[0].to_vector<float>();
+  EXPECT_EQ(g[0], 0.5f);
+  EXPECT_EQ(g[4], 1.001953125f);
+}
+
 TEST(Embedding, OutOfRangeIdNamesTheLayer) {
   clear_session();
   layers::Embedding embed(5, 2);
