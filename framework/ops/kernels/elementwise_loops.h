@@ -24,30 +24,20 @@ void unary_loop(const TensorView& in, const TensorView& out, Fn fn) {
   });
 }
 
-/// out = fn(a, b) with NumPy broadcasting; the common layouts get loops the compiler vectorizes.
-template <class In, class Out, class Fn>
-void binary_loop(const TensorView& a, const TensorView& b, const TensorView& out, Fn fn) {
+/// Calls run(ra, sa, rb, sb, ro, len) over out's elements, with NumPy broadcasting of a and b, in
+/// contiguous runs of outputs over the thread pool: ro[k] for k < len is computed from ra[k * sa]
+/// and rb[k * sb], each stride 1 (a run of the operand) or 0 (one of its elements, repeated).
+template <class In, class Out, class Run>
+void for_each_binary_run(const TensorView& a, const TensorView& b, const TensorView& out, const Run& run) {
   const In* pa = a.as<In>();
   const In* pb = b.as<In>();
   Out* po = out.as<Out>();
   const std::int64_t n = out.numel();
-  if (a.shape == out.shape && b.shape == out.shape) {
+  const bool a_full = a.shape == out.shape, b_full = b.shape == out.shape;
+  // The common layouts, one run per chunk: same shapes, or one operand a single element.
+  if ((a_full || a.numel() == 1) && (b_full || b.numel() == 1)) {
     parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
-      for (std::int64_t i = lo; i < hi; ++i) po[i] = fn(pa[i], pb[i]);
-    });
-    return;
-  }
-  if (b.numel() == 1 && a.shape == out.shape) {
-    const In vb = pb[0];
-    parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
-      for (std::int64_t i = lo; i < hi; ++i) po[i] = fn(pa[i], vb);
-    });
-    return;
-  }
-  if (a.numel() == 1 && b.shape == out.shape) {
-    const In va = pa[0];
-    parallel_for(n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
-      for (std::int64_t i = lo; i < hi; ++i) po[i] = fn(va, pb[i]);
+      run(a_full ? pa + lo : pa, a_full ? 1 : 0, b_full ? pb + lo : pb, b_full ? 1 : 0, po + lo, hi - lo);
     });
     return;
   }
@@ -55,25 +45,31 @@ void binary_loop(const TensorView& a, const TensorView& b, const TensorView& out
   const std::int64_t len = ix.run_length();
   const std::int64_t sa = ix.inner_stride(0), sb = ix.inner_stride(1);
   parallel_for(ix.runs(), std::max<std::int64_t>(1, kElementwiseGrain / len), [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t run = lo; run < hi; ++run) {
-      auto base = ix.input_offsets(run);
-      const In* ra = pa + base[0];
-      const In* rb = pb + base[1];
-      Out* ro = po + run * len;
-      if (sa == 1 && sb == 1) {
-        for (std::int64_t k = 0; k < len; ++k) ro[k] = fn(ra[k], rb[k]);
-      } else if (sa == 1) {
-        const In vb = rb[0];
-        for (std::int64_t k = 0; k < len; ++k) ro[k] = fn(ra[k], vb);
-      } else if (sb == 1) {
-        const In va = ra[0];
-        for (std::int64_t k = 0; k < len; ++k) ro[k] = fn(va, rb[k]);
-      } else {
-        const Out v = fn(ra[0], rb[0]);
-        for (std::int64_t k = 0; k < len; ++k) ro[k] = v;
-      }
+    for (std::int64_t r = lo; r < hi; ++r) {
+      auto base = ix.input_offsets(r);
+      run(pa + base[0], sa, pb + base[1], sb, po + r * len, len);
     }
   });
+}
+
+/// out = fn(a, b) with NumPy broadcasting; each run's loop is one the compiler vectorizes.
+template <class In, class Out, class Fn>
+void binary_loop(const TensorView& a, const TensorView& b, const TensorView& out, Fn fn) {
+  for_each_binary_run<In, Out>(
+      a, b, out, [&](const In* ra, std::int64_t sa, const In* rb, std::int64_t sb, Out* ro, std::int64_t len) {
+        if (sa == 1 && sb == 1) {
+          for (std::int64_t k = 0; k < len; ++k) ro[k] = fn(ra[k], rb[k]);
+        } else if (sa == 1) {
+          const In vb = rb[0];
+          for (std::int64_t k = 0; k < len; ++k) ro[k] = fn(ra[k], vb);
+        } else if (sb == 1) {
+          const In va = ra[0];
+          for (std::int64_t k = 0; k < len; ++k) ro[k] = fn(va, rb[k]);
+        } else {
+          const Out v = fn(ra[0], rb[0]);
+          for (std::int64_t k = 0; k < len; ++k) ro[k] = v;
+        }
+      });
 }
 
 /// out = fn(cond, x, y) (a select: fn(c, a, b) is c ? a : b) with NumPy broadcasting of all three.

@@ -37,21 +37,27 @@ inline __m512i round_to_bits(__m512 x) {
   return _mm512_mask_blend_epi32(nan, rounded, _mm512_or_si512(high, _mm512_set1_epi32(0x40)));
 }
 
-/// 16 floats rounded to bfloat16 and stored.
-inline void store_rounded(const float* in, bfloat16* out) {  // __m256i may alias any type
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtepi32_epi16(round_to_bits(_mm512_loadu_ps(in))));
+/// 16 lanes rounded to bfloat16 and stored.
+inline void store_rounded(__m512 x, bfloat16* out) {  // __m256i may alias any type
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtepi32_epi16(round_to_bits(x)));
 }
+
+/// 16 floats rounded to bfloat16 and stored.
+inline void store_rounded(const float* in, bfloat16* out) { store_rounded(_mm512_loadu_ps(in), out); }
 
 /// 16 floats rounded to bfloat16 and back: the float32 value each would be stored as.
 inline void store_rounded_float(const float* in, float* out) {
   _mm512_storeu_ps(out, _mm512_castsi512_ps(_mm512_slli_epi32(round_to_bits(_mm512_loadu_ps(in)), 16)));
 }
 
-/// 16 bfloat16 values widened (exactly) to float32.
-inline void store_widened(const bfloat16* in, float* out) {
+/// 16 bfloat16 values loaded and widened (exactly) to float32.
+inline __m512 load_widened(const bfloat16* in) {
   const __m512i bits = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in)));
-  _mm512_storeu_ps(out, _mm512_castsi512_ps(_mm512_slli_epi32(bits, 16)));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(bits, 16));
 }
+
+/// 16 bfloat16 values widened (exactly) to float32.
+inline void store_widened(const bfloat16* in, float* out) { _mm512_storeu_ps(out, load_widened(in)); }
 
 /// True when any of the 32 floats is subnormal (exponent 0, mantissa not).
 inline bool any_subnormal(__m512 lo, __m512 hi) {

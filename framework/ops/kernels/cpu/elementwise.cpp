@@ -123,6 +123,67 @@ void binary_tensor_bf16(const TensorView& a, const TensorView& b, const TensorVi
   });
 }
 
+#if defined(__AVX512F__)
+// 16 float32 lanes, on which the arithmetic functors' templates (a + b, a >= b ? a : b) compute
+// as they do on one float: GCC's vector extensions apply the same IEEE operations lane by lane.
+using Lanes = float __attribute__((vector_size(64)));
+template <class Fn>
+constexpr bool kLaneArithmetic = std::is_same_v<std::invoke_result_t<Fn, float, float>, float>;
+
+// A run of a bfloat16 arithmetic functor 16 elements at a time in registers: widened as loaded,
+// rounded as stored, so a short run (a row broadcast's) costs no staging.
+template <class Fn>
+void binary_run_in_lanes(const bfloat16* ra, std::int64_t sa, const bfloat16* rb, std::int64_t sb, bfloat16* ro,
+                         std::int64_t len, Fn fn) {
+  const Lanes a0 = _mm512_set1_ps(static_cast<float>(ra[0])), b0 = _mm512_set1_ps(static_cast<float>(rb[0]));
+  std::int64_t k = 0;
+  for (; k + bf16x16::kLanes <= len; k += bf16x16::kLanes) {
+    const Lanes x = sa == 1 ? Lanes(bf16x16::load_widened(ra + k)) : a0;
+    const Lanes y = sb == 1 ? Lanes(bf16x16::load_widened(rb + k)) : b0;
+    bf16x16::store_rounded(__m512(fn(x, y)), ro + k);
+  }
+  for (; k < len; ++k) ro[k] = bfloat16(fn(static_cast<float>(ra[k * sa]), static_cast<float>(rb[k * sb])));
+}
+#endif
+
+// A scalar binary functor (add, multiply, a comparison) over bfloat16 tensors with broadcasting:
+// each run of the operands widened a block at a time, the float32 loop binary_loop runs (which the
+// compiler vectorizes), and the block rounded once as it is stored (a comparison's bools stored
+// as they are).
+template <class Out, class Fn>
+void binary_tensor_bf16_scalar_fn(const TensorView& a, const TensorView& b, const TensorView& out, Fn fn) {
+  for_each_binary_run<bfloat16, Out>(
+      a, b, out,
+      [&](const bfloat16* ra, std::int64_t sa, const bfloat16* rb, std::int64_t sb, Out* ro, std::int64_t len) {
+#if defined(__AVX512F__)
+        if constexpr (kLaneArithmetic<Fn>) return binary_run_in_lanes(ra, sa, rb, sb, ro, len, fn);
+#endif
+        alignas(64) std::array<float, kWidenedBlock> block_a;
+        alignas(64) std::array<float, kWidenedBlock> block_b;
+        alignas(64) std::array<std::conditional_t<std::is_same_v<Out, bool>, bool, float>, kWidenedBlock> result;
+        // The run's elements [lo, lo + count) of an operand as float32: widened, or its one element.
+        auto widened = [&](const bfloat16* run, std::int64_t stride, std::int64_t lo, std::int64_t count,
+                           float* block) {
+          if (stride == 1) {
+            widen_bfloat16(run + lo, count, block);
+          } else {
+            std::fill(block, block + count, static_cast<float>(run[0]));
+          }
+        };
+        for (std::int64_t lo = 0; lo < len; lo += kWidenedBlock) {
+          const std::int64_t count = std::min(kWidenedBlock, len - lo);
+          widened(ra, sa, lo, count, block_a.data());
+          widened(rb, sb, lo, count, block_b.data());
+          for (std::int64_t k = 0; k < count; ++k) result[k] = fn(block_a[k], block_b[k]);
+          if constexpr (std::is_same_v<Out, bool>) {
+            std::copy(result.begin(), result.begin() + count, ro + lo);
+          } else {
+            round_to_bfloat16(result.data(), count, ro + lo);
+          }
+        }
+      });
+}
+
 // An operand as a step's loop reads it: a pointer into the block, or one value for every element.
 struct Vector {
   const float* data;
@@ -204,9 +265,7 @@ void elementwise_tensors(ElementwiseOpcode opcode, std::span<const TensorView> i
       if constexpr (kFloat32) {
         binary_loop<float, Out>(in[0], in[1], out, Fn{});
       } else {
-        binary_loop<bfloat16, Out>(in[0], in[1], out, [](bfloat16 a, bfloat16 b) {
-          return Out(Fn{}(static_cast<float>(a), static_cast<float>(b)));
-        });
+        binary_tensor_bf16_scalar_fn<Out>(in[0], in[1], out, Fn{});
       }
     } else {
       select_loop<T>(in[0], in[1], in[2], out, Fn{});
