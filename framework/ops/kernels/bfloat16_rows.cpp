@@ -92,67 +92,16 @@ TensorView label_rows(const TensorView& labels, std::int64_t first, std::int64_t
 
 }  // namespace
 
-void softmax_bfloat16(const TensorView& x, const TensorView& y, int axis, bool log) {
-  if (x.numel() == 0) return;
-  std::int64_t outer = 1, inner = 1;
-  for (int i = 0; i < axis; ++i) outer *= x.shape[i];
-  for (int i = axis + 1; i < x.shape.rank(); ++i) inner *= x.shape[i];
-  const std::int64_t n = x.shape[axis], slab = n * inner;
-  if (inner == 1) {
-    for_each_row_block(outer, n, [&](std::int64_t first, std::int64_t rows) {
-      const float* in = run_of(x, first * n, rows * n, Slot::run0, true);
-      float* out = run_of(y, first * n, rows * n, Slot::run1, false);
-      cpu().softmax(in, out, Shape{rows, n}, 1, log);
-      store(out, y, first * n, rows * n);
-    });
-    return;
-  }
-  // Another axis: the float32 kernel's tasks, [n, width] column blocks of each slab, each widened
-  // into rows whose stride is inner's modulo 16 floats, so that every row sits where it would in a
-  // whole widened tensor modulo 64 bytes.
-  const std::int64_t blocks = (inner + kSoftmaxColumns - 1) / kSoftmaxColumns;
-  for_each_run(outer * blocks, n * std::min(inner, kSoftmaxColumns), [&](std::int64_t task) {
-    const std::int64_t c0 = task % blocks * kSoftmaxColumns, width = std::min(kSoftmaxColumns, inner - c0);
-    const std::int64_t first = task / blocks * slab + c0;  // element (o, 0, c0)
-    const std::int64_t stride = width + (inner - width) % kAlignFloats;
-    const std::int64_t shift = first % kAlignFloats, count = shift + n * stride;
-    float* in = thread_floats(Slot::run0, count) + shift;
-    float* out = thread_floats(Slot::run1, count) + shift;
-    for (std::int64_t k = 0; k < n; ++k)
-      cpu().widen_bfloat16(x.as<bfloat16>() + first + k * inner, width, in + k * stride);
-    cpu().softmax_columns(in, out, n, stride, width, log);
-    for (std::int64_t k = 0; k < n; ++k) {
-      cpu().round_to_bfloat16(out + k * stride, width, y.as<bfloat16>() + first + k * inner);
-    }
-  });
-}
-
 void layer_norm_bfloat16(const TensorView& x, const TensorView& gamma, const TensorView& beta, const TensorView& y,
                          float epsilon) {
   if (x.numel() == 0) return;
-  const std::int64_t d = x.shape[-1];
-  const float* scale = parameter(gamma, Slot::gamma);
-  const float* shift = parameter(beta, Slot::beta);
-  for_each_row_block(x.numel() / d, d, [&](std::int64_t first, std::int64_t rows) {
-    const float* in = run_of(x, first * d, rows * d, Slot::run0, true);
-    float* out = run_of(y, first * d, rows * d, Slot::run1, false);
-    cpu().layer_norm(in, scale, shift, out, rows, d, epsilon);
-    store(out, y, first * d, rows * d);
-  });
+  cpu().layer_norm(x, parameter(gamma, Slot::gamma), parameter(beta, Slot::beta), y, epsilon);
 }
 
 void layer_norm_backprop_bfloat16(const TensorView& x, const TensorView& gamma, const TensorView& dy,
                                   const TensorView& dx, float epsilon) {
   if (x.numel() == 0) return;
-  const std::int64_t d = x.shape[-1];
-  const float* scale = parameter(gamma, Slot::gamma);
-  for_each_row_block(x.numel() / d, d, [&](std::int64_t first, std::int64_t rows) {
-    const float* in = run_of(x, first * d, rows * d, Slot::run0, true);
-    const float* dout = run_of(dy, first * d, rows * d, Slot::run2, true);
-    float* out = run_of(dx, first * d, rows * d, Slot::run1, false);
-    cpu().layer_norm_backprop(in, scale, dout, out, rows, d, epsilon);
-    store(out, dx, first * d, rows * d);
-  });
+  cpu().layer_norm_backprop(x, parameter(gamma, Slot::gamma), dy, dx, epsilon);
 }
 
 void sparse_softmax_cross_entropy_bfloat16(const TensorView& logits, const TensorView& labels, const TensorView& loss,
@@ -181,24 +130,15 @@ void sparse_softmax_cross_entropy_backprop_bfloat16(const TensorView& logits, co
 
 void layer_norm_gamma_backprop(const TensorView& x, const TensorView& dy, const TensorView& dgamma, float epsilon) {
   const std::int64_t d = x.shape[-1], rows = d == 0 ? 0 : x.numel() / d;
-  // Rows widened at a time, and rows per group: groups of whole blocks, at most kMaxGroups of
-  // them, so the partial sums stay small however many rows there are.
-  const std::int64_t per_block = rows_per_block(d);
-  const std::int64_t blocks = (rows + per_block - 1) / per_block;
-  const std::int64_t per_group = per_block * ((blocks + kMaxGroups - 1) / kMaxGroups);
+  // At most kMaxGroups groups of rows, so the partial sums stay small however many rows there are.
+  const std::int64_t per_group = (rows + kMaxGroups - 1) / kMaxGroups;
   const std::int64_t groups = (rows + per_group - 1) / std::max<std::int64_t>(per_group, 1);
   float* const partials = thread_floats(Slot::partials, std::max<std::int64_t>(groups, 1) * d);
   for_each_run(groups, per_group * d, [&](std::int64_t group) {
     float* partial = partials + group * d;
     std::fill(partial, partial + d, 0.0f);
-    const std::int64_t end = std::min(rows, (group + 1) * per_group);
-    // The kernel adds its rows to the partial in order, so a group's blocks add up as one run.
-    for (std::int64_t first = group * per_group; first < end; first += per_block) {
-      const std::int64_t count = std::min(per_block, end - first);
-      const float* in = run_of(x, first * d, count * d, Slot::run0, true);
-      const float* dout = run_of(dy, first * d, count * d, Slot::run1, true);
-      cpu().layer_norm_gamma_partial(in, dout, partial, thread_floats(Slot::run2, d), count, d, epsilon);
-    }
+    const std::int64_t first = group * per_group;
+    cpu().layer_norm_gamma_partial(x, dy, partial, first, std::min(rows, first + per_group) - first, epsilon);
   });
   // The groups' partial sums, added in group order.
   float* sum = run_of(dgamma, 0, d, Slot::run2, false);

@@ -1,24 +1,22 @@
-// softmax, layer normalization and softmax cross-entropy with bfloat16 operands, a run at a time:
-// whole rows, as many as fill about 16 KiB of float32, or, for softmax over another axis than the
-// last, a block of at most kSoftmaxColumns columns of a slab. Each run is widened into the calling
-// thread's float32 buffer, put through the float32 kernel of kernels::cpu() and rounded as it is
-// stored, never a float32 copy of the whole tensor. layer norm's gamma gradient goes the same way
-// for float32 operands too, so that both dtypes sum alike.
+// layer normalization, its gradients and softmax cross-entropy with bfloat16 operands.
 //
-//   kernels::softmax_bfloat16(x, y, axis, /*log=*/false);
 //   kernels::layer_norm_bfloat16(x, gamma, beta, y, 1e-5f);   // any of them bfloat16, the rest float32
 //
-// The bits are those of widening every bfloat16 operand whole, the float32 kernel and rounding
-// (framework/ops/dispatch.cpp): a run is widened to where it would sit in a whole widened tensor
-// modulo 64 bytes (tensor data is 64-byte aligned), so Eigen's vector loops split it alike.
+// layer norm's kernels (kernels::cpu()) read and write bfloat16 rows themselves; here its
+// bfloat16 gamma and beta are widened once into the calling thread's buffer, and its gamma
+// gradient sums rows in groups fixed by the shape (for float32 operands too, so that both dtypes
+// sum alike). The cross-entropy widens whole rows, as many as fill about 16 KiB of float32, into
+// the calling thread's buffer, puts them through the float32 kernel and rounds them as they are
+// stored, never a float32 copy of the whole tensor; a run is widened to where it would sit in a
+// whole widened tensor modulo 64 bytes (tensor data is 64-byte aligned), so Eigen's vector loops
+// split it alike. Every result has the bits of widening every bfloat16 operand whole, the float32
+// kernel and rounding (framework/ops/dispatch.cpp). softmax reads bfloat16 itself
+// (kernels::cpu().softmax).
 #pragma once
 
 #include "framework/core/tensor.h"
 
 namespace kestrel::kernels {
-
-/// softmax (log = false) or log_softmax of x over `axis` into y, both bfloat16.
-void softmax_bfloat16(const TensorView& x, const TensorView& y, int axis, bool log);
 
 /// layer_norm of x [..., d] with gamma and beta [d] into y (x's dtype), each float32 or bfloat16.
 void layer_norm_bfloat16(const TensorView& x, const TensorView& gamma, const TensorView& beta, const TensorView& y,

@@ -117,9 +117,7 @@ class LayerNorm final : public PrimitiveOf<LayerNorm, OpId::layer_norm> {
       kernels::layer_norm_bfloat16(x, inputs[1], inputs[2], output, static_cast<float>(epsilon_));
       return;
     }
-    const std::int64_t d = x.shape[-1];
-    kernels::cpu().layer_norm(x.as<float>(), inputs[1].as<float>(), inputs[2].as<float>(), output.as<float>(),
-                              x.numel() / d, d, static_cast<float>(epsilon_));
+    kernels::cpu().layer_norm(x, inputs[1].as<float>(), inputs[2].as<float>(), output, static_cast<float>(epsilon_));
   }
   bool handles_bfloat16() const override { return true; }
 
@@ -159,9 +157,7 @@ class LayerNormBackprop final : public PrimitiveOf<LayerNormBackprop, OpId::laye
       kernels::layer_norm_backprop_bfloat16(x, inputs[1], inputs[2], output, static_cast<float>(epsilon_));
       return;
     }
-    const std::int64_t d = x.shape[-1];
-    kernels::cpu().layer_norm_backprop(x.as<float>(), inputs[1].as<float>(), inputs[2].as<float>(), output.as<float>(),
-                                       x.numel() / d, d, static_cast<float>(epsilon_));
+    kernels::cpu().layer_norm_backprop(x, inputs[1].as<float>(), inputs[2], output, static_cast<float>(epsilon_));
   }
   bool handles_bfloat16() const override { return true; }
 

@@ -4,7 +4,6 @@
 #include "framework/core/error.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
-#include "framework/ops/kernels/bfloat16_rows.h"
 #include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/nn.h"
 #include "framework/ops/primitive.h"
@@ -38,11 +37,7 @@ class Softmax final : public PrimitiveOf<Softmax, OpId::softmax> {
 
   TensorSpec infer(std::span<const TensorSpec> inputs) const override { return infer_softmax(name(), inputs, axis_); }
   void eval_cpu(std::span<const TensorView> inputs, const TensorView& output) const override {
-    if (output.dtype == DType::bfloat16) {
-      kernels::softmax_bfloat16(inputs[0], output, axis_, /*log=*/false);
-    } else {
-      kernels::cpu().softmax(inputs[0].as<float>(), output.as<float>(), inputs[0].shape, axis_, /*log=*/false);
-    }
+    kernels::cpu().softmax(inputs[0], output, axis_, /*log=*/false);
   }
   bool handles_bfloat16() const override { return true; }
   // dx = y * (g - sum(g * y)): the softmax Jacobian diag(y) - y y^T applied to g.
@@ -65,11 +60,7 @@ class LogSoftmax final : public PrimitiveOf<LogSoftmax, OpId::log_softmax> {
 
   TensorSpec infer(std::span<const TensorSpec> inputs) const override { return infer_softmax(name(), inputs, axis_); }
   void eval_cpu(std::span<const TensorView> inputs, const TensorView& output) const override {
-    if (output.dtype == DType::bfloat16) {
-      kernels::softmax_bfloat16(inputs[0], output, axis_, /*log=*/true);
-    } else {
-      kernels::cpu().softmax(inputs[0].as<float>(), output.as<float>(), inputs[0].shape, axis_, /*log=*/true);
-    }
+    kernels::cpu().softmax(inputs[0], output, axis_, /*log=*/true);
   }
   bool handles_bfloat16() const override { return true; }
   // dx = g - softmax(x) * sum(g), with softmax(x) recovered as exp(y).

@@ -47,12 +47,13 @@ TEST(CpuKernels, LevelAboveTheCpuIsAnError) {
 // double-precision reference: each level's vector exp is its own, so they agree to rounding.
 TEST(CpuKernels, SoftmaxAgreesAtEveryLevel) {
   const Shape shape{5, 37, 19};
-  const std::vector<float> x = random_floats(static_cast<std::size_t>(shape.numel()));
+  std::vector<float> x = random_floats(static_cast<std::size_t>(shape.numel()));  // a view's data is mutable
   for (CpuCapability level : runnable_cpu_levels()) {
     for (int axis : {1, 2}) {
       for (bool log : {false, true}) {
         std::vector<float> y(x.size());
-        kernels::cpu_kernels_at(level).softmax(x.data(), y.data(), shape, axis, log);
+        kernels::cpu_kernels_at(level).softmax(TensorView{x.data(), shape, DType::float32},
+                                               TensorView{y.data(), shape, DType::float32}, axis, log);
         const std::int64_t n = shape[axis];
         const std::int64_t inner = axis == 2 ? 1 : shape[2];
         for (std::int64_t o = 0; o < shape[0] * (axis == 2 ? shape[1] : 1); ++o) {

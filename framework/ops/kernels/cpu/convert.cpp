@@ -1,14 +1,14 @@
 // Element type conversion for every CPU level: ops::cast's kernel, and how float32-only kernels
 // see bfloat16 data (widened before, rounded after; framework/ops/dispatch.cpp, the jit's executor),
 // whole tensors at a time or, for the kernels that compute bfloat16 in float32 (gemm and
-// convolution below AVX-512, elementwise ops, softmax and layer norm rows, fused programs), a
-// block at a time.
+// convolution below AVX-512, elementwise ops, cross-entropy rows, fused programs), a block at a
+// time. The runs themselves are bfloat16_runs.h's, which the level's row kernels inline.
 #include "framework/ops/kernels/cpu/level.h"
 
 #include <type_traits>
 
 #include "framework/core/thread_pool.h"
-#include "framework/ops/kernels/cpu/bfloat16_vectors.h"
+#include "framework/ops/kernels/cpu/bfloat16_runs.h"
 #include "framework/ops/kernels/elementwise_loops.h"
 
 namespace kestrel::kernels::KESTREL_CPU_LEVEL {
@@ -50,21 +50,8 @@ void convert(const TensorView& in, const TensorView& out) {
   });
 }
 
-void widen_bfloat16(const bfloat16* in, std::int64_t n, float* out) {
-  std::int64_t i = 0;
-#if defined(__AVX512F__)
-  for (; i + bf16x16::kLanes <= n; i += bf16x16::kLanes) bf16x16::store_widened(in + i, out + i);
-#endif
-  for (; i < n; ++i) out[i] = convert_one<bfloat16, float>(in[i]);
-}
+void widen_bfloat16(const bfloat16* in, std::int64_t n, float* out) { widen_run(in, n, out); }
 
-void round_to_bfloat16(const float* in, std::int64_t n, bfloat16* out) {
-  std::int64_t i = 0;
-#if defined(__AVX512F__)
-  if (cpu_has_avx512_bf16()) i = bf16x16::store_rounded_natively(in, n, out);
-  for (; i + bf16x16::kLanes <= n; i += bf16x16::kLanes) bf16x16::store_rounded(in + i, out + i);
-#endif
-  for (; i < n; ++i) out[i] = convert_one<float, bfloat16>(in[i]);
-}
+void round_to_bfloat16(const float* in, std::int64_t n, bfloat16* out) { round_run(in, n, out); }
 
 }  // namespace kestrel::kernels::KESTREL_CPU_LEVEL

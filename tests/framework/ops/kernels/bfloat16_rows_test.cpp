@@ -1,4 +1,5 @@
-// kernels::softmax_bfloat16 and layer_norm(_backprop)_bfloat16 against widening every bfloat16
+// softmax's and layer norm's kernels over bfloat16 (kernels::cpu().softmax,
+// layer_norm(_backprop)_bfloat16) against widening every bfloat16
 // operand whole, the float32 kernel and rounding (what the dispatcher would otherwise do): the
 // same bits, over rows that split over threads, softmax over inner axes, odd row lengths (runs at
 // every alignment) and float32 operands mixed in. framework_ops_test runs once per CPU level.
@@ -53,10 +54,10 @@ TEST(Bfloat16Rows, SoftmaxHasTheBitsOfWideningComputingAndRounding) {
       SCOPED_TRACE(shape.to_string() + " axis " + std::to_string(axis) + (log ? " log" : ""));
       const Tensor x = random_tensor(shape, DType::bfloat16, 1);
       Tensor got = Tensor::empty(shape, DType::bfloat16);
-      softmax_bfloat16(x.view(), got.view(), axis, log);
+      cpu().softmax(x.view(), got.view(), axis, log);
       const Tensor wide = converted(x, DType::float32);
       Tensor wide_out = Tensor::empty(shape, DType::float32);
-      cpu().softmax(wide.view().as<float>(), wide_out.view().as<float>(), shape, axis, log);
+      cpu().softmax(wide.view(), wide_out.view(), axis, log);
       EXPECT_TRUE(same_bits(got, converted(wide_out, DType::bfloat16)));
     }
   }
@@ -77,18 +78,15 @@ TEST(Bfloat16Rows, LayerNormHasTheBitsOfWideningComputingAndRounding) {
       const Tensor beta = random_tensor({d}, third_type, 4), dy = random_tensor(shape, third_type, 5);
       const Tensor wx = converted(x, f32), wgamma = converted(gamma, f32);
       const Tensor wbeta = converted(beta, f32), wdy = converted(dy, f32);
-      const std::int64_t rows = shape.numel() / d;
 
       Tensor got = Tensor::empty(shape, x_type), want = Tensor::empty(shape, f32);
       layer_norm_bfloat16(x.view(), gamma.view(), beta.view(), got.view(), kEpsilon);
-      cpu().layer_norm(wx.view().as<float>(), wgamma.view().as<float>(), wbeta.view().as<float>(),
-                       want.view().as<float>(), rows, d, kEpsilon);
+      cpu().layer_norm(wx.view(), wgamma.view().as<float>(), wbeta.view().as<float>(), want.view(), kEpsilon);
       EXPECT_TRUE(same_bits(got, converted(want, x_type))) << "layer_norm";
 
       Tensor dx = Tensor::empty(shape, x_type), want_dx = Tensor::empty(shape, f32);
       layer_norm_backprop_bfloat16(x.view(), gamma.view(), dy.view(), dx.view(), kEpsilon);
-      cpu().layer_norm_backprop(wx.view().as<float>(), wgamma.view().as<float>(), wdy.view().as<float>(),
-                                want_dx.view().as<float>(), rows, d, kEpsilon);
+      cpu().layer_norm_backprop(wx.view(), wgamma.view().as<float>(), wdy.view(), want_dx.view(), kEpsilon);
       EXPECT_TRUE(same_bits(dx, converted(want_dx, x_type))) << "layer_norm_backprop";
     }
   }
