@@ -1,9 +1,8 @@
-// Kernel benchmarks through Kestrel's public ops: matmul in float32 and bfloat16 (square, the
-// Transformer's shapes, batched attention; bfloat16's figures add its ratio to float32's) and the
-// CNN's convolutions in GFLOP/s, an elementwise chain, softmax and
-// layer norm in GB/s, each beside PyTorch and NumPy measured in the same run by
-// peers/kernels_peer.py, which runs right after each group of Kestrel's cases (no peer for the
-// convolutions).
+// Kernel benchmarks through Kestrel's public ops: matmul (square, the Transformer's shapes,
+// batched attention) and the CNN's convolutions in GFLOP/s, an elementwise chain, softmax and
+// layer norm in GB/s, each in float32 and in bfloat16 (whose figures add "vs_float32", its speed
+// over float32's), beside PyTorch and NumPy measured in the same run by peers/kernels_peer.py,
+// which runs right after each group of Kestrel's cases (no peer for the convolutions).
 //
 //   ./build/bench/kernels_bench                                   # every case, peers included
 //   ./build/bench/kernels_bench --filter 'matmul.*n=1024' --json-out kernels.json
@@ -26,6 +25,7 @@
 // ops::transpose before (and after) a product of contiguous matrices, as an unfolded program does;
 // "in_place" gives each operand to the GEMM by strides; "vs_copies" is its time over the copies'.
 #include <cstdint>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -105,34 +105,49 @@ void run_peer_on(Harness& harness, const std::vector<std::string>& labels) {
       kestrel::bench::exact_labels_regex(selected));
 }
 
-// a x b in float32, with its share of the FMA peak when there is one, then in bfloat16 (params +
-// dtype=bfloat16) with its GFLOP/s over float32's as "vs_float32"; appends both labels. bfloat16
-// gets no share of the peak: the peak is float32's, and bfloat16's dot products run at twice its rate.
-void measure_matmul_pair(Harness& harness, const Tensor& a, const Tensor& b, double flops, const Json& params,
-                         const std::optional<FmaPeak>& peak, std::vector<std::string>& labels) {
-  const auto rate = [flops](const Timing& t) { return kestrel::bench::gflops(flops, t.median_ms); };
-  labels.push_back(kestrel::bench::case_label("matmul", params));
+// A case measured on float32 operands, then on bfloat16 ones (params + dtype=bfloat16), as
+// `body(dtype)` builds it; `figures(timing, dtype)` gives each record's rates, and bfloat16's adds
+// "vs_float32", its speed over float32's (float32's time over its own). Appends both labels.
+void measure_both_dtypes(Harness& harness, const std::string& op, const Json& params,
+                         const std::function<std::function<void()>(kestrel::DType)>& body,
+                         const std::function<Figures(const Timing&, kestrel::DType)>& figures,
+                         std::vector<std::string>& labels) {
+  labels.push_back(kestrel::bench::case_label(op, params));
   const std::optional<kestrel::bench::Record> float32 = harness.measure(
-      "matmul", params, [&] { Tensor c = ops::matmul(a, b); },
-      [&](const Timing& t) {
-        Figures figures = {{"gflops", rate(t)}};
-        if (peak) {
-          figures.emplace_back("fma_peak_fraction",
-                               kestrel::bench::fma_peak_fraction(*peak, rate(t), params.at("threads").get<int>()));
-        }
-        return figures;
-      });
+      op, params, body(kestrel::DType::float32), [&](const Timing& t) { return figures(t, kestrel::DType::float32); });
   Json bf16_params = params;
   bf16_params["dtype"] = "bfloat16";
-  labels.push_back(kestrel::bench::case_label("matmul", bf16_params));
-  const Tensor a16 = ops::cast(a, kestrel::DType::bfloat16), b16 = ops::cast(b, kestrel::DType::bfloat16);
-  harness.measure(
-      "matmul", bf16_params, [&] { Tensor c = ops::matmul(a16, b16); },
-      [&](const Timing& t) {
-        Figures figures = {{"gflops", rate(t)}};
-        if (float32) figures.emplace_back("vs_float32", rate(t) / *float32->figure("gflops"));
+  labels.push_back(kestrel::bench::case_label(op, bf16_params));
+  harness.measure(op, bf16_params, body(kestrel::DType::bfloat16), [&](const Timing& t) {
+    Figures out = figures(t, kestrel::DType::bfloat16);
+    if (float32) out.emplace_back("vs_float32", float32->timing.median_ms / t.median_ms);
+    return out;
+  });
+}
+
+// Bytes of one element of `dtype`, for the GB/s of the memory-bound cases.
+double element_bytes(kestrel::DType dtype) { return static_cast<double>(kestrel::size_of(dtype)); }
+
+// a x b in float32, with its share of the FMA peak when there is one, then in bfloat16, whose
+// GFLOP/s gets no share of the peak: the peak is float32's, and bfloat16's dot products run at
+// twice its rate.
+void measure_matmul_pair(Harness& harness, const Tensor& a, const Tensor& b, double flops, const Json& params,
+                         const std::optional<FmaPeak>& peak, std::vector<std::string>& labels) {
+  measure_both_dtypes(
+      harness, "matmul", params,
+      [&](kestrel::DType dtype) {
+        return [a = ops::cast(a, dtype), b = ops::cast(b, dtype)] { Tensor c = ops::matmul(a, b); };
+      },
+      [&](const Timing& t, kestrel::DType dtype) {
+        const double rate = kestrel::bench::gflops(flops, t.median_ms);
+        Figures figures = {{"gflops", rate}};
+        if (peak && dtype == kestrel::DType::float32) {
+          figures.emplace_back("fma_peak_fraction",
+                               kestrel::bench::fma_peak_fraction(*peak, rate, params.at("threads").get<int>()));
+        }
         return figures;
-      });
+      },
+      labels);
 }
 
 void bench_matmul(Harness& harness, const std::optional<FmaPeak>& peak) {
@@ -177,78 +192,109 @@ void bench_matmul_shapes(Harness& harness, const std::optional<FmaPeak>& peak) {
   }
 }
 
-// conv2d and its two gradients on the CNN's layers; the first layer's input gradient is never
-// needed in training, so it is left out.
+// conv2d and its two gradients on the CNN's layers, in float32 and bfloat16; the first layer's
+// input gradient is never needed in training, so it is left out.
 void bench_conv(Harness& harness) {
+  std::vector<std::string> labels;  // no peer measures convolutions
   for (const ConvBenchShape& s : kConvShapes) {
     const std::int64_t out = s.size - 2;
-    Tensor x = random::normal({s.batch, s.size, s.size, s.in}, random::Key(9));
-    Tensor w = random::normal({3, 3, s.in, s.out}, random::Key(10));
-    Tensor dy = random::normal({s.batch, out, out, s.out}, random::Key(11));
+    const Tensor x = random::normal({s.batch, s.size, s.size, s.in}, random::Key(9));
+    const Tensor w = random::normal({3, 3, s.in, s.out}, random::Key(10));
+    const Tensor dy = random::normal({s.batch, out, out, s.out}, random::Key(11));
     const double flops = 2.0 * static_cast<double>(s.batch * out * out * s.out * 9 * s.in);
+    const auto figures = [&](const Timing& t, kestrel::DType) {
+      return Figures{{"gflops", kestrel::bench::gflops(flops, t.median_ms)}};
+    };
     for (int threads : kMatmulThreads) {
       kestrel::set_num_threads(threads);
       const Json params = {{"batch", s.batch}, {"size", s.size}, {"in", s.in}, {"out", s.out}, {"threads", threads}};
-      const auto figures = [&](const Timing& t) {
-        return Figures{{"gflops", kestrel::bench::gflops(flops, t.median_ms)}};
-      };
-      harness.measure(
-          "conv2d", params, [&] { Tensor y = ops::conv2d(x, w); }, figures);
+      measure_both_dtypes(
+          harness, "conv2d", params,
+          [&](kestrel::DType dtype) {
+            return [x = ops::cast(x, dtype), w = ops::cast(w, dtype)] { Tensor y = ops::conv2d(x, w); };
+          },
+          figures, labels);
       if (s.in > 1) {
-        harness.measure(
-            "conv2d_backprop_input", params, [&] { Tensor dx = ops::conv2d_backprop_input(dy, w, x.shape()); },
-            figures);
+        measure_both_dtypes(
+            harness, "conv2d_backprop_input", params,
+            [&](kestrel::DType dtype) {
+              return [dy = ops::cast(dy, dtype), w = ops::cast(w, dtype), shape = x.shape()] {
+                Tensor dx = ops::conv2d_backprop_input(dy, w, shape);
+              };
+            },
+            figures, labels);
       }
-      harness.measure(
-          "conv2d_backprop_filter", params, [&] { Tensor dw = ops::conv2d_backprop_filter(x, dy, w.shape()); },
-          figures);
+      measure_both_dtypes(
+          harness, "conv2d_backprop_filter", params,
+          [&](kestrel::DType dtype) {
+            return [x = ops::cast(x, dtype), dy = ops::cast(dy, dtype), shape = w.shape()] {
+              Tensor dw = ops::conv2d_backprop_filter(x, dy, shape);
+            };
+          },
+          figures, labels);
     }
   }
 }
 
+// The memory-bound cases run in float32 and in bfloat16, whose GB/s count its 2-byte elements.
 void bench_relu_chain(Harness& harness) {
   kestrel::set_num_threads(kThreads);
-  Tensor x = random::normal({kElementwiseSize}, random::Key(2));
-  Tensor a = Tensor::scalar(1.5);
-  Tensor b = Tensor::scalar(-0.25);
-  Tensor c = Tensor::scalar(0.5);
-  // multiply, add, relu, multiply: each reads n floats and writes n floats.
-  const double bytes = 4 * 2 * kFloatBytes * static_cast<double>(kElementwiseSize);
+  const Tensor x = random::normal({kElementwiseSize}, random::Key(2));
   const Json params = {{"n", kElementwiseSize}, {"threads", kThreads}};
-  harness.measure(
-      "relu_chain", params, [&] { Tensor y = ops::multiply(ops::relu(ops::add(ops::multiply(x, a), b)), c); },
-      [&](const Timing& t) {
+  std::vector<std::string> labels;
+  measure_both_dtypes(
+      harness, "relu_chain", params,
+      [&](kestrel::DType dtype) {
+        return [x = ops::cast(x, dtype), a = Tensor::scalar(1.5, dtype), b = Tensor::scalar(-0.25, dtype),
+                c = Tensor::scalar(0.5, dtype)] {
+          Tensor y = ops::multiply(ops::relu(ops::add(ops::multiply(x, a), b)), c);
+        };
+      },
+      [&](const Timing& t, kestrel::DType dtype) {
+        // multiply, add, relu, multiply: each reads n elements and writes n elements.
+        const double bytes = 4 * 2 * element_bytes(dtype) * static_cast<double>(kElementwiseSize);
         return Figures{{"gb_per_s", kestrel::bench::gb_per_s(bytes, t.median_ms)}};
-      });
-  run_peer_on(harness, {kestrel::bench::case_label("relu_chain", params)});
+      },
+      labels);
+  run_peer_on(harness, labels);
 }
 
 void bench_softmax(Harness& harness) {
   kestrel::set_num_threads(kThreads);
-  Tensor x = random::normal({kRows, kCols}, random::Key(3));
-  const double bytes = 2 * kFloatBytes * static_cast<double>(kRows * kCols);
+  const Tensor x = random::normal({kRows, kCols}, random::Key(3));
   const Json params = {{"rows", kRows}, {"cols", kCols}, {"threads", kThreads}};
-  harness.measure(
-      "softmax", params, [&] { Tensor y = ops::softmax(x); },
-      [&](const Timing& t) {
+  std::vector<std::string> labels;
+  measure_both_dtypes(
+      harness, "softmax", params,
+      [&](kestrel::DType dtype) { return [x = ops::cast(x, dtype)] { Tensor y = ops::softmax(x); }; },
+      [&](const Timing& t, kestrel::DType dtype) {
+        const double bytes = 2 * element_bytes(dtype) * static_cast<double>(kRows * kCols);
         return Figures{{"gb_per_s", kestrel::bench::gb_per_s(bytes, t.median_ms)}};
-      });
-  run_peer_on(harness, {kestrel::bench::case_label("softmax", params)});
+      },
+      labels);
+  run_peer_on(harness, labels);
 }
 
+// bfloat16 rows with float32 gamma and beta, as a mixed_bfloat16 LayerNormalization runs.
 void bench_layer_norm(Harness& harness) {
   kestrel::set_num_threads(kThreads);
-  Tensor x = random::normal({kRows, kCols}, random::Key(4));
-  Tensor gamma = random::normal({kCols}, random::Key(5), 1.0, 0.1);
-  Tensor beta = random::normal({kCols}, random::Key(6), 0.0, 0.1);
-  const double bytes = kFloatBytes * static_cast<double>(2 * kRows * kCols + 2 * kCols);
+  const Tensor x = random::normal({kRows, kCols}, random::Key(4));
+  const Tensor gamma = random::normal({kCols}, random::Key(5), 1.0, 0.1);
+  const Tensor beta = random::normal({kCols}, random::Key(6), 0.0, 0.1);
   const Json params = {{"rows", kRows}, {"cols", kCols}, {"threads", kThreads}};
-  harness.measure(
-      "layer_norm", params, [&] { Tensor y = ops::layer_norm(x, gamma, beta, {.epsilon = 1e-5}); },
-      [&](const Timing& t) {
+  std::vector<std::string> labels;
+  measure_both_dtypes(
+      harness, "layer_norm", params,
+      [&](kestrel::DType dtype) {
+        return
+            [x = ops::cast(x, dtype), &gamma, &beta] { Tensor y = ops::layer_norm(x, gamma, beta, {.epsilon = 1e-5}); };
+      },
+      [&](const Timing& t, kestrel::DType dtype) {
+        const double bytes = 2 * element_bytes(dtype) * static_cast<double>(kRows * kCols) + 2 * kFloatBytes * kCols;
         return Figures{{"gb_per_s", kestrel::bench::gb_per_s(bytes, t.median_ms)}};
-      });
-  run_peer_on(harness, {kestrel::bench::case_label("layer_norm", params)});
+      },
+      labels);
+  run_peer_on(harness, labels);
 }
 
 // kernels::gemm on each non-batched Transformer shape (2 threads), plain and with the bias + GELU

@@ -173,31 +173,36 @@ def bench_matmul_shapes(peer, shapes, thread_counts):
 
 
 def bench_torch_memory_bound(peer, args):
+    """The chain, softmax and layer norm in float32, then in bfloat16 as kernels_bench's
+    dtype=bfloat16 cases (layer norm's gamma and beta in bfloat16 too: PyTorch's kernel takes
+    one dtype), GB/s counting each dtype's element size."""
     torch = peer.torch
     if torch is None:
         return
     peer.set_threads(args.threads)
     generator = torch.Generator().manual_seed(0)
     n = args.elementwise_size
-    x = torch.randn(n, generator=generator)
-    # multiply, add, relu, multiply: each reads n floats and writes n floats, as Kestrel counts it.
-    chain_bytes = 4 * 2 * 4.0 * n
-    peer.measure("torch", "relu_chain", {"n": n, "threads": args.threads},
-                 lambda: torch.relu(x * 1.5 + -0.25) * 0.5,
-                 lambda ms: {"gb_per_s": gb_per_s(chain_bytes, ms)})
-
+    x32 = torch.randn(n, generator=generator)
     rows, cols = args.rows, args.cols
-    m = torch.randn(rows, cols, generator=generator)
-    params = {"rows": rows, "cols": cols, "threads": args.threads}
-    softmax_bytes = 2 * 4.0 * rows * cols
-    peer.measure("torch", "softmax", params, lambda: torch.softmax(m, dim=-1),
-                 lambda ms: {"gb_per_s": gb_per_s(softmax_bytes, ms)})
-    gamma = 1.0 + 0.1 * torch.randn(cols, generator=generator)
-    beta = 0.1 * torch.randn(cols, generator=generator)
-    norm_bytes = 4.0 * (2 * rows * cols + 2 * cols)
-    peer.measure("torch", "layer_norm", params,
-                 lambda: torch.nn.functional.layer_norm(m, (cols,), gamma, beta, eps=1e-5),
-                 lambda ms: {"gb_per_s": gb_per_s(norm_bytes, ms)})
+    m32 = torch.randn(rows, cols, generator=generator)
+    gamma32 = 1.0 + 0.1 * torch.randn(cols, generator=generator)
+    beta32 = 0.1 * torch.randn(cols, generator=generator)
+    for dtype, suffix, size in ((torch.float32, {}, 4.0), (torch.bfloat16, {"dtype": "bfloat16"}, 2.0)):
+        x, m, gamma, beta = (t.to(dtype) for t in (x32, m32, gamma32, beta32))
+        # multiply, add, relu, multiply: each reads n elements and writes n elements, as Kestrel counts it.
+        chain_bytes = 4 * 2 * size * n
+        peer.measure("torch", "relu_chain", {"n": n, "threads": args.threads, **suffix},
+                     lambda x=x: torch.relu(x * 1.5 + -0.25) * 0.5,
+                     lambda ms, b=chain_bytes: {"gb_per_s": gb_per_s(b, ms)})
+        params = {"rows": rows, "cols": cols, "threads": args.threads, **suffix}
+        softmax_bytes = 2 * size * rows * cols
+        peer.measure("torch", "softmax", params, lambda m=m: torch.softmax(m, dim=-1),
+                     lambda ms, b=softmax_bytes: {"gb_per_s": gb_per_s(b, ms)})
+        # Kestrel counts its float32 gamma and beta; PyTorch's are in the rows' dtype.
+        norm_bytes = size * (2 * rows * cols + 2 * cols)
+        peer.measure("torch", "layer_norm", params,
+                     lambda m=m, g=gamma, b=beta: torch.nn.functional.layer_norm(m, (cols,), g, b, eps=1e-5),
+                     lambda ms, b=norm_bytes: {"gb_per_s": gb_per_s(b, ms)})
 
 
 def int_list(text):
