@@ -185,8 +185,9 @@ int num_threads() { return global_pool()->size(); }
 
 void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn) {
   // What runs inline anyway does so without taking the global pool's lock: serial kernels, and
-  // work of one chunk. Row kernels call this once a row (bfloat16 layer norm and softmax run the
-  // float32 kernel on each row), so the lock would be taken thousands of times a step.
+  // work of one chunk. Kernels that split their work into small pieces (the bfloat16 cross-entropy
+  // runs the float32 kernel on each block of rows) call this thousands of times a step, and would
+  // take the lock as often.
   if (t_serial_kernel_scopes > 0 || n <= std::max<std::int64_t>(grain, 1)) {
     if (n > 0) fn(0, n);
     return;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <new>
 
@@ -33,5 +34,16 @@ class AlignedBuffer {
   std::unique_ptr<T, AlignedDelete> data_;
   std::size_t size_ = 0;
 };
+
+/// Tensor data is 64-byte aligned (core/buffer.h): this many floats.
+inline constexpr std::int64_t kTensorAlignFloats = 16;
+
+/// Room in `buffer` for float32 copies of elements [offset, offset + count) of a tensor of another
+/// dtype, shifted to sit where they would in the whole tensor widened to float32, modulo 64 bytes:
+/// Eigen's vector loops then split them as they would split that tensor, so a kernel computing
+/// on staged runs gets the bits of widening the whole tensor.
+inline float* staged_run(AlignedBuffer<float>& buffer, std::int64_t offset, std::int64_t count) {
+  return buffer.get(static_cast<std::size_t>(count + kTensorAlignFloats)) + offset % kTensorAlignFloats;
+}
 
 }  // namespace kestrel::kernels

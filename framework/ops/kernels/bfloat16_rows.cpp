@@ -11,8 +11,6 @@
 namespace kestrel::kernels {
 namespace {
 
-// Tensor data is 64-byte aligned (core/buffer.h): 16 floats.
-constexpr std::int64_t kAlignFloats = 16;
 // Elements per parallel_for share, at least.
 constexpr std::int64_t kGrainElements = 1 << 14;
 // Elements widened at a time when rows are short: whole rows, about 16 KiB of float32 per operand,
@@ -26,19 +24,19 @@ constexpr std::int64_t kMaxGroups = 64;
 // cross-entropy's dloss), then the partial sums of a gamma gradient.
 enum class Slot : std::size_t { run0, run1, run2, gamma, beta, partials, count };
 
+thread_local std::array<AlignedBuffer<float>, static_cast<std::size_t>(Slot::count)> t_buffers;
+
 // The calling thread's float32 buffer `slot` (one per operand in use at once), 64-byte aligned,
 // with room for `count` floats.
 float* thread_floats(Slot slot, std::int64_t count) {
-  thread_local std::array<AlignedBuffer<float>, static_cast<std::size_t>(Slot::count)> buffers;
-  return buffers[static_cast<std::size_t>(slot)].get(static_cast<std::size_t>(count));
+  return t_buffers[static_cast<std::size_t>(slot)].get(static_cast<std::size_t>(count));
 }
 
-// Elements [offset, offset + count) of t as float32: in place when t is float32, else in buffer
-// `slot` at offset's place modulo 64 bytes, widened when `load`.
+// Elements [offset, offset + count) of t as float32: in place when t is float32, else staged in
+// buffer `slot` (aligned_buffer.h's staged_run), widened when `load`.
 float* run_of(const TensorView& t, std::int64_t offset, std::int64_t count, Slot slot, bool load) {
   if (t.dtype == DType::float32) return t.as<float>() + offset;
-  // Room for the run after its shift from the aligned start.
-  float* run = thread_floats(slot, count + kAlignFloats) + offset % kAlignFloats;
+  float* run = staged_run(t_buffers[static_cast<std::size_t>(slot)], offset, count);
   if (load) cpu().widen_bfloat16(t.as<bfloat16>() + offset, count, run);
   return run;
 }

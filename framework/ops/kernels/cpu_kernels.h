@@ -1,7 +1,7 @@
 // Kestrel's own hot kernels, compiled once per instruction-set level and chosen at start-up from
 // cpuid (internal), as PyTorch's ATen does with its CPU capability.
 //
-//   kernels::cpu().softmax(x, y, shape, axis, /*log=*/false);           // the chosen level
+//   kernels::cpu().softmax(x, y, axis, /*log=*/false);                  // the chosen level (TensorViews)
 //   kernels::cpu_kernels_at(CpuCapability::baseline).softmax(...);     // one level, for tests
 //
 // The kernels live in framework/ops/kernels/cpu/, whose files are compiled once per level

@@ -1,5 +1,6 @@
 // Parallel loops for elementwise kernels (internal). Header-only templates, for the elementwise
-// primitives' integer and bool paths and the per-level float32 kernels (kernels/cpu/elementwise.cpp).
+// primitives' integer and bool paths and the per-level float32 and bfloat16 kernels
+// (kernels/cpu/elementwise.cpp).
 #pragma once
 
 #include <algorithm>

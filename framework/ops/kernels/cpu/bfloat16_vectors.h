@@ -1,6 +1,7 @@
 // bfloat16 conversions sixteen at a time in AVX-512 registers, for the avx512 level's widening
-// and rounding loops (framework/ops/kernels/cpu/convert.cpp, the fused programs'
-// round_bfloat16 in elementwise.cpp). The level's compiler flags keep its own vectorizer at 256
+// and rounding loops (bfloat16_runs.h, which convert.cpp and the layer norm and softmax rows use),
+// the fused programs' round_bfloat16 and the bfloat16 arithmetic ops' lanes (elementwise.cpp).
+// The level's compiler flags keep its own vectorizer at 256
 // bits (cmake/KestrelCompileOptions.cmake), and these loops run on every bfloat16 tensor a
 // program reads or writes, so they are written for 512.
 //

@@ -3,8 +3,10 @@
 // framework/ops/kernels/fused_elementwise_kernel.cpp's). Both apply the opcode's functor
 // (elementwise_functors.h), so a fused program rounds exactly as the ops it replaces, at each
 // level. The one switch over opcodes is with_opcode's, expanded from KESTREL_ELEMENTWISE_OPCODES.
-// The opcodes also run on bfloat16 tensors: the same float32 arithmetic on values widened a
-// block at a time, each result rounded once as it is stored. Binary functors with an Eigen form
+// The opcodes also run on bfloat16 tensors: the same float32 arithmetic on values widened as they
+// are read, each result rounded once as it is stored; at the avx512 level the arithmetic binary
+// ops do it sixteen lanes at a time in registers, and the others widen a block at a time into an
+// aligned buffer (bfloat16_runs.h's conversions, inline). Binary functors with an Eigen form
 // (gelu's gradients) run on Eigen's vector functions like the unary ones, over same-shaped
 // operands only (their ops broadcast nothing).
 #include "framework/ops/kernels/cpu/level.h"
@@ -16,7 +18,7 @@
 #include <type_traits>
 
 #include "framework/core/thread_pool.h"
-#include "framework/ops/kernels/cpu/bfloat16_vectors.h"
+#include "framework/ops/kernels/cpu/bfloat16_runs.h"
 #include "framework/ops/kernels/elementwise_functors.h"
 #include "framework/ops/kernels/elementwise_loops.h"
 
@@ -86,9 +88,9 @@ void unary_tensor_bf16(const TensorView& in, const TensorView& out) {
     alignas(64) std::array<float, kWidenedBlock> block;
     for (std::int64_t lo = first; lo < hi; lo += kWidenedBlock) {
       const std::int64_t count = std::min(kWidenedBlock, hi - lo);
-      widen_bfloat16(x + lo, count, block.data());
+      widen_run(x + lo, count, block.data());
       unary_run<kOpcode>(block.data(), block.data(), count);
-      round_to_bfloat16(block.data(), count, y + lo);
+      round_run(block.data(), count, y + lo);
     }
   });
 }
@@ -115,10 +117,10 @@ void binary_tensor_bf16(const TensorView& a, const TensorView& b, const TensorVi
     alignas(64) std::array<float, kWidenedBlock> block_b;
     for (std::int64_t lo = first; lo < hi; lo += kWidenedBlock) {
       const std::int64_t count = std::min(kWidenedBlock, hi - lo);
-      widen_bfloat16(x + lo, count, block_a.data());
-      widen_bfloat16(z + lo, count, block_b.data());
+      widen_run(x + lo, count, block_a.data());
+      widen_run(z + lo, count, block_b.data());
       binary_run<kOpcode>(block_a.data(), block_b.data(), block_a.data(), count);
-      round_to_bfloat16(block_a.data(), count, y + lo);
+      round_run(block_a.data(), count, y + lo);
     }
   });
 }
@@ -147,9 +149,10 @@ void binary_run_in_lanes(const bfloat16* ra, std::int64_t sa, const bfloat16* rb
 #endif
 
 // A scalar binary functor (add, multiply, a comparison) over bfloat16 tensors with broadcasting:
-// each run of the operands widened a block at a time, the float32 loop binary_loop runs (which the
-// compiler vectorizes), and the block rounded once as it is stored (a comparison's bools stored
-// as they are).
+// at the avx512 level the arithmetic ones sixteen lanes at a time in registers; otherwise each
+// run of the operands widened a block at a time, a float32 loop over the block (which the compiler
+// vectorizes), and the block rounded once as it is stored (a comparison's bools stored as they
+// are).
 template <class Out, class Fn>
 void binary_tensor_bf16_scalar_fn(const TensorView& a, const TensorView& b, const TensorView& out, Fn fn) {
   for_each_binary_run<bfloat16, Out>(
@@ -165,7 +168,7 @@ void binary_tensor_bf16_scalar_fn(const TensorView& a, const TensorView& b, cons
         auto widened = [&](const bfloat16* run, std::int64_t stride, std::int64_t lo, std::int64_t count,
                            float* block) {
           if (stride == 1) {
-            widen_bfloat16(run + lo, count, block);
+            widen_run(run + lo, count, block);
           } else {
             std::fill(block, block + count, static_cast<float>(run[0]));
           }
@@ -178,7 +181,7 @@ void binary_tensor_bf16_scalar_fn(const TensorView& a, const TensorView& b, cons
           if constexpr (std::is_same_v<Out, bool>) {
             std::copy(result.begin(), result.begin() + count, ro + lo);
           } else {
-            round_to_bfloat16(result.data(), count, ro + lo);
+            round_run(result.data(), count, ro + lo);
           }
         }
       });

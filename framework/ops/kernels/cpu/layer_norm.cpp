@@ -32,8 +32,6 @@ using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
 using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
 
 constexpr std::int64_t kGrainElements = 1 << 14;
-// Tensor data is 64-byte aligned (core/buffer.h): 16 floats.
-constexpr std::int64_t kAlignFloats = 16;
 
 // Runs row_fn(r) for each of `rows` rows of d elements, in parallel chunks of about
 // kGrainElements elements.
@@ -44,14 +42,13 @@ void for_each_row(std::int64_t rows, std::int64_t d, const RowFn& row_fn) {
   });
 }
 
-// The calling thread's float32 row buffers: one per row a kernel holds at once.
+// Each thread's float32 row buffers: one per row a kernel holds at once.
 enum class Slot : std::size_t { x, dy, out, count };
+thread_local std::array<AlignedBuffer<float>, static_cast<std::size_t>(Slot::count)> t_rows;
 
-// Room for a row of d floats staged at `offset`'s place modulo 64 bytes.
+// Room for the row [offset, offset + d) staged (aligned_buffer.h's staged_run).
 float* staging(Slot slot, std::int64_t offset, std::int64_t d) {
-  thread_local std::array<AlignedBuffer<float>, static_cast<std::size_t>(Slot::count)> buffers;
-  return buffers[static_cast<std::size_t>(slot)].get(static_cast<std::size_t>(d + kAlignFloats)) +
-         offset % kAlignFloats;
+  return staged_run(t_rows[static_cast<std::size_t>(slot)], offset, d);
 }
 
 // Elements [offset, offset + d) of `data` as float32: in place, or widened into `slot`.

@@ -29,8 +29,6 @@ using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
 using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
 
 constexpr std::int64_t kGrainElements = 1 << 14;  // elements per parallel_for chunk, at least
-// Tensor data is 64-byte aligned (core/buffer.h): 16 floats.
-constexpr std::int64_t kAlignFloats = 16;
 // Columns per task of softmax over another axis than the last.
 constexpr std::int64_t kSoftmaxColumns = 256;
 
@@ -48,11 +46,9 @@ AxisSplit split_at(const Shape& shape, int axis) {
   return s;
 }
 
-// The calling thread's float32 buffers for staged bfloat16: the input and the result.
-float* staging(int slot, std::int64_t count) {
-  thread_local std::array<AlignedBuffer<float>, 2> buffers;
-  return buffers[static_cast<std::size_t>(slot)].get(static_cast<std::size_t>(count));
-}
+// Each thread's float32 buffers for staged bfloat16: the input and the result.
+thread_local AlignedBuffer<float> t_staged_in;
+thread_local AlignedBuffer<float> t_staged_out;
 
 // One contiguous row: subtracting the row max keeps exp from overflowing.
 void row_softmax(const float* x, float* y, std::int64_t n, bool log) {
@@ -75,9 +71,8 @@ void softmax_row(const T* x, T* y, std::int64_t r, std::int64_t n, bool log) {
   if constexpr (std::is_same_v<T, float>) {
     row_softmax(x + offset, y + offset, n, log);
   } else {
-    const std::int64_t shift = offset % kAlignFloats;
-    float* in = staging(0, n + kAlignFloats) + shift;
-    float* out = staging(1, n + kAlignFloats) + shift;
+    float* in = staged_run(t_staged_in, offset, n);
+    float* out = staged_run(t_staged_out, offset, n);
     widen_run(x + offset, n, in);
     row_softmax(in, out, n, log);
     round_run(out, n, y + offset);
@@ -114,10 +109,9 @@ void softmax_column_block(const T* x, T* y, std::int64_t first, std::int64_t n, 
   if constexpr (std::is_same_v<T, float>) {
     softmax_columns(x + first, y + first, n, inner, width, log);
   } else {
-    const std::int64_t stride = width + (inner - width) % kAlignFloats;
-    const std::int64_t shift = first % kAlignFloats, count = shift + n * stride;
-    float* in = staging(0, count) + shift;
-    float* out = staging(1, count) + shift;
+    const std::int64_t stride = width + (inner - width) % kTensorAlignFloats;
+    float* in = staged_run(t_staged_in, first, n * stride);
+    float* out = staged_run(t_staged_out, first, n * stride);
     for (std::int64_t k = 0; k < n; ++k) widen_run(x + first + k * inner, width, in + k * stride);
     softmax_columns(in, out, n, stride, width, log);
     for (std::int64_t k = 0; k < n; ++k) round_run(out + k * stride, width, y + first + k * inner);
