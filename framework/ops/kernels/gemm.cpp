@@ -40,6 +40,7 @@ constexpr double kOneDnnNoCopyThreshold = 0.0038;
 constexpr std::int64_t kMinPackedDepth = 256;
 // See runs_faster_transposed.
 constexpr std::int64_t kMinTransposedAspect = 4;
+constexpr std::int64_t kMinTransposedDepth = 1024;
 constexpr std::int64_t kMinTransposedMacs = std::int64_t{1} << 28;
 
 // A oneDNN matmul built for one shape and layout; the pointers come with each call.
@@ -391,18 +392,21 @@ void serial(const GemmArgsOf<T, Out>& args) {
 // which is slow when A is large; a plain B it copies in rows. So a product C = A^T B whose C is
 // much taller than wide (a weight gradient X^T dY with many more inputs than outputs, GPT-tiny's
 // tied embedding's above all) runs faster as its transpose C^T = B^T A^T, whose transposed
-// operand is the small one, followed by a transpose of C. 2 threads, AMD EPYC Zen 5 (avx512_bf16),
-// ms: m=8192 n=256 k=2048 float32 23.7 against 19.2 + 0.4, bfloat16 12.4 against 10.1;
+// operand is the small one, followed by a transpose of C, when the depth is long enough for the
+// faster product to pay for that transpose. 2 threads, AMD EPYC Zen 5 (avx512_bf16), ms:
+// m=8192 n=256 k=2048 float32 23.7 against 19.2 + 0.4, bfloat16 12.4 against 10.1;
 // m=1024 n=256 k=2048 float32 2.68 against 2.36 + 0.05; m=512 n=128 k=4096 float32 1.10 against
-// 1.08 + 0.01, the aspect where it stops paying. Products with an epilogue, beta, a batch or a
-// strided C stay as they are.
+// 1.08 + 0.01, the aspect where it stops paying; and with the transpose included, m=8192 n=256
+// k=512 5.17 as written against 5.37, k=256 2.41 against 2.83 (a replica's share of GPT-tiny's
+// batch), the depths where it does not. Products with an epilogue, beta, a batch or a strided C
+// stay as they are.
 template <class T, class Out>
 bool runs_faster_transposed(const GemmArgsOf<T, Out>& g) {
   const bool onednn_packs =
       std::is_same_v<T, float> ? cpu_capability() == CpuCapability::avx512 : onednn::computes_bf16();
   return onednn_packs && g.transpose_a && !g.transpose_b && g.batch == 1 && g.batch_outer == 1 && g.ldc == g.n &&
          g.beta == 0.0f && g.bias == nullptr && g.activation == GemmActivation::none &&
-         g.m >= kMinTransposedAspect * g.n && g.m * g.n * g.k >= kMinTransposedMacs;
+         g.m >= kMinTransposedAspect * g.n && g.k >= kMinTransposedDepth && g.m * g.n * g.k >= kMinTransposedMacs;
 }
 
 template <class T, class Out>
