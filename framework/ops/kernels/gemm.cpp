@@ -402,8 +402,9 @@ void serial(const GemmArgsOf<T, Out>& args) {
 // stay as they are.
 template <class T, class Out>
 bool runs_faster_transposed(const GemmArgsOf<T, Out>& g) {
-  const bool onednn_packs =
-      std::is_same_v<T, float> ? cpu_capability() == CpuCapability::avx512 : onednn::computes_bf16();
+  // oneDNN packs at the avx512 level, for both dtypes (below it float32 long thin products go to
+  // Eigen's packed kernel and bfloat16 is widened).
+  const bool onednn_packs = cpu_capability() == CpuCapability::avx512;
   return onednn_packs && g.transpose_a && !g.transpose_b && g.batch == 1 && g.batch_outer == 1 && g.ldc == g.n &&
          g.beta == 0.0f && g.bias == nullptr && g.activation == GemmActivation::none &&
          g.m >= kMinTransposedAspect * g.n && g.k >= kMinTransposedDepth && g.m * g.n * g.k >= kMinTransposedMacs;

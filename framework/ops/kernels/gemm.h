@@ -21,10 +21,12 @@
 // oneDNN's matmul does the arithmetic, one primitive per shape and layout, built once and cached
 // (kernels/onednn.h, kernels/primitive_cache.h); below AVX-512, long thin products (k >= 256 and a
 // short side of C, as weight gradients are) run on Eigen's packed kernel instead, which is twice
-// as fast there (gemm.cpp). Each call runs on one thread: gemm splits the product into tiles over
-// kestrel::parallel_for, and problems too small to gain from a second thread run on the caller's
-// thread. Results are bitwise reproducible for one CPU, ISA level and kestrel::num_threads(),
-// whichever threads run the tiles.
+// as fast there (gemm.cpp). With AVX-512, a deep product of a transposed A whose C is at least 4x
+// taller than wide (a weight gradient with many more inputs than outputs) runs as its transpose
+// into the calling thread's grow-only scratch, then is transposed into C. Each call runs on one
+// thread: gemm splits the product into tiles over kestrel::parallel_for, and problems too small
+// to gain from a second thread run on the caller's thread. Results are bitwise reproducible for
+// one CPU, ISA level and kestrel::num_threads(), whichever threads run the tiles.
 //
 // bfloat16: with AVX-512 oneDNN multiplies bfloat16 itself (natively with AVX512_BF16, emulated
 // without). oneDNN 2.6 has no bfloat16 matmul below AVX-512 but a slow reference one, so there
