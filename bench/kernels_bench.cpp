@@ -51,12 +51,14 @@ const std::vector<std::int64_t> kMatmulSizes = {256, 512, 1024, 2048};
 const std::vector<int> kMatmulThreads = {1, 2};
 // [batch x] [m, k] x [k, n] products of the reference Transformers (shared/BENCH.md): a Dense layer
 // over 4096 tokens of 128 (BERT-tiny's Q/K/V/O and FFN-in), GPT-tiny's fused QKV over 2048 tokens
-// of 256, and attention over 64 heads of 128 tokens and 64 dims.
+// of 256, attention over 64 heads of 128 tokens and 64 dims, and GPT-tiny's LM-head input gradient
+// (dlogits [2048, 8192] times the tied [8192, 256] embedding), whose depth runs in slices.
 struct MatmulShape {
   std::int64_t batch, m, k, n;
+  bool dense_layer = true;  ///< a Dense layer's product, which a bias and activation may follow
 };
 const std::vector<MatmulShape> kMatmulShapes = {
-    {1, 4096, 128, 128}, {1, 4096, 128, 512}, {1, 2048, 256, 768}, {64, 128, 64, 128}};
+    {1, 4096, 128, 128}, {1, 4096, 128, 512}, {1, 2048, 256, 768}, {64, 128, 64, 128}, {1, 2048, 8192, 256, false}};
 // The CNN workload's convolutions (train_step_bench): NHWC input, 3x3 filter, valid padding.
 struct ConvBenchShape {
   std::int64_t batch, size, in, out;
@@ -305,7 +307,7 @@ void bench_matmul_epilogue(Harness& harness) {
   std::string detail;
   bool met = true, measured = false;
   for (const MatmulShape& s : kMatmulShapes) {
-    if (s.batch != 1) continue;
+    if (s.batch != 1 || !s.dense_layer) continue;
     const Tensor a = random::normal({s.m, s.k}, random::Key(9)), b = random::normal({s.k, s.n}, random::Key(10));
     const Tensor bias = random::normal({s.n}, random::Key(11));
     Tensor c = Tensor::empty({s.m, s.n}, kestrel::DType::float32);

@@ -134,8 +134,12 @@ std::vector<Tensor> Strategy::all_reduce_sum(const std::vector<std::vector<Tenso
                                              std::vector<Tensor> reused) const {
   check_replicas("all_reduce_sum", static_cast<int>(per_replica.size()));
   std::vector<Tensor> sums = distribute::all_reduce_sum(per_replica, std::move(reused));
-  sum_over_workers(*workers_, sums);
+  sum_over_workers(sums);
   return sums;
+}
+
+void Strategy::sum_over_workers(std::vector<Tensor>& local_sums) const {
+  distribute::sum_over_workers(*workers_, local_sums);
 }
 
 Tensor Strategy::all_gather(const std::vector<Tensor>& per_replica, Tensor reused) const {

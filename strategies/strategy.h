@@ -84,6 +84,7 @@ class Strategy : public Distribution {
   using Distribution::all_reduce_sum;
   std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica,
                                      std::vector<Tensor> reused) const override;
+  void sum_over_workers(std::vector<Tensor>& local_sums) const override;
   Tensor all_gather(const std::vector<Tensor>& per_replica, Tensor reused) const override;
   void check_workers_agree(std::string_view what, const std::string& description) const override;
   void wait_for_workers(std::string_view why) const override;

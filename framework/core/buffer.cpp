@@ -1,13 +1,17 @@
 #include "framework/core/buffer.h"
 
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
 #include <new>
+#include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "framework/core/error.h"
 
 namespace kestrel {
 namespace {
@@ -121,7 +125,26 @@ std::shared_ptr<Buffer> Buffer::allocate(std::size_t size) {
   return std::shared_ptr<Buffer>(new Buffer(data, size, rounded));
 }
 
+std::vector<std::shared_ptr<Buffer>> Buffer::allocate_consecutive(std::size_t size, std::size_t count) {
+  if (size % kAlignment != 0) {
+    throw ValueError("Buffer::allocate_consecutive: buffers of " + std::to_string(size) +
+                     " bytes would not all start on a " + std::to_string(kAlignment) +
+                     "-byte boundary; ask for a multiple of " + std::to_string(kAlignment));
+  }
+  if (count != 0 && size > std::numeric_limits<std::size_t>::max() / count) throw std::bad_alloc();
+  std::shared_ptr<Buffer> block = allocate(size * count);
+  std::vector<std::shared_ptr<Buffer>> parts;
+  parts.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::shared_ptr<Buffer> part(new Buffer(static_cast<std::byte*>(block->data()) + size * i, size, 0));
+    part->block_ = block;
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
 Buffer::~Buffer() {
+  if (block_) return;  // a part of a block: the block's own handle frees it
   g_bytes_in_use.fetch_sub(static_cast<std::int64_t>(size_), std::memory_order_relaxed);
   block_cache().give(data_, capacity_);
 }

@@ -1,6 +1,7 @@
 // Reference-counted, 64-byte aligned storage for tensor data.
 //
 //   auto buf = Buffer::allocate(1024);       // 64-byte aligned, shared by handle
+//   auto parts = Buffer::allocate_consecutive(4096, 8);   // 8 buffers, one after another in memory
 //   allocator_stats().allocations;           // how many buffers were ever allocated
 //
 // The statistics let tests and benchmarks count allocations per step and peak bytes.
@@ -11,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace kestrel {
 
@@ -20,6 +22,14 @@ class Buffer {
 
   /// Allocates size bytes (uninitialized), aligned to kAlignment.
   static std::shared_ptr<Buffer> allocate(std::size_t size);
+  /// `count` buffers of `size` bytes each, laid out one after another in one block (buffer i
+  /// starts size * i bytes after buffer 0), which lives as long as any of them. Each is a buffer
+  /// of its own to whoever holds it (its own handle and use count), so tensors built on them are
+  /// reused and donated alone; a kernel may still read them together as one array (the replicas'
+  /// rows of a compiled step, multiplied as the global batch's). `size` must be a multiple of
+  /// kAlignment, so that every buffer is aligned: a ValueError otherwise. One allocation in the
+  /// statistics.
+  static std::vector<std::shared_ptr<Buffer>> allocate_consecutive(std::size_t size, std::size_t count);
 
   ~Buffer();
   Buffer(const Buffer&) = delete;
@@ -33,7 +43,8 @@ class Buffer {
   Buffer(void* data, std::size_t size, std::size_t capacity) : data_(data), size_(size), capacity_(capacity) {}
   void* data_;
   std::size_t size_;
-  std::size_t capacity_;  // the block's rounded size, its key in the cache
+  std::size_t capacity_;           // the block's rounded size, its key in the cache
+  std::shared_ptr<Buffer> block_;  // the block a consecutive buffer lies in (null: data_ is its own)
 };
 
 struct AllocatorStats {

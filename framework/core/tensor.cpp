@@ -76,9 +76,11 @@ bool bytes_needed(const Shape& shape, DType dtype, std::size_t& bytes) {
 
 Tensor Tensor::empty_or_reused(Tensor&& reused, const Shape& shape, DType dtype) {
   Tensor candidate = std::move(reused);
-  if (candidate.is_sole_owner() && !candidate.is_symbolic() && candidate.shape() == shape &&
-      candidate.dtype() == dtype) {
-    return candidate;
+  if (!candidate.is_sole_owner() || candidate.is_symbolic()) return empty(shape, dtype);
+  if (candidate.shape() == shape && candidate.dtype() == dtype) return candidate;
+  std::size_t bytes = 0;
+  if (bytes_needed(shape, dtype, bytes) && candidate.buffer()->size() == bytes) {
+    return from_buffer(candidate.buffer(), shape, dtype);
   }
   return empty(shape, dtype);
 }

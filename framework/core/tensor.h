@@ -82,8 +82,9 @@ class Tensor {
 
   /// Uninitialized storage.
   static Tensor empty(const Shape& shape, DType dtype = DType::float32);
-  /// `reused` itself when it has this shape and dtype and nothing else holds it (is_sole_owner:
-  /// last step's buffer, given back), else empty(shape, dtype): how a steady step allocates nothing.
+  /// `reused`'s buffer when it has exactly the bytes this shape and dtype need and nothing else
+  /// holds it (is_sole_owner: last step's buffer, given back, perhaps as a reshape of what is
+  /// wanted now), else empty(shape, dtype): how a steady step allocates nothing.
   static Tensor empty_or_reused(Tensor&& reused, const Shape& shape, DType dtype);
   static Tensor zeros(const Shape& shape, DType dtype = DType::float32);
   static Tensor ones(const Shape& shape, DType dtype = DType::float32);

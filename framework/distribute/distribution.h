@@ -65,6 +65,10 @@ class Distribution {
   std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica) const {
     return all_reduce_sum(per_replica, {});
   }
+  /// Sums, in place and in worker order, tensors this worker has already summed over its own
+  /// replicas in its own way (a compiled step's products over every replica's rows): the second
+  /// half of all_reduce_sum, with the same bits on every worker. Nothing to do for a worker alone.
+  virtual void sum_over_workers(std::vector<Tensor>& /*local_sums*/) const {}
   /// One tensor per local replica, every replica's in sync joined along axis 0 in replica order
   /// (undefined when all are): the all-gather of a merge point (the metrics see the global
   /// batch's rows, on every worker). Written into `reused`

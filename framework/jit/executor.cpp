@@ -74,11 +74,17 @@ Executor::Executor(Graph graph, std::shared_ptr<Arena> arena, const std::string&
     }
     overwritten_when_donated_[alias.input_index] = alias.write != AliasWrite::unchanged;
   }
+  // The output whose last buffer a root is written into: the root itself when it is an output,
+  // else the first output viewing it (a reshape), whose buffer has the root's bytes.
   output_of_root_.assign(n, -1);
-  for (std::size_t k = 0; k < graph_.outputs().size(); ++k) {
-    const auto id = static_cast<std::size_t>(graph_.outputs()[k]);
-    if (plan_.values[id].storage == Storage::output && output_of_root_[id] < 0) {
-      output_of_root_[id] = static_cast<std::int64_t>(k);
+  for (const bool views : {false, true}) {
+    for (std::size_t k = 0; k < graph_.outputs().size(); ++k) {
+      const ValuePlan& output = plan_.values[static_cast<std::size_t>(graph_.outputs()[k])];
+      if ((output.storage == Storage::view) != views) continue;
+      const auto root = static_cast<std::size_t>(views ? output.root : graph_.outputs()[k]);
+      if (plan_.values[root].storage == Storage::output && output_of_root_[root] < 0) {
+        output_of_root_[root] = static_cast<std::int64_t>(k);
+      }
     }
   }
 }

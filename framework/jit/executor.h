@@ -92,7 +92,7 @@ class Executor {
   std::vector<ValueId> output_roots_;           // values that get a fresh buffer each run (unless donated into)
   std::vector<std::int64_t> input_position_;    // per value: its place in graph inputs, or -1
   std::vector<std::int64_t> alias_of_output_;   // per output: its plan_.aliases entry, or -1
-  std::vector<std::int64_t> output_of_root_;    // per value: the output that is this output root, or -1
+  std::vector<std::int64_t> output_of_root_;    // per value: the output whose buffer this output root reuses, or -1
   std::vector<std::int64_t> alias_of_root_;     // per value: the direct/at_end alias it is the root of, or -1
   std::vector<bool> overwritten_when_donated_;  // per input: a donated run writes its buffer
   std::vector<const void*> constant_buffers_;   // sorted, to refuse donating one

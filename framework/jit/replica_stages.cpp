@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "framework/core/error.h"
+#include "framework/ops/matmul.h"
 
 namespace kestrel::jit {
 namespace {
@@ -16,7 +17,10 @@ enum class Placement {
   shared,      // an op over values every replica has alike, after a collective: run once
   replica,     // an op over a replica's own values: run by every replica
   collective,  // performed between stages
+  contracted,  // a product over rows (or a reshape of it) that a contraction takes whole
 };
+
+bool is_op(const Node& node, OpId id) { return node.kind == NodeKind::op && node.primitive->id() == id; }
 
 bool is_collective(const Node& node) {
   return node.kind == NodeKind::op &&
@@ -41,11 +45,18 @@ class Splitter {
 
   ReplicaStages run() {
     place();
+    find_contractions();
     parts_.resize(static_cast<std::size_t>(2 * num_stages_));
     collectives_.resize(static_cast<std::size_t>(num_stages_));
     for (ValueId v = 0; v < graph_.size(); ++v) {
       if (placement_[at(v)] == Placement::shared || placement_[at(v)] == Placement::replica) build_op(v);
-      if (placement_[at(v)] == Placement::collective) add_collective(v);
+      if (placement_[at(v)] == Placement::collective) {
+        if (contracted_product_[at(v)]) {
+          add_contraction(v, *contracted_product_[at(v)]);
+        } else {
+          add_collective(v);
+        }
+      }
     }
     for (std::size_t k = 0; k < graph_.outputs().size(); ++k) add_output(k);
     for (std::size_t k = 0; k < graph_.outputs().size(); ++k) alias_in_place(k);
@@ -96,6 +107,48 @@ class Splitter {
       }
       num_stages_ = std::max(num_stages_, level_[at(v)] + 1);
     }
+  }
+
+  // The sums of a product over the replicas' own rows: cross_replica_sum(reshape*(matmul(a, b))),
+  // a^T b, where nothing else reads the product, becomes a contraction of a's and b's slots.
+  void find_contractions() {
+    const std::size_t n = at(graph_.size());
+    std::vector<int> readers(n, 0);
+    for (ValueId v = 0; v < graph_.size(); ++v) {
+      for (ValueId in : graph_.node(v).inputs) ++readers[at(in)];
+    }
+    for (ValueId out : graph_.outputs()) ++readers[at(out)];
+    contracted_product_.assign(n, std::nullopt);
+    for (ValueId v = 0; v < graph_.size(); ++v) {
+      if (!is_op(graph_.node(v), OpId::cross_replica_sum)) continue;
+      std::vector<ValueId> taken;
+      ValueId product = graph_.node(v).inputs[0];
+      while (is_op(graph_.node(product), OpId::reshape) && readers[at(product)] == 1) {
+        taken.push_back(product);
+        product = graph_.node(product).inputs[0];
+      }
+      if (!is_contractible(product) || readers[at(product)] != 1) continue;
+      taken.push_back(product);
+      for (ValueId t : taken) placement_[at(t)] = Placement::contracted;
+      contracted_product_[at(v)] = product;
+    }
+  }
+
+  // a^T b over two matrices of the replica's own, with no bias.
+  bool is_contractible(ValueId product) const {
+    const Node& node = graph_.node(product);
+    if (node.kind != NodeKind::op || placement_[at(product)] != Placement::replica || node.inputs.size() != 2 ||
+        !kestrel::detail::is_product_over_rows(*node.primitive)) {
+      return false;
+    }
+    for (ValueId in : node.inputs) {
+      const ValueId from = reshaped_from(in);
+      const Placement p = placement_[at(from)];
+      const bool own =
+          p == Placement::replica || (p == Placement::input && slots_.slot_per_replica[*slot_of_[at(from)]]);
+      if (!own || graph_.node(in).spec.shape.rank() != 2) return false;
+    }
+    return true;
   }
 
   std::size_t new_slot(bool per_replica) {
@@ -172,6 +225,35 @@ class Splitter {
         {.op = node.primitive->id(), .input_slot = input, .output_slot = output});
   }
 
+  // The value a reshape chain ends at: the slot to export, whose bytes are the operand's in the
+  // same order (a layer's [batch, tokens, d] input, read by its three projections' gradients as
+  // [rows, d], is one slot, not three).
+  ValueId reshaped_from(ValueId v) const {
+    while (is_op(graph_.node(v), OpId::reshape)) v = graph_.node(v).inputs[0];
+    return v;
+  }
+
+  void add_contraction(ValueId v, ValueId product) {
+    const Node& node = graph_.node(product);
+    const int stage = level_[at(v)] - 1;
+    const std::size_t a = slot_for(reshaped_from(node.inputs[0]), 2 * stage);
+    const std::size_t b = slot_for(reshaped_from(node.inputs[1]), 2 * stage);
+    note_read(a, 2 * stage + 1);
+    note_read(b, 2 * stage + 1);
+    const std::size_t output = new_slot(false);
+    slot_of_[at(v)] = output;
+    collectives_[static_cast<std::size_t>(stage)].push_back(
+        {.op = OpId::cross_replica_sum,
+         .output_slot = output,
+         .contraction = ReplicaStages::Contraction{.matmul = node.primitive,
+                                                   .a_slot = a,
+                                                   .b_slot = b,
+                                                   .a = graph_.node(node.inputs[0]).spec,
+                                                   .b = graph_.node(node.inputs[1]).spec,
+                                                   .product = node.spec,
+                                                   .sum_shape = graph_.node(v).spec.shape}});
+  }
+
   void add_output(std::size_t k) {
     const std::size_t slot = slot_for(graph_.outputs()[k], last_part());
     note_read(slot, kReadByOutputs);
@@ -234,9 +316,10 @@ class Splitter {
   int num_stages_ = 1;
   std::vector<int> level_;
   std::vector<Placement> placement_;
-  std::vector<std::optional<std::size_t>> slot_of_;  // per value: the slot holding it, once it has one
-  std::vector<int> producer_;                        // per value: the part computing it (shared, replica)
-  std::vector<Building> parts_;                      // 2 per stage: [2s] shared, [2s + 1] replica
+  std::vector<std::optional<std::size_t>> slot_of_;         // per value: the slot holding it, once it has one
+  std::vector<int> producer_;                               // per value: the part computing it (shared, replica)
+  std::vector<std::optional<ValueId>> contracted_product_;  // per cross_replica_sum: the product it contracts
+  std::vector<Building> parts_;                             // 2 per stage: [2s] shared, [2s + 1] replica
   std::vector<std::vector<ReplicaStages::Collective>> collectives_;  // per stage
   ReplicaStages slots_;                                              // being filled: the slots and the outputs' slots
   std::vector<int> last_reader_;                                     // per slot (see kReadByOutputs)
@@ -282,9 +365,13 @@ std::string ReplicaStages::to_string() const {
                     " part (" + std::to_string(parts[*part].graph.num_ops()) + " ops)";
     }
     out += parts_text.empty() ? " nothing" : parts_text;
-    std::int64_t sums = 0, gathers = 0;
-    for (const Collective& c : stage.collectives) (c.op == OpId::all_gather ? gathers : sums) += 1;
+    std::int64_t sums = 0, gathers = 0, contractions = 0;
+    for (const Collective& c : stage.collectives) {
+      (c.op == OpId::all_gather ? gathers : sums) += 1;
+      if (c.contraction) ++contractions;
+    }
     if (sums > 0) out += " -> cross_replica_sum x" + std::to_string(sums);
+    if (contractions > 0) out += " (" + std::to_string(contractions) + " as products over every replica's rows)";
     if (gathers > 0) out += std::string(sums > 0 ? ", " : " -> ") + "all_gather x" + std::to_string(gathers);
   }
   return out;

@@ -23,12 +23,16 @@
 // value) computed from one replica's values alone is a JitError naming the variable. With one
 // replica nothing is split: the whole graph is one replica part, which may update state.
 //
+// A sum of the replicas' products over their rows, a^T b, leaves the replica part as its two
+// operands instead (Contraction): the stage's collectives multiply every replica's rows at once.
+//
 // Where a part writes a variable's new value and no later part reads the old one, the new value
 // is aliased to the old one's input, so a run that donates the variable's buffer updates it in
 // place.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,11 +48,25 @@ struct ReplicaStages {
     std::vector<std::size_t> input_slots;  ///< where each graph input comes from
     std::vector<std::size_t> output_slots;
   };
-  /// cross_replica_sum or all_gather of one slot's values over the replicas, into a shared slot.
+  /// A cross_replica_sum of a product over the rows of each replica's own values, a^T b (a weight
+  /// gradient: a layer's inputs against its outputs' gradient, over the shard's rows), taken as
+  /// one product over every replica's rows joined: the same sum, in one deep product on every
+  /// core rather than a shallow one per replica and a pass adding them up.
+  struct Contraction {
+    std::shared_ptr<const Primitive> matmul;  ///< the traced product's (detail::is_product_over_rows)
+    std::size_t a_slot = 0;                   ///< per replica: a [rows, m], or what a reshapes
+    std::size_t b_slot = 0;                   ///< per replica: b [rows, n], or what b reshapes
+    TensorSpec a, b;                          ///< one replica's a and b, as the product reads them
+    TensorSpec product;                       ///< [m, n]
+    Shape sum_shape;                          ///< the sum's shape: the product's, or a reshape of it
+  };
+  /// cross_replica_sum or all_gather of one slot's values over the replicas, into a shared slot;
+  /// or, for a contraction, the product over the replicas' rows of its two slots.
   struct Collective {
     OpId op = OpId::cross_replica_sum;
-    std::size_t input_slot = 0;
+    std::size_t input_slot = 0;  ///< unused by a contraction
     std::size_t output_slot = 0;
+    std::optional<Contraction> contraction;
   };
   struct Stage {
     std::optional<std::size_t> shared_part;   ///< runs first (an index into parts)
@@ -64,7 +82,8 @@ struct ReplicaStages {
 
   /// Ops over every part (each copy of a copied op counted), and collectives.
   std::int64_t num_ops() const;
-  /// "stage 0: replica part (41 ops) -> cross_replica_sum x6, all_gather x4; stage 1: shared part (30 ops)".
+  /// "stage 0: replica part (41 ops) -> cross_replica_sum x6 (4 as products over every replica's rows),
+  /// all_gather x4; stage 1: shared part (30 ops)".
   std::string to_string() const;
 };
 

@@ -30,7 +30,10 @@
 // collectives (replica_stages.h): a stage's shared part once, then its replica part for every
 // replica on the strategy's threads (for_each_replica, kernels serial inside each), then the
 // stage's collectives, performed by the strategy's own all_reduce_sum and all_gather in replica
-// order (the eager step's merges), then the next stage. Before the split, the whole step goes
+// order (the eager step's merges), then the next stage. A weight gradient's sum, x^T dy summed
+// over the replicas, is instead one product over every replica's rows, on every core (staged_run.h):
+// the same sum over the global batch's rows, added in the order one replica's step over that
+// batch adds them, with no per-replica products to add up. Before the split, the whole step goes
 // through replica_step_pipeline (passes/pipeline.h): an embedding's gradient is all-gathered as
 // rows and scattered once instead of summed as a table, which adds the same values in another
 // order than the eager step's dense sum (equal within float rounding, the same bits run to run).

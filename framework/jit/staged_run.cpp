@@ -1,6 +1,13 @@
 #include "framework/jit/staged_run.h"
 
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstring>
+#include <memory>
 #include <utility>
+
+#include "framework/core/buffer.h"
 
 namespace kestrel::jit {
 
@@ -27,6 +34,33 @@ StagedRun::StagedRun(const ReplicaStages& stages, const distribute::Distribution
     for (std::vector<Tensor>& replica : buffers_.part_outputs[p]) replica.resize(stages_.parts[p].output_slots.size());
   }
   buffers_.collective_outputs.resize(slots);
+  buffers_.joined_rows.resize(slots);
+  place_contraction_operands();
+}
+
+void StagedRun::place_contraction_operands() {
+  for (const ReplicaStages::Stage& stage : stages_.stages) {
+    for (const ReplicaStages::Collective& c : stage.collectives) {
+      if (!c.contraction) continue;
+      const ReplicaStages::Contraction& contraction = *c.contraction;
+      for (const auto& [s, spec] :
+           {std::pair{contraction.a_slot, contraction.a}, std::pair{contraction.b_slot, contraction.b}}) {
+        if (producer_part_[s] < 0) continue;  // an argument: copied together when contracted
+        const auto part = static_cast<std::size_t>(producer_part_[s]);
+        const std::size_t k = producer_output_[s];
+        std::vector<std::vector<Tensor>>& replicas = buffers_.part_outputs[part];
+        if (std::any_of(replicas.begin(), replicas.end(), [&](const auto& outputs) { return outputs[k].defined(); })) {
+          continue;  // last call's buffers, back for this one (or another contraction's, made already)
+        }
+        const std::size_t bytes = static_cast<std::size_t>(spec.shape.numel()) * size_of(spec.dtype);
+        if (bytes % Buffer::kAlignment != 0) continue;  // would leave a replica's rows unaligned
+        std::vector<std::shared_ptr<Buffer>> consecutive = Buffer::allocate_consecutive(bytes, replicas_);
+        for (std::size_t r = 0; r < replicas_; ++r) {
+          replicas[r][k] = Tensor::from_buffer(std::move(consecutive[r]), spec.shape, spec.dtype);
+        }
+      }
+    }
+  }
 }
 
 void StagedRun::start(std::vector<Tensor> state, std::vector<bool> donatable,
@@ -64,16 +98,48 @@ void StagedRun::run_part(std::size_t part, const Executor& executor, std::size_t
   for (std::size_t k = 0; k < outputs.size(); ++k) slot(p.output_slots[k], replica) = std::move(outputs[k]);
 }
 
+TensorView StagedRun::joined_rows(std::size_t slot, const TensorSpec& matrix) {
+  const Tensor& first = own_[0][slot];
+  const std::size_t bytes = first.nbytes();
+  const Shape joined{matrix.shape[0] * static_cast<std::int64_t>(replicas_), matrix.shape[1]};
+  const auto* base = static_cast<const std::byte*>(first.raw_data());
+  bool consecutive = true;
+  for (std::size_t r = 1; r < replicas_ && consecutive; ++r) consecutive = own_[r][slot].raw_data() == base + r * bytes;
+  if (consecutive) return {const_cast<std::byte*>(base), joined, first.dtype()};
+  Tensor& copy = buffers_.joined_rows[slot];
+  copy = Tensor::empty_or_reused(std::move(copy), joined, first.dtype());
+  auto* to = static_cast<std::byte*>(copy.view().data);
+  for (std::size_t r = 0; r < replicas_; ++r) std::memcpy(to + r * bytes, own_[r][slot].raw_data(), bytes);
+  return copy.view();
+}
+
+Tensor StagedRun::contract(const ReplicaStages::Contraction& contraction, Tensor reused) {
+  const std::array<TensorView, 2> operands{joined_rows(contraction.a_slot, contraction.a),
+                                           joined_rows(contraction.b_slot, contraction.b)};
+  Tensor product = Tensor::empty_or_reused(std::move(reused), contraction.product.shape, contraction.product.dtype);
+  contraction.matmul->eval_cpu(operands, product.view());
+  if (contraction.sum_shape == contraction.product.shape) return product;
+  return Tensor::from_buffer(product.buffer(), contraction.sum_shape, contraction.product.dtype);
+}
+
 void StagedRun::run_collectives(const ReplicaStages::Stage& stage) {
-  // The stage's sums in one all-reduce, as an eager merge point sums its values.
+  // The stage's sums in one all-reduce, as an eager merge point sums its values; the products
+  // over every replica's rows are this worker's sums already, then summed over the workers.
   std::vector<std::vector<Tensor>> summed(replicas_);
   std::vector<std::size_t> sum_outputs;
   std::vector<Tensor> reused_sums;
+  std::vector<Tensor> products;
+  std::vector<std::size_t> product_outputs;
   for (const ReplicaStages::Collective& c : stage.collectives) {
     std::vector<Tensor> values;
     values.reserve(replicas_);
     for (std::size_t r = 0; r < replicas_; ++r) values.push_back(slot(c.input_slot, r));
     Tensor& reused = buffers_.collective_outputs[c.output_slot];
+    if (c.contraction) {
+      products.push_back(contract(*c.contraction, std::move(reused)));
+      product_outputs.push_back(c.output_slot);
+      continue;
+    }
     if (c.op == OpId::all_gather) {
       shared_[c.output_slot] = distribution_.all_gather(values, std::move(reused));
       continue;
@@ -81,6 +147,10 @@ void StagedRun::run_collectives(const ReplicaStages::Stage& stage) {
     for (std::size_t r = 0; r < replicas_; ++r) summed[r].push_back(std::move(values[r]));
     sum_outputs.push_back(c.output_slot);
     reused_sums.push_back(std::move(reused));
+  }
+  if (!products.empty()) {
+    distribution_.sum_over_workers(products);
+    for (std::size_t k = 0; k < products.size(); ++k) shared_[product_outputs[k]] = std::move(products[k]);
   }
   if (sum_outputs.empty()) return;
   std::vector<Tensor> sums = distribution_.all_reduce_sum(summed, std::move(reused_sums));

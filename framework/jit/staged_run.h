@@ -10,6 +10,12 @@
 // the buffers of the part output or collective that wrote it, and the next call's part or
 // collective writes into them (Executor::run's `reused`, Distribution's `reused`) when nothing else
 // holds them. A steady step of the replicas thus allocates nothing.
+//
+// A contraction (ReplicaStages::Contraction) multiplies every replica's rows of its two operands
+// at once, in place: the replicas' buffers for a slot it reads are made one after another in one
+// block (Buffer::allocate_consecutive), so the replicas' [rows, m] values are one
+// [replicas * rows, m] matrix. Values that lie elsewhere (a replica's argument, say) are copied
+// together first, into a buffer kept for the next call.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +33,7 @@ namespace kestrel::jit {
 struct StepBuffers {
   std::vector<std::vector<std::vector<Tensor>>> part_outputs;  ///< [part][replica][output]
   std::vector<Tensor> collective_outputs;                      ///< per slot
+  std::vector<Tensor> joined_rows;  ///< per slot: a contraction operand's rows copied together, when apart
 };
 
 class StagedRun {
@@ -51,6 +58,12 @@ class StagedRun {
   Tensor& slot(std::size_t slot, std::size_t replica);
   void run_part(std::size_t part, const Executor& executor, std::size_t replica);
   void run_collectives(const ReplicaStages::Stage& stage);
+  /// Per-replica part outputs that contractions read, given consecutive buffers where they have none.
+  void place_contraction_operands();
+  Tensor contract(const ReplicaStages::Contraction& contraction, Tensor reused);
+  /// Every replica's value of a per-replica slot, each read as `matrix` [rows, cols], as one
+  /// [replicas * rows, cols] matrix, their rows in replica order.
+  TensorView joined_rows(std::size_t slot, const TensorSpec& matrix);
   void release(const ReplicaStages::Stage& stage);
 
   const ReplicaStages& stages_;

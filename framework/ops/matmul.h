@@ -39,6 +39,11 @@ namespace detail {
 std::shared_ptr<const Primitive> matmul_with_activation(const Primitive& matmul, ElementwiseOpcode activation);
 /// True for a matmul primitive without a fused activation (what a bias may still join).
 bool is_plain_matmul(const Primitive& primitive);
+/// True for a matmul primitive computing a^T b and nothing more (no activation, no heads layout;
+/// the op may still have a bias operand): a product over its operands' rows, as a weight
+/// gradient's x^T dy sums over a batch's rows. Joining more rows to a and b (another replica's)
+/// adds their product to the result.
+bool is_product_over_rows(const Primitive& primitive);
 
 /// Which of a matmul primitive's operands (a, b) and product (out) are in the heads layout: a
 /// [..., H, R, C] batch of matrices kept as [..., R, H, C], as a [B, T, H, D] projection is before

@@ -69,11 +69,14 @@ TEST(CompiledReplicaStep, TheAllReduceTheUpdateAndTheMetricsAreInTheProgram) {
   LogCapture log("kestrel.jit");
   model.fit(x, y, {.batch_size = 16, .epochs = 1, .verbose = 0});
 
-  // One collective per gradient (4 weights) and per tracked loss value (the loss and its rows);
-  // the metrics' all-gathers of the labels, the predictions and the row mask; then the update.
+  // One collective per gradient (4 weights) and per tracked loss value (the loss and its rows),
+  // the two kernels' as products over every replica's rows; the metrics' all-gathers of the
+  // labels, the predictions and the row mask; then the update.
   const std::string text = log.text();
   EXPECT_TRUE(contains(text, "'train_step' runs on 8 replicas in stages: stage 0: replica part (") &&
-              contains(text, "-> cross_replica_sum x6, all_gather x3; stage 1: shared part ("))
+              contains(text,
+                       "-> cross_replica_sum x6 (2 as products over every replica's rows), all_gather x3; "
+                       "stage 1: shared part ("))
       << text;
   EXPECT_EQ(count_of(text, "compiled 'train_step' #"), 1u) << text;
 

@@ -42,6 +42,9 @@ constexpr std::int64_t kMinPackedDepth = 256;
 constexpr std::int64_t kMinTransposedAspect = 4;
 constexpr std::int64_t kMinTransposedDepth = 1024;
 constexpr std::int64_t kMinTransposedMacs = std::int64_t{1} << 28;
+// See runs_faster_in_depth_slices.
+constexpr std::int64_t kMinSlicedDepth = 4096;
+constexpr std::int64_t kDepthSlice = 1024;
 
 // A oneDNN matmul built for one shape and layout; the pointers come with each call.
 struct MatmulPrimitive {
@@ -273,6 +276,37 @@ void for_each_matrix(const GemmArgsOf<T, Out>& g, Run run) {
   }
 }
 
+// With AVX-512, oneDNN's product of a plain A and B (both row-major as read) slows down as the
+// depth grows past a few thousand: GPT-tiny's LM-head input gradient, dlogits [2048, 8192] times
+// the [8192, 256] embedding, ran at 294 GFLOP/s on 2 threads and 176 on 1 (m = 256, a replica's
+// share), against 440-460 and 224 for the same product cut into depth slices of 1024, each added
+// into C (AMD EPYC Zen 5, avx512_bf16). Shallower depths gain little or lose a little (m = 256
+// n = 1024 k = 2048: 472 against 460), so only depths of kMinSlicedDepth and more are cut. Only a
+// float32 C: a bfloat16 one would be rounded once per slice. Products with an epilogue or a batch
+// stay whole.
+template <class T, class Out>
+bool runs_faster_in_depth_slices(const GemmArgsOf<T, Out>& g) {
+  return std::is_same_v<Out, float> && cpu_capability() == CpuCapability::avx512 && !g.transpose_a && !g.transpose_b &&
+         g.k >= kMinSlicedDepth && g.batch == 1 && g.batch_outer == 1 && g.bias == nullptr &&
+         g.activation == GemmActivation::none;
+}
+
+template <class T, class Out>
+void run_on_this_thread(const GemmArgsOf<T, Out>& g);
+
+// `g` as depth slices of kDepthSlice, the first scaling C by beta, the others adding into it.
+template <class T, class Out>
+void run_in_depth_slices(const GemmArgsOf<T, Out>& g) {
+  GemmArgsOf<T, Out> slice = g;
+  for (std::int64_t begin = 0; begin < g.k; begin += kDepthSlice) {
+    slice.k = std::min(kDepthSlice, g.k - begin);
+    slice.a = g.a + begin;
+    slice.b = g.b + begin * g.ldb;
+    slice.beta = begin == 0 ? g.beta : 1.0f;
+    run_on_this_thread(slice);
+  }
+}
+
 // The whole of `g` (leading dims filled) on the calling thread: one oneDNN call, or Eigen's.
 template <class T, class Out>
 void run_on_this_thread(const GemmArgsOf<T, Out>& g) {
@@ -281,6 +315,10 @@ void run_on_this_thread(const GemmArgsOf<T, Out>& g) {
       scale_c(group);
       finish_rows(group);
     });
+    return;
+  }
+  if (runs_faster_in_depth_slices(g)) {
+    run_in_depth_slices(g);
     return;
   }
   if constexpr (std::is_same_v<T, float>) {

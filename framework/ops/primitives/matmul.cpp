@@ -319,4 +319,11 @@ bool detail::is_plain_matmul(const Primitive& primitive) {
   return matmul != nullptr && matmul->activation() == kernels::GemmActivation::none;
 }
 
+bool detail::is_product_over_rows(const Primitive& primitive) {
+  const auto* matmul = dynamic_cast<const ops::Matmul*>(&primitive);
+  if (matmul == nullptr || matmul->activation() != kernels::GemmActivation::none) return false;
+  const MatmulHeadsLayout heads = matmul->heads();
+  return matmul->transpose_a() && !matmul->transpose_b() && !heads.a && !heads.b && !heads.out;
+}
+
 }  // namespace kestrel

@@ -1,13 +1,16 @@
-// Buffer alignment and the allocator statistics.
+// Buffer alignment, consecutive buffers in one block, and the allocator statistics.
 #include "framework/core/buffer.h"
 
 #include <gtest/gtest.h>
+
+#include "framework/core/error.h"
 
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <new>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -17,6 +20,40 @@ namespace {
 bool is_aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % Buffer::kAlignment == 0; }
 
 TEST(Buffer, AlignmentIsSixtyFourBytes) { EXPECT_EQ(Buffer::kAlignment, 64u); }
+
+TEST(Buffer, ConsecutiveBuffersLieOneAfterAnotherAndAreEachTheirOwn) {
+  const std::int64_t allocations = allocator_stats().allocations;
+  const std::int64_t in_use = allocator_stats().bytes_in_use;
+  std::vector<std::shared_ptr<Buffer>> parts = Buffer::allocate_consecutive(256, 4);
+  EXPECT_EQ(allocator_stats().allocations, allocations + 1);  // one block
+  EXPECT_EQ(allocator_stats().bytes_in_use, in_use + 1024);
+  ASSERT_EQ(parts.size(), 4u);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    EXPECT_EQ(parts[i]->size(), 256u);
+    EXPECT_EQ(static_cast<std::byte*>(parts[i]->data()), static_cast<std::byte*>(parts[0]->data()) + 256 * i);
+    EXPECT_TRUE(is_aligned(parts[i]->data()));
+    EXPECT_EQ(parts[i].use_count(), 1);  // nobody else holds a part: a tensor on it is its sole owner
+  }
+  // The block lives while any part does, and goes with the last.
+  std::shared_ptr<Buffer> last = parts[3];
+  std::memset(last->data(), 7, last->size());
+  parts.clear();
+  EXPECT_EQ(allocator_stats().bytes_in_use, in_use + 1024);
+  EXPECT_EQ(static_cast<unsigned char*>(last->data())[255], 7);
+  last.reset();
+  EXPECT_EQ(allocator_stats().bytes_in_use, in_use);
+}
+
+TEST(Buffer, ConsecutiveBuffersOfAnUnalignedSizeAreAValueError) {
+  try {
+    Buffer::allocate_consecutive(100, 3);
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("buffers of 100 bytes would not all start on a 64-byte boundary"),
+              std::string::npos)
+        << e.what();
+  }
+}
 
 TEST(Buffer, ManyOddSizedAllocationsAreAllAligned) {
   std::vector<std::shared_ptr<Buffer>> live;

@@ -287,6 +287,32 @@ TEST(Tensor, FromBufferKeepsTheBufferAlive) {
   EXPECT_EQ(allocator_stats().bytes_in_use, base);
 }
 
+TEST(Tensor, EmptyOrReusedTakesASoleOwnersBufferOfTheSameBytesWhateverItsShape) {
+  Tensor last = Tensor::empty({4, 6}, DType::float32);
+  const void* data = last.raw_data();
+  Tensor same = Tensor::empty_or_reused(std::move(last), {4, 6}, DType::float32);
+  EXPECT_EQ(same.raw_data(), data);
+  // Last step's output was a reshape of what is wanted now (or bfloat16 of twice the elements).
+  Tensor reshaped = Tensor::empty_or_reused(std::move(same), {2, 3, 4}, DType::float32);
+  EXPECT_EQ(reshaped.raw_data(), data);
+  EXPECT_EQ(reshaped.shape(), (Shape{2, 3, 4}));
+  Tensor halves = Tensor::empty_or_reused(std::move(reshaped), {48}, DType::bfloat16);
+  EXPECT_EQ(halves.raw_data(), data);
+  EXPECT_EQ(halves.dtype(), DType::bfloat16);
+}
+
+TEST(Tensor, EmptyOrReusedAllocatesWhenTheBufferIsSharedOrItsSizeDiffers) {
+  Tensor held = Tensor::empty({8}, DType::float32);
+  Tensor other_handle = held;
+  EXPECT_NE(Tensor::empty_or_reused(std::move(held), {8}, DType::float32).raw_data(), other_handle.raw_data());
+  Tensor view_of = Tensor::empty({8}, DType::float32);
+  Tensor view = Tensor::from_buffer(view_of.buffer(), {2, 4}, DType::float32);
+  EXPECT_NE(Tensor::empty_or_reused(std::move(view), {8}, DType::float32).raw_data(), view_of.raw_data());
+  Tensor longer = Tensor::empty({9}, DType::float32);
+  const void* data = longer.raw_data();
+  EXPECT_NE(Tensor::empty_or_reused(std::move(longer), {8}, DType::float32).raw_data(), data);
+}
+
 TEST(TensorSpec, ToStringIsDTypeThenShape) {
   EXPECT_EQ((TensorSpec{{32, 784}, DType::float32}).to_string(), "float32[32,784]");
   EXPECT_EQ((TensorSpec{{}, DType::int64}).to_string(), "int64[]");

@@ -138,6 +138,25 @@ TEST(ArenaExecutor, OutputsGivenBackAreWrittenAgainWithoutAllocating) {
   expect_bitwise_equal(held, want[0], "the held output");
 }
 
+TEST(ArenaExecutor, AReshapedOutputGivenBackIsWrittenAgain) {
+  // A projection's gradient leaves as [d, heads, depth], a reshape of its product: the product is
+  // written into the buffer the reshape was given back in.
+  const std::vector<Tensor> in{random::normal({4, 6}, random::Key(1))};
+  Executor exec(trace_graph(
+      [](const std::vector<Tensor>& x) {
+        return std::vector<Tensor>{ops::reshape(x[0] * 2.0, {4, 2, 3})};
+      },
+      in));
+  std::vector<Tensor> out = exec.run(in);
+  const void* buffer = out[0].raw_data();
+  const std::int64_t before = allocations();
+  out = exec.run(in, {}, &out);
+  EXPECT_EQ(allocations() - before, 0);
+  EXPECT_EQ(out[0].raw_data(), buffer);
+  EXPECT_EQ(out[0].shape(), (Shape{4, 2, 3}));
+  expect_bitwise_equal(out[0], ops::reshape(in[0] * 2.0, {4, 2, 3}), "the reshaped output");
+}
+
 TEST(ArenaExecutor, OutputsOutliveTheNextRun) {
   Fn fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::exp(ops::negative(in[0]))}; };
   Tensor a = random::normal({64}, random::Key(6));

@@ -9,6 +9,7 @@
 #include "framework/jit/trace.h"
 #include "framework/ops/collective.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/matmul.h"
 #include "framework/ops/reduce.h"
 #include "framework/ops/shape_ops.h"
 #include "tests/support/error_message.h"
@@ -141,6 +142,78 @@ TEST(ReplicaStages, AStepAfterAnUpdateReadsTheNewValueInALaterStage) {
   EXPECT_EQ(stages.to_string(),
             "stage 0: replica part (2 ops) -> cross_replica_sum x1; stage 1: shared part (1 ops), replica part (2 "
             "ops) -> cross_replica_sum x1; stage 2: shared part (1 ops)");
+}
+
+// A Dense layer's step: state w [3, 4]; the replica's rows x [2, 3] and their outputs' gradient
+// dy [2, 4] (arguments, as a step's inputs are). The kernel's gradient is x'^T dy over the rows
+// of x' = 2x, summed over the replicas and read as [12], as a projection's [d, heads, depth]
+// gradient is.
+Graph dense_step() {
+  Trace trace;
+  TraceScope active(trace);
+  const Tensor w = trace.input({{3, 4}, DType::float32}, "w");
+  const Tensor x = trace.input({{2, 3}, DType::float32}, "x");
+  const Tensor dy = trace.input({{2, 4}, DType::float32}, "dy");
+  const Tensor hidden = x * 2.0;  // the replica's own: computed in the replica part
+  const Tensor gradient = ops::matmul(hidden, dy, {.transpose_a = true});
+  const Tensor summed = ops::cross_replica_sum(ops::reshape(gradient, {-1}), kReplicas);
+  Graph graph = trace.finish({w - ops::reshape(summed, w.shape()) * 0.1});
+  graph.alias_output(0, 0);
+  return graph;
+}
+
+TEST(ReplicaStages, ASumOfProductsOverTheReplicasRowsIsOneContractionOfTheirOperands) {
+  const ReplicaStages stages = split_at_collectives(dense_step(), 1, kReplicas, "train_step");
+  ASSERT_EQ(stages.stages.size(), 2u) << stages.to_string();
+  ASSERT_EQ(stages.stages[0].collectives.size(), 1u);
+  const ReplicaStages::Collective& sum = stages.stages[0].collectives[0];
+  ASSERT_TRUE(sum.contraction.has_value());
+  const ReplicaStages::Contraction& c = *sum.contraction;
+  EXPECT_TRUE(stages.slot_per_replica[c.a_slot]);  // 2x: the replica part's output
+  EXPECT_EQ(c.b_slot, 2u);                         // dy: the argument's own slot
+  EXPECT_EQ(c.a, (TensorSpec{{2, 3}, DType::float32}));
+  EXPECT_EQ(c.b, (TensorSpec{{2, 4}, DType::float32}));
+  EXPECT_EQ(c.product, (TensorSpec{{3, 4}, DType::float32}));
+  EXPECT_EQ(c.sum_shape, (Shape{12}));
+  EXPECT_FALSE(stages.slot_per_replica[sum.output_slot]);
+  // The product is the contraction's: no replica multiplies.
+  const ReplicaStages::Part& replica = stages.parts[*stages.stages[0].replica_part];
+  for (const Node& node : replica.graph.nodes()) {
+    EXPECT_FALSE(node.kind == NodeKind::op && node.primitive->id() == OpId::matmul) << replica.graph.to_string();
+  }
+  EXPECT_EQ(stages.to_string(),
+            "stage 0: replica part (1 ops) -> cross_replica_sum x1 (1 as products over every replica's rows); stage 1: "
+            "shared part (3 ops)");
+}
+
+TEST(ReplicaStages, AProductByASharedMatrixIsMultipliedByEachReplicaAndSummed) {
+  // x w multiplies the replica's rows by the shared w: the sum of the replicas' products is no
+  // product over their rows joined.
+  Trace trace;
+  TraceScope active(trace);
+  const Tensor w = trace.input({{3, 4}, DType::float32}, "w");
+  const Tensor x = trace.input({{2, 3}, DType::float32}, "x");
+  const Tensor summed = ops::cross_replica_sum(ops::matmul(x, w), kReplicas);
+  Graph graph = trace.finish({w - ops::sum(summed, {.axes = {0}}) * 0.1});
+  graph.alias_output(0, 0);
+  const ReplicaStages stages = split_at_collectives(graph, 1, kReplicas, "train_step");
+  ASSERT_EQ(stages.stages[0].collectives.size(), 1u);
+  EXPECT_FALSE(stages.stages[0].collectives[0].contraction.has_value());
+  EXPECT_EQ(stages.to_string(), "stage 0: replica part (1 ops) -> cross_replica_sum x1; stage 1: shared part (3 ops)");
+}
+
+TEST(ReplicaStages, AProductAnotherOpAlsoReadsIsMultipliedByEachReplica) {
+  Trace trace;
+  TraceScope active(trace);
+  const Tensor w = trace.input({{3, 4}, DType::float32}, "w");
+  const Tensor x = trace.input({{2, 3}, DType::float32}, "x");
+  const Tensor dy = trace.input({{2, 4}, DType::float32}, "dy");
+  const Tensor gradient = ops::matmul(x, dy, {.transpose_a = true});
+  Graph graph = trace.finish({w - ops::cross_replica_sum(gradient, kReplicas), gradient});  // each replica's too
+  graph.alias_output(0, 0);
+  const ReplicaStages stages = split_at_collectives(graph, 1, kReplicas, "train_step");
+  ASSERT_EQ(stages.stages[0].collectives.size(), 1u);
+  EXPECT_FALSE(stages.stages[0].collectives[0].contraction.has_value());
 }
 
 }  // namespace

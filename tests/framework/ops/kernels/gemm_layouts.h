@@ -166,6 +166,9 @@ inline const std::vector<Layout>& layouts() {
       {.label = "alpha_beta", .m = 6, .n = 5, .k = 7, .transpose_a = true, .alpha = 2.0f, .beta = 0.5f},
       {.label = "k0_overwrites", .m = 3, .n = 4, .k = 0},
       {.label = "k0_scales", .m = 3, .n = 4, .k = 0, .beta = 0.5f},
+      // Deep enough to run in depth slices with AVX-512 (the last one shorter), each added into C.
+      {.label = "depth_sliced", .m = 40, .n = 24, .k = 4100, .pad_a = 3, .pad_b = 5, .alpha = 2.0f, .beta = 0.5f},
+      {.label = "depth_sliced_tiled", .m = 300, .n = 40, .k = 4200, .pad_c = 2},
       // Past the tiling threshold: cut along m, along n, by runs of the batch, and per matrix.
       {.label = "tiled_rows", .m = 401, .n = 97, .k = 130, .transpose_b = true, .pad_c = 3},
       {.label = "tiled_cols", .m = 90, .n = 450, .k = 120, .transpose_a = true, .beta = 1.0f},
