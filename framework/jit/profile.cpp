@@ -7,6 +7,8 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <tuple>
+#include <utility>
 
 #include "framework/core/switch_setting.h"
 #include "framework/ops/matmul.h"
@@ -149,30 +151,47 @@ std::string profile_report() { return registry().report(); }
 
 void reset_profiles() { registry().reset(); }
 
+std::optional<ProfiledOp> profiled_op(const Graph& graph, ValueId id) {
+  const Node& node = graph.node(id);
+  if (node.kind != NodeKind::op || node.primitive->is_view()) return std::nullopt;
+  ProfiledOp op{.kind = std::string(node.primitive->name())};
+  if (node.primitive->id() == OpId::matmul) std::tie(op.matmul_shape, op.flops) = matmul_shape(graph, node);
+  return op;
+}
+
+namespace {
+
+std::vector<std::optional<ProfiledOp>> profiled_ops(const Graph& graph) {
+  std::vector<std::optional<ProfiledOp>> ops;
+  ops.reserve(static_cast<std::size_t>(graph.size()));
+  for (ValueId id = 0; id < graph.size(); ++id) ops.push_back(profiled_op(graph, id));
+  return ops;
+}
+
+}  // namespace
+
 ProgramProfiler::ProgramProfiler(std::string program, const Graph& graph)
-    : kind_of_(static_cast<std::size_t>(graph.size()), -1),
-      matmul_of_(static_cast<std::size_t>(graph.size()), -1),
-      node_ns_(static_cast<std::size_t>(graph.size()), 0) {
+    : ProgramProfiler(std::move(program), profiled_ops(graph)) {}
+
+ProgramProfiler::ProgramProfiler(std::string program, const std::vector<std::optional<ProfiledOp>>& calls)
+    : kind_of_(calls.size(), -1), matmul_of_(calls.size(), -1), call_ns_(calls.size(), 0) {
   Registry& all = registry();
   const std::lock_guard<std::mutex> lock(all.mutex());
   program_ = all.program(program);
   ProgramRows& rows = all.rows(program_);
-  // The first executor of a program counts its nodes; the others (other replicas' instances of
+  // The first profiler of a program counts its calls; the others (other replicas' instances of
   // the same graph) find the rows made.
   const bool counting = rows.kinds.empty();
-  for (ValueId id = 0; id < graph.size(); ++id) {
-    const Node& node = graph.node(id);
-    if (node.kind != NodeKind::op || node.primitive->is_view()) continue;
-    const auto at = static_cast<std::size_t>(id);
-    kind_of_[at] = row_of(rows.kinds, std::string(node.primitive->name()));
+  for (std::size_t at = 0; at < calls.size(); ++at) {
+    if (!calls[at]) continue;
+    kind_of_[at] = row_of(rows.kinds, calls[at]->kind);
     if (counting) ++rows.kinds[static_cast<std::size_t>(kind_of_[at])].calls;
-    if (node.primitive->id() != OpId::matmul) continue;
-    const auto [label, flops] = matmul_shape(graph, node);
-    matmul_of_[at] = row_of(rows.matmuls, label);
+    if (calls[at]->matmul_shape.empty()) continue;
+    matmul_of_[at] = row_of(rows.matmuls, calls[at]->matmul_shape);
     if (!counting) continue;
     Row& row = rows.matmuls[static_cast<std::size_t>(matmul_of_[at])];
     ++row.calls;
-    row.flops += flops;
+    row.flops += calls[at]->flops;
   }
 }
 
@@ -181,11 +200,11 @@ void ProgramProfiler::finish_run() {
   const std::lock_guard<std::mutex> lock(all.mutex());
   ProgramRows& rows = all.rows(program_);
   ++rows.runs;
-  for (std::size_t at = 0; at < node_ns_.size(); ++at) {
+  for (std::size_t at = 0; at < call_ns_.size(); ++at) {
     if (kind_of_[at] < 0) continue;
-    rows.kinds[static_cast<std::size_t>(kind_of_[at])].ns += node_ns_[at];
-    if (matmul_of_[at] >= 0) rows.matmuls[static_cast<std::size_t>(matmul_of_[at])].ns += node_ns_[at];
-    node_ns_[at] = 0;
+    rows.kinds[static_cast<std::size_t>(kind_of_[at])].ns += call_ns_[at];
+    if (matmul_of_[at] >= 0) rows.matmuls[static_cast<std::size_t>(matmul_of_[at])].ns += call_ns_[at];
+    call_ns_[at] = 0;
   }
 }
 

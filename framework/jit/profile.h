@@ -18,12 +18,15 @@
 // What is timed is each kernel call of a program run, on the thread that runs it: a program that
 // several replicas run (one per replica of a compiled step) adds every replica's runs to one
 // profile. Views (reshape) cost nothing and are left out; the time between kernels (the executor's
-// own work, the replicas' collectives) is not counted. Turning profiling on or off affects the
-// programs compiled after it.
+// own work) is not counted. A step compiled for several replicas also has a profile of its
+// collectives ("'train_step' #1 collectives for ..."): the all-reduces, the all-gathers, and the
+// weight gradients' products over every replica's rows, under matmul. Turning profiling on or off
+// affects the programs compiled after it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,22 +45,37 @@ std::string profile_report();
 /// Forgets every profile gathered so far (programs keep profiling).
 void reset_profiles();
 
-/// One executor's share of its program's profile: the kernel time of each node over a run, added
-/// to the program's profile when the run ends. The program is named by `program`; executors of one
+/// What a profile reports of one timed call: its op kind, and for a matrix product its shape
+/// ("[8] 128 x 64 x 64": batch, m x n x k) and FLOPs.
+struct ProfiledOp {
+  std::string kind;
+  std::string matmul_shape;  ///< "" unless a matrix product
+  double flops = 0;
+};
+
+/// A node of `graph` as profiled: nullopt for what is not timed (inputs, constants, views).
+std::optional<ProfiledOp> profiled_op(const Graph& graph, ValueId node);
+
+/// One executor's share of its program's profile: the time of each call over a run, added to the
+/// program's profile when the run ends. The program is named by `program`; executors of one
 /// program (one per replica running at once) share its profile.
 class ProgramProfiler {
  public:
+  /// The calls of a run, by index (a graph's values, or a step's collectives in order); nullopt
+  /// for an index never timed.
+  ProgramProfiler(std::string program, const std::vector<std::optional<ProfiledOp>>& calls);
+  /// Every op node of `graph`, by value id.
   ProgramProfiler(std::string program, const Graph& graph);
-  /// Node `node` (a graph value) ran for `ns` nanoseconds in this run.
-  void add(ValueId node, std::int64_t ns) { node_ns_[static_cast<std::size_t>(node)] += ns; }
+  /// Call `call` (a graph value, or a collective's index) ran for `ns` nanoseconds in this run.
+  void add(std::int64_t call, std::int64_t ns) { call_ns_[static_cast<std::size_t>(call)] += ns; }
   /// The run ended: its times join the program's profile.
   void finish_run();
 
  private:
   std::size_t program_;                  // the program's index in the registry
-  std::vector<std::int32_t> kind_of_;    // per value: its op kind's row, or -1 (not timed)
-  std::vector<std::int32_t> matmul_of_;  // per value: its matmul shape's row, or -1
-  std::vector<std::int64_t> node_ns_;    // this run's time per value
+  std::vector<std::int32_t> kind_of_;    // per call: its op kind's row, or -1 (not timed)
+  std::vector<std::int32_t> matmul_of_;  // per call: its matmul shape's row, or -1
+  std::vector<std::int64_t> call_ns_;    // this run's time per call
 };
 
 }  // namespace kestrel::jit

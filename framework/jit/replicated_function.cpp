@@ -157,6 +157,11 @@ std::vector<Graph> ReplicatedFunction::trace(const Args& args, const std::string
                   .updated = std::move(traced.updated)};
   if (program.stages.stages.size() > 1) {
     logging::get("kestrel.jit")->info("'{}' runs on {} replicas in stages: {}", name(), n, program.stages.to_string());
+    if (profiling()) {
+      program.collectives_profile = std::make_unique<ProgramProfiler>(
+          "'" + name() + "' #" + std::to_string(compile_count() + 1) + " collectives for " + signature,
+          profiled_collectives(program.stages, n));
+    }
   }
   if (const std::optional<std::string> dir = dump_directory(); dir && program.stages.parts.size() > 1) {
     // As traced, collectives included (each part's own dumps show the rewrites); a program of one
@@ -227,7 +232,7 @@ std::vector<std::vector<Tensor>> ReplicatedFunction::operator()(const std::vecto
   for (std::size_t r = 0; r < args.size(); ++r) {
     for (const auto& entry : args[r]) arguments[r].push_back(entry.second);
   }
-  StagedRun run(program.stages, distribution_, program.buffers, program.state_count);
+  StagedRun run(program.stages, distribution_, program.buffers, program.state_count, program.collectives_profile.get());
   run.start(std::move(state), std::move(donatable), arguments);
   arguments.clear();
   // (Instance 0 is the program fetched above: asking the cache again would count another call.)

@@ -56,6 +56,7 @@
 
 #include "framework/distribute/default_distribution.h"
 #include "framework/distribute/distribution.h"
+#include "framework/jit/profile.h"
 #include "framework/jit/program_cache.h"
 #include "framework/jit/replica_stages.h"
 #include "framework/jit/staged_run.h"
@@ -104,6 +105,7 @@ class ReplicatedFunction {
     std::size_t state_count = 0;       // its state inputs: state_'s first (variables lifted since come after)
     std::vector<std::size_t> updated;  // the state the step assigns, in the order of its first outputs
     StepBuffers buffers;               // what one call leaves for the next to write into
+    std::unique_ptr<ProgramProfiler> collectives_profile;  // when profiling, of a program in stages
   };
   std::vector<Graph> trace(const Args& args, const std::string& signature);
   void check_fits(const std::vector<const Executor*>& parts, const std::string& signature) const;

@@ -2,21 +2,25 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "framework/core/buffer.h"
+#include "framework/ops/op_list.h"
 
 namespace kestrel::jit {
 
 StagedRun::StagedRun(const ReplicaStages& stages, const distribute::Distribution& distribution, StepBuffers& buffers,
-                     std::size_t state_count)
+                     std::size_t state_count, ProgramProfiler* collectives)
     : stages_(stages),
       distribution_(distribution),
       buffers_(buffers),
       state_count_(state_count),
+      profiler_(collectives),
       replicas_(static_cast<std::size_t>(distribution.num_local_replicas())) {
   const std::size_t slots = stages_.slot_per_replica.size();
   producer_part_.assign(slots, -1);
@@ -122,7 +126,29 @@ Tensor StagedRun::contract(const ReplicaStages::Contraction& contraction, Tensor
   return Tensor::from_buffer(product.buffer(), contraction.sum_shape, contraction.product.dtype);
 }
 
-void StagedRun::run_collectives(const ReplicaStages::Stage& stage) {
+namespace {
+
+// Times a call into `profiler`'s entry `call`, when there is a profiler.
+template <class Fn>
+auto timed(ProgramProfiler* profiler, std::size_t call, Fn&& fn) {
+  if (profiler == nullptr) return fn();
+  const auto start = std::chrono::steady_clock::now();
+  struct Add {
+    ProgramProfiler* profiler;
+    std::size_t call;
+    std::chrono::steady_clock::time_point start;
+    ~Add() {
+      profiler->add(
+          static_cast<std::int64_t>(call),
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+    }
+  } add{profiler, call, start};
+  return fn();
+}
+
+}  // namespace
+
+void StagedRun::run_collectives(const ReplicaStages::Stage& stage, std::size_t first) {
   // The stage's sums in one all-reduce, as an eager merge point sums its values; the products
   // over every replica's rows are this worker's sums already, then summed over the workers.
   std::vector<std::vector<Tensor>> summed(replicas_);
@@ -130,20 +156,24 @@ void StagedRun::run_collectives(const ReplicaStages::Stage& stage) {
   std::vector<Tensor> reused_sums;
   std::vector<Tensor> products;
   std::vector<std::size_t> product_outputs;
-  for (const ReplicaStages::Collective& c : stage.collectives) {
-    std::vector<Tensor> values;
-    values.reserve(replicas_);
-    for (std::size_t r = 0; r < replicas_; ++r) values.push_back(slot(c.input_slot, r));
+  std::optional<std::size_t> first_sum;  // the all-reduce's time is counted there
+  for (std::size_t k = 0; k < stage.collectives.size(); ++k) {
+    const ReplicaStages::Collective& c = stage.collectives[k];
     Tensor& reused = buffers_.collective_outputs[c.output_slot];
     if (c.contraction) {
-      products.push_back(contract(*c.contraction, std::move(reused)));
+      products.push_back(timed(profiler_, first + k, [&] { return contract(*c.contraction, std::move(reused)); }));
       product_outputs.push_back(c.output_slot);
       continue;
     }
+    std::vector<Tensor> values;
+    values.reserve(replicas_);
+    for (std::size_t r = 0; r < replicas_; ++r) values.push_back(slot(c.input_slot, r));
     if (c.op == OpId::all_gather) {
-      shared_[c.output_slot] = distribution_.all_gather(values, std::move(reused));
+      shared_[c.output_slot] =
+          timed(profiler_, first + k, [&] { return distribution_.all_gather(values, std::move(reused)); });
       continue;
     }
+    if (!first_sum) first_sum = first + k;
     for (std::size_t r = 0; r < replicas_; ++r) summed[r].push_back(std::move(values[r]));
     sum_outputs.push_back(c.output_slot);
     reused_sums.push_back(std::move(reused));
@@ -153,7 +183,8 @@ void StagedRun::run_collectives(const ReplicaStages::Stage& stage) {
     for (std::size_t k = 0; k < products.size(); ++k) shared_[product_outputs[k]] = std::move(products[k]);
   }
   if (sum_outputs.empty()) return;
-  std::vector<Tensor> sums = distribution_.all_reduce_sum(summed, std::move(reused_sums));
+  std::vector<Tensor> sums =
+      timed(profiler_, *first_sum, [&] { return distribution_.all_reduce_sum(summed, std::move(reused_sums)); });
   for (std::size_t k = 0; k < sums.size(); ++k) shared_[sum_outputs[k]] = std::move(sums[k]);
 }
 
@@ -176,6 +207,7 @@ void StagedRun::release(const ReplicaStages::Stage& stage) {
 
 void StagedRun::run_stages(const std::vector<const Executor*>& shared_parts,
                            const WithFreeInstance& with_free_instance) {
+  std::size_t collectives = 0;
   for (const ReplicaStages::Stage& stage : stages_.stages) {
     if (stage.shared_part) run_part(*stage.shared_part, *shared_parts[*stage.shared_part], 0);
     if (stage.replica_part) {
@@ -186,9 +218,30 @@ void StagedRun::run_stages(const std::vector<const Executor*>& shared_parts,
         });
       });
     }
-    run_collectives(stage);
+    run_collectives(stage, collectives);
+    collectives += stage.collectives.size();
     release(stage);
   }
+  if (profiler_ != nullptr) profiler_->finish_run();
+}
+
+std::vector<std::optional<ProfiledOp>> profiled_collectives(const ReplicaStages& stages, int replicas) {
+  std::vector<std::optional<ProfiledOp>> ops;
+  for (const ReplicaStages::Stage& stage : stages.stages) {
+    for (const ReplicaStages::Collective& c : stage.collectives) {
+      if (!c.contraction) {
+        ops.push_back(ProfiledOp{.kind = std::string(op_name(c.op))});
+        continue;
+      }
+      const std::int64_t m = c.contraction->product.shape[0], n = c.contraction->product.shape[1];
+      const std::int64_t k = c.contraction->a.shape[0] * replicas;
+      ops.push_back(
+          ProfiledOp{.kind = "matmul",
+                     .matmul_shape = std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k),
+                     .flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k)});
+    }
+  }
+  return ops;
 }
 
 }  // namespace kestrel::jit

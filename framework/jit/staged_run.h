@@ -4,6 +4,7 @@
 //   StagedRun run(stages, distribution, buffers, state_count);   // buffers: kept from call to call
 //   run.start(state_values, donatable, per_replica_args);
 //   run.run_stages(executors, with_free_instance);   // the shared parts' executors, a free instance's
+//                                                    // (with a profiler: the collectives timed too)
 //   run.value(stages.output_slots[k], replica);      // the program's outputs
 //
 // Buffers come back from call to call (StepBuffers): a slot is freed after its last reader into
@@ -21,10 +22,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "framework/distribute/distribution.h"
 #include "framework/jit/executor.h"
+#include "framework/jit/profile.h"
 #include "framework/jit/replica_stages.h"
 
 namespace kestrel::jit {
@@ -41,8 +44,10 @@ class StagedRun {
   /// Calls its argument with the executors (one per part) of an instance no running replica holds.
   using WithFreeInstance = std::function<void(const std::function<void(const std::vector<const Executor*>&)>&)>;
 
+  /// `collectives`, when given, times every collective into its profile, each at its index in
+  /// profiled_collectives(stages, ...).
   StagedRun(const ReplicaStages& stages, const distribute::Distribution& distribution, StepBuffers& buffers,
-            std::size_t state_count);
+            std::size_t state_count, ProgramProfiler* collectives = nullptr);
 
   /// The state's values (with, per variable, whether its buffer may take the new value in place)
   /// and each replica's arguments, in graph-input order after the state.
@@ -57,7 +62,8 @@ class StagedRun {
  private:
   Tensor& slot(std::size_t slot, std::size_t replica);
   void run_part(std::size_t part, const Executor& executor, std::size_t replica);
-  void run_collectives(const ReplicaStages::Stage& stage);
+  /// The stage's collectives; `first` is the index of its first in the order they all run.
+  void run_collectives(const ReplicaStages::Stage& stage, std::size_t first);
   /// Per-replica part outputs that contractions read, given consecutive buffers where they have none.
   void place_contraction_operands();
   Tensor contract(const ReplicaStages::Contraction& contraction, Tensor reused);
@@ -70,6 +76,7 @@ class StagedRun {
   const distribute::Distribution& distribution_;
   StepBuffers& buffers_;
   std::size_t state_count_;
+  ProgramProfiler* profiler_;
   std::size_t replicas_;
   std::vector<Tensor> shared_;                // per slot
   std::vector<std::vector<Tensor>> own_;      // per replica, per slot
@@ -77,5 +84,10 @@ class StagedRun {
   std::vector<std::int64_t> producer_part_;   // per slot: the part whose output it is, or -1
   std::vector<std::size_t> producer_output_;  // ... and which output
 };
+
+/// The stages' collectives in the order they run, as a profile reports them: a contraction as the
+/// matrix product over every replica's rows that it is ("matmul", "768 x 256 x 2048"), a sum or a
+/// gather by its op's name.
+std::vector<std::optional<ProfiledOp>> profiled_collectives(const ReplicaStages& stages, int replicas);
 
 }  // namespace kestrel::jit

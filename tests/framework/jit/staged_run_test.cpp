@@ -1,6 +1,7 @@
 // StagedRun: a replicated program run stage by stage. Here, its contractions: a weight gradient
 // summed over the replicas is one product over every replica's rows, with the sum's values,
-// reading the replicas' operands in place from buffers laid out one after another.
+// reading the replicas' operands in place from buffers laid out one after another; and the
+// profile of its collectives.
 #include "framework/jit/staged_run.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 #include "framework/core/random.h"
 #include "framework/distribute/distribution.h"
 #include "framework/jit/executor.h"
+#include "framework/jit/profile.h"
 #include "framework/jit/replica_stages.h"
 #include "framework/jit/trace.h"
 #include "framework/ops/collective.h"
@@ -74,8 +76,8 @@ class ContractionTest : public ::testing::Test {
   }
 
   // One call of the program on w; the new w.
-  Tensor step(const Tensor& w) {
-    StagedRun run(stages_, replicas_, buffers_, 1);
+  Tensor step(const Tensor& w, ProgramProfiler* collectives = nullptr) {
+    StagedRun run(stages_, replicas_, buffers_, 1, collectives);
     run.start({w}, {false}, args_);
     run.run_stages(parts_, [&](const std::function<void(const std::vector<const Executor*>&)>& fn) { fn(parts_); });
     return run.value(stages_.output_slots[0], 0);
@@ -119,6 +121,18 @@ TEST_F(ContractionTest, TheReplicasRowsOfAPartOutputLieOneAfterAnother) {
   }
   // Read in place, the same bits as the first call's.
   EXPECT_EQ(step(w).to_vector<float>(), first);
+}
+
+TEST_F(ContractionTest, AProfileTimesEachCollectiveAContractionAsTheProductItIs) {
+  reset_profiles();
+  ProgramProfiler profiler("'dense_step' #1 collectives", profiled_collectives(stages_, kReplicas));
+  step(random::normal({8, 6}, random::Key(3)), &profiler);
+  const std::string report = profile_report();
+  reset_profiles();
+  // w's gradient: [8, 6] over the 4 replicas' 16 rows each.
+  EXPECT_NE(report.find("'dense_step' #1 collectives: 1 runs"), std::string::npos) << report;
+  EXPECT_NE(report.find("  matmul     "), std::string::npos) << report;
+  EXPECT_NE(report.find("  8 x 6 x 64     "), std::string::npos) << report;
 }
 
 }  // namespace
