@@ -17,7 +17,7 @@ enum class Placement {
   shared,      // an op over values every replica has alike, after a collective: run once
   replica,     // an op over a replica's own values: run by every replica
   collective,  // performed between stages
-  contracted,  // a product over rows (or a reshape of it) that a contraction takes whole
+  contracted,  // a product over rows (or a reshape or widening of it) that a contraction takes whole
 };
 
 bool is_op(const Node& node, OpId id) { return node.kind == NodeKind::op && node.primitive->id() == id; }
@@ -110,7 +110,8 @@ class Splitter {
   }
 
   // The sums of a product over the replicas' own rows: cross_replica_sum(reshape*(matmul(a, b))),
-  // a^T b, where nothing else reads the product, becomes a contraction of a's and b's slots.
+  // a^T b, where nothing else reads the product, becomes a contraction of a's and b's slots; one
+  // cast from bfloat16 to float32 may sit among the reshapes.
   void find_contractions() {
     const std::size_t n = at(graph_.size());
     std::vector<int> readers(n, 0);
@@ -123,9 +124,15 @@ class Splitter {
       if (!is_op(graph_.node(v), OpId::cross_replica_sum)) continue;
       std::vector<ValueId> taken;
       ValueId product = graph_.node(v).inputs[0];
-      while (is_op(graph_.node(product), OpId::reshape) && readers[at(product)] == 1) {
+      bool widened = false;
+      while (readers[at(product)] == 1) {
+        const Node& node = graph_.node(product);
+        const bool widening = !widened && is_op(node, OpId::cast) && node.spec.dtype == DType::float32 &&
+                              graph_.node(node.inputs[0]).spec.dtype == DType::bfloat16;
+        if (!widening && !is_op(node, OpId::reshape)) break;
+        widened = widened || widening;
         taken.push_back(product);
-        product = graph_.node(product).inputs[0];
+        product = node.inputs[0];
       }
       if (!is_contractible(product) || readers[at(product)] != 1) continue;
       taken.push_back(product);
@@ -245,12 +252,11 @@ class Splitter {
     collectives_[static_cast<std::size_t>(stage)].push_back(
         {.op = OpId::cross_replica_sum,
          .output_slot = output,
-         .contraction = ReplicaStages::Contraction{.matmul = node.primitive,
-                                                   .a_slot = a,
+         .contraction = ReplicaStages::Contraction{.a_slot = a,
                                                    .b_slot = b,
                                                    .a = graph_.node(node.inputs[0]).spec,
                                                    .b = graph_.node(node.inputs[1]).spec,
-                                                   .product = node.spec,
+                                                   .product = {node.spec.shape, graph_.node(v).spec.dtype},
                                                    .sum_shape = graph_.node(v).spec.shape}});
   }
 

@@ -32,7 +32,6 @@
 #pragma once
 
 #include <cstddef>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,14 +50,15 @@ struct ReplicaStages {
   /// A cross_replica_sum of a product over the rows of each replica's own values, a^T b (a weight
   /// gradient: a layer's inputs against its outputs' gradient, over the shard's rows), taken as
   /// one product over every replica's rows joined: the same sum, in one deep product on every
-  /// core rather than a shallow one per replica and a pass adding them up.
+  /// core rather than a shallow one per replica and a pass adding them up. A bfloat16 product
+  /// widened to float32 before the sum (a mixed_bfloat16 kernel's gradient) is taken in float32
+  /// straight from its bfloat16 operands.
   struct Contraction {
-    std::shared_ptr<const Primitive> matmul;  ///< the traced product's (detail::is_product_over_rows)
-    std::size_t a_slot = 0;                   ///< per replica: a [rows, m], or what a reshapes
-    std::size_t b_slot = 0;                   ///< per replica: b [rows, n], or what b reshapes
-    TensorSpec a, b;                          ///< one replica's a and b, as the product reads them
-    TensorSpec product;                       ///< [m, n]
-    Shape sum_shape;                          ///< the sum's shape: the product's, or a reshape of it
+    std::size_t a_slot = 0;  ///< per replica: a [rows, m], or what a reshapes
+    std::size_t b_slot = 0;  ///< per replica: b [rows, n], or what b reshapes
+    TensorSpec a, b;         ///< one replica's a and b, as the product reads them
+    TensorSpec product;      ///< [m, n], in the sum's dtype
+    Shape sum_shape;         ///< the sum's shape: the product's, or a reshape of it
   };
   /// cross_replica_sum or all_gather of one slot's values over the replicas, into a shared slot;
   /// or, for a contraction, the product over the replicas' rows of its two slots.

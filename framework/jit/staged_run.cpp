@@ -1,7 +1,6 @@
 #include "framework/jit/staged_run.h"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstring>
@@ -10,6 +9,7 @@
 #include <utility>
 
 #include "framework/core/buffer.h"
+#include "framework/ops/kernels/gemm.h"
 #include "framework/ops/op_list.h"
 
 namespace kestrel::jit {
@@ -102,6 +102,22 @@ void StagedRun::run_part(std::size_t part, const Executor& executor, std::size_t
   for (std::size_t k = 0; k < outputs.size(); ++k) slot(p.output_slots[k], replica) = std::move(outputs[k]);
 }
 
+namespace {
+
+// C [m, n] = A^T B over every replica's rows: a [rows, m] and b [rows, n], row-major.
+template <class T, class Out>
+void multiply_over_rows(const TensorView& a, const TensorView& b, const TensorView& c) {
+  kernels::gemm(kernels::GemmArgsOf<T, Out>{.m = c.shape[0],
+                                            .n = c.shape[1],
+                                            .k = a.shape[0],
+                                            .a = a.as<T>(),
+                                            .transpose_a = true,
+                                            .b = b.as<T>(),
+                                            .c = c.as<Out>()});
+}
+
+}  // namespace
+
 TensorView StagedRun::joined_rows(std::size_t slot, const TensorSpec& matrix) {
   const Tensor& first = own_[0][slot];
   const std::size_t bytes = first.nbytes();
@@ -118,10 +134,17 @@ TensorView StagedRun::joined_rows(std::size_t slot, const TensorSpec& matrix) {
 }
 
 Tensor StagedRun::contract(const ReplicaStages::Contraction& contraction, Tensor reused) {
-  const std::array<TensorView, 2> operands{joined_rows(contraction.a_slot, contraction.a),
-                                           joined_rows(contraction.b_slot, contraction.b)};
+  const TensorView a = joined_rows(contraction.a_slot, contraction.a);
+  const TensorView b = joined_rows(contraction.b_slot, contraction.b);
   Tensor product = Tensor::empty_or_reused(std::move(reused), contraction.product.shape, contraction.product.dtype);
-  contraction.matmul->eval_cpu(operands, product.view());
+  const TensorView c = product.view();
+  if (a.dtype == DType::float32) {
+    multiply_over_rows<float, float>(a, b, c);
+  } else if (c.dtype == DType::bfloat16) {
+    multiply_over_rows<bfloat16, bfloat16>(a, b, c);
+  } else {
+    multiply_over_rows<bfloat16, float>(a, b, c);  // a bfloat16 product widened before the sum
+  }
   if (contraction.sum_shape == contraction.product.shape) return product;
   return Tensor::from_buffer(product.buffer(), contraction.sum_shape, contraction.product.dtype);
 }

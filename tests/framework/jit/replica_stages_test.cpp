@@ -186,6 +186,25 @@ TEST(ReplicaStages, ASumOfProductsOverTheReplicasRowsIsOneContractionOfTheirOper
             "shared part (3 ops)");
 }
 
+TEST(ReplicaStages, ABfloat16ProductWidenedBeforeItsSumIsContractedInFloat32) {
+  // A mixed_bfloat16 kernel's gradient: computed in bfloat16, cast to the float32 variable's dtype,
+  // then summed.
+  Trace trace;
+  TraceScope active(trace);
+  const Tensor w = trace.input({{3, 4}, DType::float32}, "w");
+  const Tensor x = trace.input({{2, 3}, DType::bfloat16}, "x");
+  const Tensor dy = trace.input({{2, 4}, DType::bfloat16}, "dy");
+  const Tensor gradient = ops::cast(ops::matmul(x, dy, {.transpose_a = true}), DType::float32);
+  Graph graph = trace.finish({w - ops::cross_replica_sum(gradient, kReplicas)});
+  graph.alias_output(0, 0);
+  const ReplicaStages stages = split_at_collectives(graph, 1, kReplicas, "train_step");
+  ASSERT_EQ(stages.stages[0].collectives.size(), 1u);
+  const std::optional<ReplicaStages::Contraction>& c = stages.stages[0].collectives[0].contraction;
+  ASSERT_TRUE(c.has_value()) << stages.to_string();
+  EXPECT_EQ(c->a, (TensorSpec{{2, 3}, DType::bfloat16}));
+  EXPECT_EQ(c->product, (TensorSpec{{3, 4}, DType::float32}));
+}
+
 TEST(ReplicaStages, AProductByASharedMatrixIsMultipliedByEachReplicaAndSummed) {
   // x w multiplies the replica's rows by the shared w: the sum of the replicas' products is no
   // product over their rows joined.
