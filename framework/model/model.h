@@ -204,8 +204,9 @@ class Model : public Layer {
   /// share of the global batch, so an override that calls it trains like one replica; a term an
   /// override adds on its own goes through losses::scale_loss_for_distribution. Under
   /// jit_compile the step, override or not, is traced once into the program every replica runs:
-  /// the merge points become its collectives (the all-reduce of the gradients, the all-gather of
-  /// the metrics' rows), and what they update runs once after them.
+  /// the merge points become its collectives (the all-reduce of the gradients, a kernel's taken as
+  /// one product over every replica's rows; the all-gather of the metrics' rows), and what they
+  /// update runs once after them.
   virtual void train_step(const Batch& batch);
   /// One evaluation step: forward, loss tracker and metrics (per replica, as train_step).
   virtual void test_step(const Batch& batch);
