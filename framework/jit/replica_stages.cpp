@@ -22,10 +22,7 @@ enum class Placement {
 
 bool is_op(const Node& node, OpId id) { return node.kind == NodeKind::op && node.primitive->id() == id; }
 
-bool is_collective(const Node& node) {
-  return node.kind == NodeKind::op &&
-         (node.primitive->id() == OpId::cross_replica_sum || node.primitive->id() == OpId::all_gather);
-}
+bool is_collective(const Node& node) { return is_op(node, OpId::cross_replica_sum) || is_op(node, OpId::all_gather); }
 
 // When a slot is read, in the order things run: part p (2 * stage, +1 for the replica part), the
 // collectives ending stage s at 2s + 1 (after its replica part), the program's outputs never.

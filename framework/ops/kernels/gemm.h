@@ -24,10 +24,10 @@
 // as fast there (gemm.cpp). With AVX-512, a deep product of a transposed A whose C is at least 4x
 // taller than wide (a weight gradient with many more inputs than outputs) runs as its transpose
 // into the calling thread's grow-only scratch, then is transposed into C, and a product of a plain
-// A and B of depth 4096 or more with a float32 C runs in depth slices of 1024, each added into C. Each call runs on one
-// thread: gemm splits the product into tiles over kestrel::parallel_for, and problems too small
-// to gain from a second thread run on the caller's thread. Results are bitwise reproducible for
-// one CPU, ISA level and kestrel::num_threads(), whichever threads run the tiles.
+// A and B of depth 4096 or more with a float32 C runs in depth slices of 1024, each added into C.
+// Each call runs on one thread: gemm splits the product into tiles over kestrel::parallel_for, and
+// problems too small to gain from a second thread run on the caller's thread. Results are bitwise
+// reproducible for one CPU, ISA level and kestrel::num_threads(), whichever threads run the tiles.
 //
 // bfloat16: with AVX-512 oneDNN multiplies bfloat16 itself (natively with AVX512_BF16, emulated
 // without). oneDNN 2.6 has no bfloat16 matmul below AVX-512 but a slow reference one, so there
