@@ -23,6 +23,13 @@ constexpr double kBf16SpeedupGoal = 1.5;
 constexpr double kBf16TimeLimit = 1.1;
 constexpr double kBf16MemoryLimit = 0.75;
 constexpr std::string_view kBf16GoalWorkloads[] = {"bert_tiny", "gpt_tiny"};
+// The speed issue's gates, float32: the jit step this many times faster than PyTorch eager, and
+// never slower than Kestrel eager.
+struct SpeedGate {
+  std::string_view workload;
+  double over_torch;
+};
+constexpr SpeedGate kSpeedGates[] = {{"mlp", 1.5}, {"cnn", 2.0}, {"bert_tiny", 2.0}, {"gpt_tiny", 2.0}};
 
 const Record* find_record(const Harness& harness, const std::string& label, const std::string& source) {
   for (const Record& r : harness.records()) {
@@ -201,6 +208,49 @@ void report_gpt_goal(const WorkloadRecords& gpt, Harness& harness, std::ostream&
                    fixed(gpt.torch->timing.median_ms, 2) + " ms: " + fixed(*ratio, 2) + "x]");
 }
 
+// A verdict over several workloads: met when every workload judged met its bar.
+struct Verdict {
+  bool judged = false;
+  bool all_met = true;
+  std::string detail;  ///< "MLP 1.56x (...), CNN 2.16x (...)"
+
+  void add(bool ok, const std::string& text) {
+    judged = true;
+    all_met = all_met && ok;
+    detail += (detail.empty() ? "" : ", ") + text;
+  }
+  void report(const std::string& goal, Harness& harness, std::ostream& out) const {
+    if (judged) keep_verdict(harness, out, goal + ": " + met(all_met) + " [" + detail + "]");
+  }
+};
+
+// The speed issue's gates, each workload judged when both of its figures ran. Beside each ratio to
+// PyTorch, the one a jit step at the FMA peak would reach: both sides do the same FLOPs, so it is
+// the ratio over the jit's share of the peak, and a gate above it cannot be met on this machine.
+void report_speed_gates(const std::vector<WorkloadRecords>& results, Harness& harness, std::ostream& out) {
+  Verdict over_torch, over_eager;
+  for (const SpeedGate& gate : kSpeedGates) {
+    const WorkloadRecords* r = results_of(results, gate.workload);
+    if (r == nullptr) continue;
+    if (const auto ratio = speedup(r->jit, r->torch)) {
+      std::string text =
+          std::string(r->workload->title) + " " + fixed(*ratio, 2) + "x (gate " + fixed(gate.over_torch, 1) + "x";
+      if (const auto share = r->jit->figure("fma_peak_fraction"); share && *share > 0) {
+        text += "; " + fixed(*ratio / *share, 2) + "x at the FMA peak";
+      }
+      over_torch.add(*ratio >= gate.over_torch, text + ")");
+    }
+    if (const auto ratio = speedup(r->jit, r->eager)) {
+      over_eager.add(*ratio >= 1.0, std::string(r->workload->title) + " " + fixed(*ratio, 2) + "x");
+    }
+  }
+  over_torch.report(
+      "speed goal (float32 jit step >= 2.0x faster than PyTorch eager on CNN, BERT-tiny and GPT-tiny, >= 1.5x on "
+      "the MLP)",
+      harness, out);
+  over_eager.report("speed goal (float32 jit step never slower than Kestrel eager)", harness, out);
+}
+
 void report_compile_goal(const WorkloadRecords& bert, Harness& harness, std::ostream& out) {
   if (bert.jit == nullptr) return;
   const std::string goal = "compile goal (BERT-tiny jit compile under " + fixed(kBertCompileGoalMs, 0) + " ms): ";
@@ -304,6 +354,7 @@ void report_train_step_goals(const std::vector<WorkloadRecords>& results, Harnes
   report_jit_over_torch_goal(results, harness, out);
   if (gpt != nullptr) report_gpt_goal(*gpt, harness, out);
   if (bert != nullptr) report_compile_goal(*bert, harness, out);
+  report_speed_gates(results, harness, out);
   const bool native_bf16 = computes_bf16_natively();
   for (std::string_view name : kBf16GoalWorkloads) {
     const WorkloadRecords* f32 = results_of(results, name, "float32");
