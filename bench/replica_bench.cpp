@@ -439,7 +439,7 @@ void report(Harness& harness, int replicas, const std::optional<FmaPeak>& peak) 
       // Both do the same FLOPs, so a step at the FMA peak would be speedup / share faster: a goal
       // above that cannot be met on this machine.
       std::string at_peak;
-      if (const auto rate = step_many->figure("gflops"); rate && peak) {
+      if (const auto rate = step_many->figure("gflops"); rate && peak && w.exact_flops) {
         const double share = kestrel::bench::fma_peak_fraction(*peak, *rate, kestrel::bench::kTrainStepThreads);
         if (share > 0) {
           at_peak = "; the step at " + fixed(100 * share, 0) + "% of the FMA peak, " + fixed(speedup / share, 2) +

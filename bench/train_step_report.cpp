@@ -227,6 +227,8 @@ struct Verdict {
 // The speed issue's gates, each workload judged when both of its figures ran. Beside each ratio to
 // PyTorch, the one a jit step at the FMA peak would reach: both sides do the same FLOPs, so it is
 // the ratio over the jit's share of the peak, and a gate above it cannot be met on this machine.
+// Only where the FLOPs counted are the step's (Workload::exact_flops): an overcount would give a
+// ratio below the true one.
 void report_speed_gates(const std::vector<WorkloadRecords>& results, Harness& harness, std::ostream& out) {
   Verdict over_torch, over_eager;
   for (const SpeedGate& gate : kSpeedGates) {
@@ -235,7 +237,8 @@ void report_speed_gates(const std::vector<WorkloadRecords>& results, Harness& ha
     if (const auto ratio = speedup(r->jit, r->torch)) {
       std::string text =
           std::string(r->workload->title) + " " + fixed(*ratio, 2) + "x (gate " + fixed(gate.over_torch, 1) + "x";
-      if (const auto share = r->jit->figure("fma_peak_fraction"); share && *share > 0) {
+      const auto share = r->jit->figure("fma_peak_fraction");
+      if (r->workload->exact_flops && share && *share > 0) {
         text += "; " + fixed(*ratio / *share, 2) + "x at the FMA peak";
       }
       over_torch.add(*ratio >= gate.over_torch, text + ")");
@@ -334,7 +337,8 @@ void print_train_step_tables(const std::vector<WorkloadRecords>& results, std::o
          " interpreter and PyTorch themselves, base_rss_mb in the JSON. jit compiles: programs compiled in all the\n"
          " steps; 1 is right for a fixed batch. The peer's mixed_bfloat16 is torch.autocast(\"cpu\", bfloat16).\n"
          " jit FMA peak: the jit's GFLOP/s over the float32 FMA peak of the step's threads, the fma_peak record in\n"
-         " the JSON; bfloat16 products, where the CPU has AVX512_BF16, run at twice that rate.)\n";
+         " the JSON; bfloat16 products, where the CPU has AVX512_BF16, run at twice that rate. GFLOP/s count 3x the\n"
+         " forward FLOPs, which for the MLP and CNN include their first layer's input gradient, never taken.)\n";
 }
 
 void report_train_step_goals(const std::vector<WorkloadRecords>& results, Harness& harness, std::ostream& out) {

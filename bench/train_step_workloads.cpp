@@ -138,10 +138,10 @@ OptimizerArg optimizer_for(const Workload& w) {
 
 const std::vector<Workload>& train_step_workloads() {
   static const std::vector<Workload> workloads = {
-      {"mlp", "MLP", 256, 0.822, 535'818},
-      {"cnn", "CNN", 128, 2.021, 225'034},
-      {"bert_tiny", "BERT-tiny", 32, 11.277, 1'478'530},
-      {"gpt_tiny", "GPT-tiny", 16, 67.646, 5'289'472},
+      {"mlp", "MLP", 256, 0.822, 535'818, false},
+      {"cnn", "CNN", 128, 2.021, 225'034, false},
+      {"bert_tiny", "BERT-tiny", 32, 11.277, 1'478'530, true},
+      {"gpt_tiny", "GPT-tiny", 16, 67.646, 5'289'472, true},
   };
   return workloads;
 }

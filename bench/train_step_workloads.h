@@ -30,6 +30,9 @@ struct Workload {
   std::int64_t batch;
   double training_gflop;  ///< per step: 3 x the forward matmul/conv FLOPs (the reference table)
   std::int64_t params;    ///< the reference parameter count, checked against the model
+  /// training_gflop is what a step multiplies. Not for the MLP and CNN: no step takes their first
+  /// layer's input gradient, which 3 x forward counts, so their GFLOP/s overstate the work done.
+  bool exact_flops;
 };
 
 /// MLP, CNN, BERT-tiny and GPT-tiny, in the reference table's order.
