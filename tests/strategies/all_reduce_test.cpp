@@ -17,21 +17,17 @@
 #include "framework/core/thread_pool.h"
 #include "strategies/mirrored_strategy.h"
 #include "tests/support/error_message.h"
+#include "tests/support/same_bits.h"
 #include "tests/support/thread_count_guard.h"
 
 namespace kestrel::distribute {
 namespace {
 
+using kestrel::testing::same_bits;
 using kestrel::testing::ThreadCountGuard;
 using testing::contains;
 using testing::error_message;
 using PerReplica = std::vector<std::vector<Tensor>>;
-
-bool same_bits(const Tensor& a, const Tensor& b) {
-  if (a.defined() != b.defined()) return false;
-  if (!a.defined()) return true;
-  return a.spec() == b.spec() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
-}
 
 // Values over many magnitudes, so that summing in another order changes the bits.
 std::vector<float> spread_values(std::int64_t n, std::mt19937& rng) {

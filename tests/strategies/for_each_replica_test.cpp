@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -20,11 +19,13 @@
 #include "framework/ops/ops.h"
 #include "strategies/mirrored_strategy.h"
 #include "tests/support/error_message.h"
+#include "tests/support/same_bits.h"
 #include "tests/support/thread_count_guard.h"
 
 namespace kestrel::distribute {
 namespace {
 
+using kestrel::testing::same_bits;
 using kestrel::testing::ThreadCountGuard;
 using testing::contains;
 using testing::error_message;
@@ -34,10 +35,6 @@ void for_each(int threads, int replicas, const std::function<void(int)>& fn) {
   if (num_threads() != threads) set_num_threads(threads);
   MirroredStrategy strategy({.num_replicas = replicas});
   strategy.for_each_replica(fn);
-}
-
-bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.spec() == b.spec() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
 }
 
 TEST(ForEachReplica, RejectsAnEmptyFunction) {

@@ -91,11 +91,7 @@ void tile_product(const GemmArgsOf<bfloat16, Out>& g, std::int64_t p, std::int64
     q0 += block.k;
   } while (q0 < g.k);
   // The epilogue on the float32 tile: the biased product is rounded once.
-  if (g.bias != nullptr || g.activation != GemmActivation::none) {
-    for (std::int64_t r = 0; r < rows; ++r) {
-      apply_epilogue(block.c + r * block.ldc, cols, g.bias == nullptr ? nullptr : g.bias + j0, g.activation);
-    }
-  }
+  apply_epilogue(block.c, rows, cols, block.ldc, g.bias == nullptr ? nullptr : g.bias + j0, g.activation);
   if constexpr (!std::is_same_v<Out, float>) {
     for (std::int64_t r = 0; r < rows; ++r) cpu().round_to_bfloat16(block.c + r * cols, cols, c + r * g.ldc);
   }

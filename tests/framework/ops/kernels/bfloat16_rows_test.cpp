@@ -8,18 +8,19 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <cstring>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "framework/ops/kernels/cpu_kernels.h"
+#include "tests/support/same_bits.h"
 #include "tests/support/thread_count_guard.h"
 
 namespace kestrel::kernels {
 namespace {
 
+using kestrel::testing::same_bits;
 using kestrel::testing::ThreadCountGuard;
 
 Tensor random_tensor(const Shape& shape, DType dtype, unsigned seed) {
@@ -39,11 +40,6 @@ Tensor converted(const Tensor& t, DType dtype) {
   Tensor out = Tensor::empty(t.shape(), dtype);
   cpu().convert(t.view(), out.view());
   return out;
-}
-
-bool same_bits(const Tensor& a, const Tensor& b) {
-  const std::size_t bytes = static_cast<std::size_t>(a.numel()) * (a.dtype() == DType::bfloat16 ? 2 : 4);
-  return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.view().data, b.view().data, bytes) == 0;
 }
 
 TEST(Bfloat16Rows, SoftmaxHasTheBitsOfWideningComputingAndRounding) {

@@ -6,18 +6,19 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "framework/ops/conv.h"
 #include "framework/ops/elementwise.h"
+#include "tests/support/same_bits.h"
 #include "tests/support/thread_count_guard.h"
 
 namespace kestrel::ops {
 namespace {
 
+using kestrel::testing::same_bits;
 using kestrel::testing::ThreadCountGuard;
 
 struct ConvCase {
@@ -69,12 +70,6 @@ void expect_near(const std::string& what, const Tensor& got, const Tensor& want,
   for (std::size_t i = 0; i < w.size(); ++i) {
     ASSERT_NEAR(g[i], w[i], std::abs(w[i]) * std::ldexp(1.0, -8) + order) << what << ": element " << i;
   }
-}
-
-bool same_bits(const Tensor& x, const Tensor& y) {
-  const std::vector<float> a = cast(x, DType::float32).to_vector<float>();
-  const std::vector<float> b = cast(y, DType::float32).to_vector<float>();
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 TEST(ConvolutionBf16, MatchesFloat32WithinBfloat16Rounding) {

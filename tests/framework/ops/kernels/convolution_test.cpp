@@ -5,15 +5,17 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <random>
 #include <vector>
 
 #include "framework/core/thread_pool.h"
 #include "tests/framework/ops/kernels/replica_threads.h"
+#include "tests/support/same_bits.h"
 
 namespace kestrel::kernels {
 namespace {
+
+using kestrel::testing::same_bits;
 
 // 16 images of 28x28x3 and 16 3x3 filters: enough work for two runs.
 const ConvShape kShape = {
@@ -47,10 +49,6 @@ Results convolve(bool serial_scope) {
     run();
   }
   return r;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 TEST(Convolution, TheSameBitsWhereverTheRunsExecute) {

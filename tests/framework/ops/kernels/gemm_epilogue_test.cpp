@@ -2,8 +2,9 @@
 // as C is stored. Against the product followed by Kestrel's own ops, for oneDNN's matmul and for
 // the kernels that finish their rows themselves (Eigen's packed kernel for long, thin products
 // below AVX-512: k >= 256), plain and batched, one thread and tiled over two, at the CPU level the
-// test runs at (framework_ops_test runs at each); and a bfloat16 bias added before the product's
-// one rounding, by oneDNN and by the widened kernel below AVX-512.
+// test runs at (framework_ops_test runs at each); a float32 GELU, which is ops::gelu's own kernel
+// run on the stored product, to the bit; and a bfloat16 bias added before the product's one
+// rounding, by oneDNN and by the widened kernel below AVX-512.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,11 +15,13 @@
 #include "framework/ops/elementwise.h"
 #include "framework/ops/kernels/gemm.h"
 #include "framework/ops/matmul.h"
+#include "tests/support/same_bits.h"
 #include "tests/support/thread_count_guard.h"
 
 namespace kestrel::kernels {
 namespace {
 
+using kestrel::testing::same_bits;
 using kestrel::testing::ThreadCountGuard;
 
 struct Case {
@@ -38,6 +41,41 @@ Tensor expected(const Tensor& a, const Tensor& b, const Tensor& bias, GemmActiva
   return z;
 }
 
+// A case's A, B and bias, drawn from keys `seed`, `seed` + 1 and `seed` + 2.
+struct Operands {
+  Tensor a, b, bias;
+};
+
+Operands operands(const Case& c, std::uint64_t seed) {
+  const Shape a_shape = c.batch == 1 ? Shape{c.m, c.k} : Shape{c.batch, c.m, c.k};
+  const Shape b_shape = c.batch == 1 ? Shape{c.k, c.n} : Shape{c.batch, c.k, c.n};
+  return {random::normal(a_shape, random::Key(seed)), random::normal(b_shape, random::Key(seed + 1)),
+          random::normal({c.n}, random::Key(seed + 2))};
+}
+
+// C from kernels::gemm with the bias and the activation as its epilogue.
+Tensor fused(const Case& c, const Operands& x, GemmActivation activation) {
+  Tensor out = Tensor::empty(c.batch == 1 ? Shape{c.m, c.n} : Shape{c.batch, c.m, c.n}, DType::float32);
+  gemm(GemmArgs{.m = c.m,
+                .n = c.n,
+                .k = c.k,
+                .a = x.a.data<float>(),
+                .b = x.b.data<float>(),
+                .c = static_cast<float*>(out.view().data),
+                .batch = c.batch,
+                .stride_a = c.m * c.k,
+                .stride_b = c.k * c.n,
+                .stride_c = c.m * c.n,
+                .bias = x.bias.data<float>(),
+                .activation = activation});
+  return out;
+}
+
+std::string trace(const Case& c, GemmActivation activation, int threads) {
+  return c.label + ", activation " + std::to_string(static_cast<int>(activation)) + ", threads " +
+         std::to_string(threads);
+}
+
 TEST(GemmEpilogue, BiasThenActivationMatchTheOpsAfterTheProduct) {
   // Two threads tile a product of at least 2 x 2^21 multiply-adds: the wide case's tiles split the
   // columns (m < n), each reading its part of the bias.
@@ -48,33 +86,35 @@ TEST(GemmEpilogue, BiasThenActivationMatchTheOpsAfterTheProduct) {
   for (const int threads : {1, 2}) {
     ThreadCountGuard guard(threads);
     for (const Case& c : cases) {
-      const Shape a_shape = c.batch == 1 ? Shape{c.m, c.k} : Shape{c.batch, c.m, c.k};
-      const Shape b_shape = c.batch == 1 ? Shape{c.k, c.n} : Shape{c.batch, c.k, c.n};
-      const Tensor a = random::normal(a_shape, random::Key(1)), b = random::normal(b_shape, random::Key(2));
-      const Tensor bias = random::normal({c.n}, random::Key(3));
+      const Operands x = operands(c, 1);
       for (const GemmActivation activation :
            {GemmActivation::none, GemmActivation::relu, GemmActivation::gelu_erf, GemmActivation::gelu_tanh}) {
-        SCOPED_TRACE(c.label + ", activation " + std::to_string(static_cast<int>(activation)) + ", threads " +
-                     std::to_string(threads));
-        Tensor out = Tensor::empty(c.batch == 1 ? Shape{c.m, c.n} : Shape{c.batch, c.m, c.n}, DType::float32);
-        gemm(GemmArgs{.m = c.m,
-                      .n = c.n,
-                      .k = c.k,
-                      .a = a.data<float>(),
-                      .b = b.data<float>(),
-                      .c = static_cast<float*>(out.view().data),
-                      .batch = c.batch,
-                      .stride_a = c.m * c.k,
-                      .stride_b = c.k * c.n,
-                      .stride_c = c.m * c.n,
-                      .bias = bias.data<float>(),
-                      .activation = activation});
-        const std::vector<float> got = out.to_vector<float>();
-        const std::vector<float> want = expected(a, b, bias, activation).to_vector<float>();
+        SCOPED_TRACE(trace(c, activation, threads));
+        const std::vector<float> got = fused(c, x, activation).to_vector<float>();
+        const std::vector<float> want = expected(x.a, x.b, x.bias, activation).to_vector<float>();
         ASSERT_EQ(got.size(), want.size());
         for (std::size_t i = 0; i < want.size(); ++i) {
           ASSERT_NEAR(got[i], want[i], 1e-5 * (1.0 + std::abs(want[i]))) << "element " << i;
         }
+      }
+    }
+  }
+}
+
+// A float32 C takes GELU from ops::gelu's own kernel once the product is stored, so the fused
+// epilogue gives the very bits of the ops run one after another. Rows of a multiple of 16 floats,
+// so that every tile starts where a vector of the unfused op's does.
+TEST(GemmEpilogue, AFloat32GeluHasTheBitsOfTheOpsAfterTheProduct) {
+  const std::vector<Case> cases = {{"tall, tiles split the rows", 1, 512, 64, 128},
+                                   {"wide, tiles split the columns", 1, 48, 512, 256},
+                                   {"batched", 4, 32, 32, 64}};
+  for (const int threads : {1, 2}) {
+    ThreadCountGuard guard(threads);
+    for (const Case& c : cases) {
+      const Operands x = operands(c, 4);
+      for (const GemmActivation activation : {GemmActivation::gelu_erf, GemmActivation::gelu_tanh}) {
+        SCOPED_TRACE(trace(c, activation, threads));
+        EXPECT_TRUE(same_bits(fused(c, x, activation), expected(x.a, x.b, x.bias, activation)));
       }
     }
   }

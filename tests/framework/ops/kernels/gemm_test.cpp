@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <new>
 #include <random>
@@ -24,11 +23,13 @@
 #include "framework/ops/kernels/primitive_cache.h"
 #include "tests/framework/ops/kernels/gemm_layouts.h"
 #include "tests/framework/ops/kernels/replica_threads.h"
+#include "tests/support/same_bits.h"
 #include "tests/support/thread_count_guard.h"
 
 namespace kestrel::kernels {
 namespace {
 
+using kestrel::testing::same_bits;
 using kestrel::testing::ThreadCountGuard;
 
 void expect_matches(const Layout& l, const std::vector<float>& got, const std::vector<double>& want) {
@@ -65,10 +66,6 @@ std::vector<float> product(const Layout& l, bool serial_scope) {
     gemm(p.args);
   }
   return p.c;
-}
-
-bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
 }
 
 TEST(Gemm, TheSameBitsWhereverTheTilesRun) {
