@@ -22,11 +22,15 @@ class ActivationFusion {
   bool fuse(ValueId id, GraphRewriter& rewriter) const {
     const Node& activation = node(id);
     if (activation.kind != NodeKind::op || activation.inputs.size() != 1) return false;
-    // relu only: oneDNN 2.6 applies it as C is stored for nothing (kernels_bench matmul_epilogue,
-    // bias_relu 1.00-1.01x the plain product's time on Zen 5), while its GELU post-ops cost 1.14-1.34x,
-    // more than Kestrel's own GELU pass after the product.
+    // oneDNN applies relu as C is stored, for nothing (kernels_bench matmul_epilogue, bias_relu
+    // 1.00-1.01x the plain product's time on Zen 5). GELU, either form, runs as ops::gelu's own
+    // kernel on each tile the GEMM finishes (kernels/gemm.cpp): the unfused op's bits and about its
+    // pass's time, without the pre-activation's buffer.
     const std::optional<ElementwiseOpcode> opcode = activation.primitive->fusion_opcode();
-    if (opcode != ElementwiseOpcode::relu) return false;
+    if (opcode != ElementwiseOpcode::relu && opcode != ElementwiseOpcode::gelu &&
+        opcode != ElementwiseOpcode::gelu_tanh) {
+      return false;
+    }
     const ValueId sum = activation.inputs[0];
     const bool reshaped = graph_.is_op(sum, OpId::reshape) && read_once(sum);
     const ValueId product = reshaped ? node(sum).inputs[0] : sum;

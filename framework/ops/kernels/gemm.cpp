@@ -237,9 +237,9 @@ void finish_rows(const GemmArgsOf<T, Out>& g) {
 // post-op against this: m=4096 k=128 n=512 1.28x against 1.13x, m=4096 k=128 n=128 1.28x against
 // 1.15x (exact GELU), 1.26x against 1.18x (tanh); at k=256 (m=2048 n=768) it loses a little,
 // 1.05x against 1.07x. oneDNN keeps the bias and ReLU, which cost it nothing in registers, and a
-// bfloat16 C's GELU, which must come before its one rounding. (A training step keeps GELU's
-// input for its gradient, so its GELU is an op of its own; this is the products of predict,
-// evaluate and eager inference.)
+// bfloat16 C's GELU, which must come before its one rounding. (The jit moves GELU into the
+// products of predict and evaluate programs; a training step keeps GELU's input for its
+// gradient, so there GELU stays an op of its own.)
 template <class T, class Out>
 bool gelu_follows_the_product(const GemmArgsOf<T, Out>& g) {
   return std::is_same_v<Out, float> &&

@@ -1,9 +1,14 @@
-// MatmulActivationFusion: a relu applied to a (biased) product, and read by nothing else, moves
-// into the GEMM, the same bits as before; where the product is read elsewhere too (as a training
-// step keeps GELU's input for its gradient), and for GELU, the activation stays apart.
+// MatmulActivationFusion: a relu or GELU (either form) applied to a (biased) product, and read by
+// nothing else, moves into the GEMM, the same bits as before; where the product is read elsewhere
+// too (as a training step keeps GELU's input for its gradient), the activation stays apart.
 #include "framework/jit/passes/matmul_activation_fusion.h"
 
 #include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "framework/jit/passes/dead_code_elimination.h"
 #include "framework/jit/passes/matmul_bias_fusion.h"
@@ -30,32 +35,27 @@ const Node& only_matmul(const Graph& graph) {
   return graph.nodes().front();
 }
 
-TEST(MatmulActivationFusion, ADenseLayersReluJoinsItsBiasedProduct) {
-  const auto dense_relu = [](const std::vector<Tensor>& x) {
-    return std::vector<Tensor>{ops::relu(ops::add(ops::matmul(x[0], x[1]), x[2]))};
-  };
-  const Graph before = trace_graph(dense_relu, kDenseInputs);
-  Graph after = before;
-  ASSERT_TRUE(run_pass(MatmulBiasFusion(), after));
-  ASSERT_TRUE(run_pass(MatmulActivationFusion(), after));
-  run_pass(DeadCodeElimination(), after);
-  // The input flattened to rows, the biased product with its relu, and its reshape back.
-  EXPECT_EQ(after.num_ops(), 3) << after.to_string();
-  EXPECT_NE(only_matmul(after).primitive->params().find("activation=relu"), std::string::npos);
-  EXPECT_EQ(only_matmul(after).inputs.size(), 3u);
-  pass_testing::expect_same_outputs(before, after, kDenseInputs);
-}
-
-TEST(MatmulActivationFusion, GeluStaysAPassOfItsOwn) {
-  // oneDNN's GELU post-op costs more than Kestrel's GELU pass (kernels_bench matmul_epilogue).
-  Graph graph = trace_graph(
-      [](const std::vector<Tensor>& x) {
-        return std::vector<Tensor>{ops::gelu(ops::add(ops::matmul(x[0], x[1]), x[2]))};
-      },
-      kDenseInputs);
-  ASSERT_TRUE(run_pass(MatmulBiasFusion(), graph));
-  EXPECT_FALSE(run_pass(MatmulActivationFusion(), graph)) << graph.to_string();
-  EXPECT_EQ(count_ops(graph, OpId::gelu), 1);
+TEST(MatmulActivationFusion, ADenseLayersActivationJoinsItsBiasedProduct) {
+  const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>> activations = {
+      {"activation=relu", [](const Tensor& z) { return ops::relu(z); }},
+      {"activation=gelu", [](const Tensor& z) { return ops::gelu(z); }},
+      {"activation=gelu_tanh", [](const Tensor& z) { return ops::gelu(z, {.approximate = true}); }}};
+  for (const auto& [params, activation] : activations) {
+    SCOPED_TRACE(params);
+    const auto dense = [&activate = activation](const std::vector<Tensor>& x) {
+      return std::vector<Tensor>{activate(ops::add(ops::matmul(x[0], x[1]), x[2]))};
+    };
+    const Graph before = trace_graph(dense, kDenseInputs);
+    Graph after = before;
+    ASSERT_TRUE(run_pass(MatmulBiasFusion(), after));
+    ASSERT_TRUE(run_pass(MatmulActivationFusion(), after));
+    run_pass(DeadCodeElimination(), after);
+    // The input flattened to rows, the biased product with its activation, and its reshape back.
+    EXPECT_EQ(after.num_ops(), 3) << after.to_string();
+    EXPECT_NE(only_matmul(after).primitive->params().find(params), std::string::npos);
+    EXPECT_EQ(only_matmul(after).inputs.size(), 3u);
+    pass_testing::expect_same_outputs(before, after, kDenseInputs);
+  }
 }
 
 TEST(MatmulActivationFusion, AProductAlsoReadElsewhereKeepsItsActivationApart) {
