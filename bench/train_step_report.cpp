@@ -179,35 +179,6 @@ void report_jit_over_eager_goal(const WorkloadRecords& bert, Harness& harness, s
                    fixed(bert.eager->timing.median_ms, 2) + " ms: " + fixed(*ratio, 2) + "x]");
 }
 
-// The workloads the 1.25x goal against PyTorch eager covers; it is judged only when all of them have
-// both figures. GPT-tiny has a goal of its own (report_gpt_goal).
-constexpr std::string_view kJitOverTorchWorkloads[] = {"mlp", "cnn", "bert_tiny"};
-
-void report_jit_over_torch_goal(const std::vector<WorkloadRecords>& results, Harness& harness, std::ostream& out) {
-  bool all_met = true;
-  std::string detail;
-  for (std::string_view name : kJitOverTorchWorkloads) {
-    const WorkloadRecords* r = results_of(results, name);
-    const auto ratio = r != nullptr ? speedup(r->jit, r->torch) : std::nullopt;
-    if (!ratio) return;
-    all_met = all_met && *ratio >= kJitOverTorchGoal;
-    detail += std::string(detail.empty() ? "" : ", ") + r->workload->title + " " + fixed(*ratio, 2) + "x";
-  }
-  keep_verdict(harness, out,
-               "jit goal (jit step >= " + fixed(kJitOverTorchGoal, 2) +
-                   "x faster than PyTorch eager on MLP, CNN and BERT-tiny): " + met(all_met) + " [" + detail + "]");
-}
-
-// The distribution issue's goal for GPT-tiny: the jit step at least as fast as tuned PyTorch eager.
-void report_gpt_goal(const WorkloadRecords& gpt, Harness& harness, std::ostream& out) {
-  const auto ratio = speedup(gpt.jit, gpt.torch);
-  if (!ratio) return;
-  keep_verdict(harness, out,
-               "jit goal (GPT-tiny jit step at least as fast as PyTorch eager): " + std::string(met(*ratio >= 1.0)) +
-                   " [jit " + fixed(gpt.jit->timing.median_ms, 2) + " ms, PyTorch " +
-                   fixed(gpt.torch->timing.median_ms, 2) + " ms: " + fixed(*ratio, 2) + "x]");
-}
-
 // A verdict over several workloads: met when every workload judged met its bar.
 struct Verdict {
   bool judged = false;
@@ -223,6 +194,33 @@ struct Verdict {
     if (judged) keep_verdict(harness, out, goal + ": " + met(all_met) + " [" + detail + "]");
   }
 };
+
+// The workloads the 1.25x goal against PyTorch eager covers; it is judged only when all of them have
+// both figures. GPT-tiny has a goal of its own (report_gpt_goal).
+constexpr std::string_view kJitOverTorchWorkloads[] = {"mlp", "cnn", "bert_tiny"};
+
+void report_jit_over_torch_goal(const std::vector<WorkloadRecords>& results, Harness& harness, std::ostream& out) {
+  Verdict verdict;
+  for (std::string_view name : kJitOverTorchWorkloads) {
+    const WorkloadRecords* r = results_of(results, name);
+    const auto ratio = r != nullptr ? speedup(r->jit, r->torch) : std::nullopt;
+    if (!ratio) return;
+    verdict.add(*ratio >= kJitOverTorchGoal, std::string(r->workload->title) + " " + fixed(*ratio, 2) + "x");
+  }
+  verdict.report(
+      "jit goal (jit step >= " + fixed(kJitOverTorchGoal, 2) + "x faster than PyTorch eager on MLP, CNN and BERT-tiny)",
+      harness, out);
+}
+
+// The distribution issue's goal for GPT-tiny: the jit step at least as fast as tuned PyTorch eager.
+void report_gpt_goal(const WorkloadRecords& gpt, Harness& harness, std::ostream& out) {
+  const auto ratio = speedup(gpt.jit, gpt.torch);
+  if (!ratio) return;
+  keep_verdict(harness, out,
+               "jit goal (GPT-tiny jit step at least as fast as PyTorch eager): " + std::string(met(*ratio >= 1.0)) +
+                   " [jit " + fixed(gpt.jit->timing.median_ms, 2) + " ms, PyTorch " +
+                   fixed(gpt.torch->timing.median_ms, 2) + " ms: " + fixed(*ratio, 2) + "x]");
+}
 
 // The speed issue's gates, each workload judged when both of its figures ran. Beside each ratio to
 // PyTorch, the one a jit step at the FMA peak would reach: both sides do the same FLOPs, so it is

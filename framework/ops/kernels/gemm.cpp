@@ -234,9 +234,9 @@ void finish_rows(const GemmArgsOf<T, Out>& g) {
 // the fused numbers are the unfused ops' bit for bit, on every path. It is also faster where it
 // matters most: oneDNN 2.6's GELU post-ops are slow on BERT-tiny's depth of 128. kernels_bench,
 // bias + GELU over the plain product, 2 threads, AMD EPYC Zen 4 (avx512f avx512_bf16), oneDNN's
-// post-op against this: m=4096 k=128 n=512 1.28x against 1.13x, m=4096 k=128 n=128 1.28x against
-// 1.15x (exact GELU), 1.26x against 1.18x (tanh); at k=256 (m=2048 n=768) it loses a little,
-// 1.05x against 1.07x. oneDNN keeps the bias and ReLU, which cost it nothing in registers, and a
+// post-op against this: m=4096 k=128 n=512 1.28x against 1.13x (tanh GELU 1.26x against 1.18x),
+// m=4096 k=128 n=128 1.28x against 1.15x; at k=256 (m=2048 n=768) it loses a little, 1.05x
+// against 1.07x. oneDNN keeps the bias and ReLU, which cost it nothing in registers, and a
 // bfloat16 C's GELU, which must come before its one rounding. (The jit moves GELU into the
 // products of predict and evaluate programs; a training step keeps GELU's input for its
 // gradient, so there GELU stays an op of its own.)
