@@ -37,9 +37,14 @@ namespace detail {
 /// differentiated (the result has no gradient of its own). Null when `matmul` is not a matmul
 /// without an activation, or the activation is not one the GEMM applies.
 std::shared_ptr<const Primitive> matmul_with_activation(const Primitive& matmul, ElementwiseOpcode activation);
-/// True for a matmul primitive without a fused activation (what a bias may still join).
+/// The matmul primitive `matmul` with its product multiplied by `factor` (the GEMM's alpha, times
+/// any scale it has): for the jit's scale folding, on programs already differentiated. Only a
+/// product without a bias operand may take it: the GEMM scales before it adds a bias. Null when
+/// `matmul` is not a matmul without an activation.
+std::shared_ptr<const Primitive> matmul_scaled_by(const Primitive& matmul, float factor);
+/// True for a matmul primitive without a fused activation or a scale (what a bias may still join).
 bool is_plain_matmul(const Primitive& primitive);
-/// True for a matmul primitive computing a^T b and nothing more (no activation, no heads layout;
+/// True for a matmul primitive computing a^T b and nothing more (no activation, scale or heads layout;
 /// the op may still have a bias operand): a product over its operands' rows, as a weight
 /// gradient's x^T dy sums over a batch's rows. Joining more rows to a and b (another replica's)
 /// adds their product to the result.

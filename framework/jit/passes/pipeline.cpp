@@ -10,6 +10,7 @@
 #include "framework/jit/passes/elementwise_fusion.h"
 #include "framework/jit/passes/matmul_activation_fusion.h"
 #include "framework/jit/passes/matmul_bias_fusion.h"
+#include "framework/jit/passes/matmul_scale_folding.h"
 #include "framework/jit/passes/sparse_cross_replica_sum.h"
 #include "framework/jit/passes/transpose_folding.h"
 
@@ -31,6 +32,10 @@ PassPipeline default_pipeline() {
   pipeline.add(std::make_unique<CastFolding>());
   // Attention's head transposes become strided operands of the matmuls beside them.
   pipeline.add(std::make_unique<TransposeFolding>());
+  pipeline.add(std::make_unique<DeadCodeElimination>());
+  // Attention's 1/sqrt(head_dim), a power of two at the usual head sizes, becomes the alpha of the
+  // products beside it, forward and backward.
+  pipeline.add(std::make_unique<MatmulScaleFolding>());
   // Biases, then activations read by nothing else, join their matmuls before elementwise fusion
   // would take them into passes of their own; the products they replace are left for the DCE.
   pipeline.add(std::make_unique<MatmulBiasFusion>());

@@ -10,6 +10,11 @@
 //   algebraic_simplification  remove identities, some of which folding exposed (x * 1 with 1 folded)
 //   dce                       drop what the rewrites above left unused
 // then, in default_pipeline():
+//   cast_folding              a loss reads bfloat16 logits in place of their float32 copy
+//   transpose_folding         attention's head transposes become strided operands of its matmuls
+//   dce                       drop the transposes folded away, so their operands count no reader
+//   matmul_scale_folding      a power-of-two factor on a product or its operand becomes the GEMM's
+//                             alpha (attention's 1/sqrt(head_dim), forward and backward)
 //   matmul_bias_fusion        a bias added to a product joins the GEMM, before elementwise fusion
 //                             would take the add into a pass of its own
 //   matmul_activation_fusion  so does an activation that alone reads a product (inference programs)
@@ -33,8 +38,9 @@ namespace kestrel::jit {
 /// Adds the simplification passes (dce, cse, constant_folding, algebraic_simplification, dce).
 void add_simplification_passes(PassPipeline& pipeline);
 
-/// The pipeline jit::Function compiles with: the simplification passes, then matmul_bias_fusion,
-/// matmul_activation_fusion, dce, elementwise_fusion and dce.
+/// The pipeline jit::Function compiles with: the simplification passes, then cast_folding,
+/// transpose_folding, dce, matmul_scale_folding, matmul_bias_fusion, matmul_activation_fusion, dce,
+/// elementwise_fusion and dce.
 PassPipeline default_pipeline();
 
 /// The passes over a whole traced step of `replicas` replicas, before it is split at its

@@ -12,6 +12,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -98,18 +99,24 @@ Shape with_matrix(const Shape& batch, std::int64_t rows, std::int64_t cols) {
 class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
  public:
   Matmul(bool transpose_a, bool transpose_b, kernels::GemmActivation activation = kernels::GemmActivation::none,
-         kestrel::detail::MatmulHeadsLayout heads = {})
-      : transpose_a_(transpose_a), transpose_b_(transpose_b), activation_(activation), heads_(heads) {}
-  auto fields() const { return std::tie(transpose_a_, transpose_b_, activation_, heads_.a, heads_.b, heads_.out); }
+         kestrel::detail::MatmulHeadsLayout heads = {}, float scale = 1.0f)
+      : transpose_a_(transpose_a), transpose_b_(transpose_b), activation_(activation), heads_(heads), scale_(scale) {}
+  auto fields() const {
+    return std::tie(transpose_a_, transpose_b_, activation_, heads_.a, heads_.b, heads_.out, scale_);
+  }
   std::string params() const override {
     return std::string("transpose_a=") + (transpose_a_ ? "true" : "false") +
            ", transpose_b=" + (transpose_b_ ? "true" : "false") + activation_param() + (heads_.a ? ", heads_a" : "") +
-           (heads_.b ? ", heads_b" : "") + (heads_.out ? ", heads_out" : "");
+           (heads_.b ? ", heads_b" : "") + (heads_.out ? ", heads_out" : "") + scale_param();
   }
   bool transpose_a() const { return transpose_a_; }
   bool transpose_b() const { return transpose_b_; }
   kernels::GemmActivation activation() const { return activation_; }
   kestrel::detail::MatmulHeadsLayout heads() const { return heads_; }
+  float scale() const { return scale_; }
+  /// Only the plain product may take a bias, an activation or a scale: the GEMM applies its alpha
+  /// before the bias, where a scale after the sum would have to scale the bias too.
+  bool is_plain() const { return activation_ == kernels::GemmActivation::none && scale_ == 1.0f; }
 
   TensorSpec infer(std::span<const TensorSpec> in) const override {
     for (const auto& [name, spec, layout] : {std::tuple{"a", &in[0], heads_.a}, std::tuple{"b", &in[1], heads_.b}}) {
@@ -122,6 +129,11 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
     const TensorSpec b{heads_.b ? swap_heads_axes(in[1].shape) : in[1].shape, in[1].dtype};
     check_operands(a, b, transpose_a_, transpose_b_);
     if (in.size() == 3) check_bias(in[2], a.dtype, b.shape[transpose_b_ ? -2 : -1]);
+    if (in.size() == 3 && scale_ != 1.0f) {
+      throw Error(op_message(kOp, "a matmul with a scale (" + params() +
+                                      ") takes no bias: the GEMM scales the product before it adds one; a Kestrel "
+                                      "bug if reached: report it with this message"));
+    }
     if (a.dtype != b.dtype) {
       throw TypeError(op_message(kOp, "a is " + a.to_string() + ", b is " + b.to_string() +
                                           ": the primitive needs equal dtypes (ops::matmul promotes them)"));
@@ -156,8 +168,8 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
     const Tensor& a = args.primals[0];
     const Tensor& b = args.primals[1];
     const Tensor& g = args.cotangent;
-    if (activation_ != kernels::GemmActivation::none || heads_.a || heads_.b || heads_.out) {
-      throw Error(op_message(kOp, "a matmul with a fused activation or a heads layout (" + params() +
+    if (!is_plain() || heads_.a || heads_.b || heads_.out) {
+      throw Error(op_message(kOp, "a matmul with a fused activation, a scale or a heads layout (" + params() +
                                       ") is made by the jit for programs already differentiated, and has no "
                                       "gradient of its own; a Kestrel bug if reached: report it with this message"));
     }
@@ -195,6 +207,7 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
                                 .b = in[1].as<T>(),
                                 .transpose_b = transpose_b_,
                                 .c = out.as<T>(),
+                                .alpha = scale_,
                                 .batch = batch_dims(product).numel(),
                                 .stride_a = in[0].shape[-2] * in[0].shape[-1],
                                 .stride_b = in[1].shape[-2] * in[1].shape[-1],
@@ -214,6 +227,13 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
     kernels::gemm(args);
   }
 
+  std::string scale_param() const {
+    if (scale_ == 1.0f) return "";
+    std::ostringstream out;
+    out << ", scale=" << scale_;
+    return out.str();
+  }
+
   std::string activation_param() const {
     switch (activation_) {
       case kernels::GemmActivation::none: return "";
@@ -228,6 +248,7 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
   bool transpose_b_;
   kernels::GemmActivation activation_;
   kestrel::detail::MatmulHeadsLayout heads_;
+  float scale_;  // the GEMM's alpha: set by the jit's scale folding, only on a product with no bias
 };
 
 Tensor to_float32(const Tensor& t) { return t.dtype() == DType::float32 ? t : cast(t, DType::float32); }
@@ -286,7 +307,7 @@ namespace kestrel {
 
 std::shared_ptr<const Primitive> detail::matmul_with_activation(const Primitive& matmul, ElementwiseOpcode activation) {
   const auto* plain = dynamic_cast<const ops::Matmul*>(&matmul);
-  if (plain == nullptr || plain->activation() != kernels::GemmActivation::none) return nullptr;
+  if (plain == nullptr || !plain->is_plain()) return nullptr;
   kernels::GemmActivation fused = kernels::GemmActivation::none;
   switch (activation) {
     case ElementwiseOpcode::relu: fused = kernels::GemmActivation::relu; break;
@@ -311,17 +332,26 @@ std::optional<detail::MatmulHeadsLayout> detail::matmul_heads_layout(const Primi
 std::shared_ptr<const Primitive> detail::matmul_with_heads_layout(const Primitive& matmul, MatmulHeadsLayout heads) {
   const auto* plain = dynamic_cast<const ops::Matmul*>(&matmul);
   if (plain == nullptr) return nullptr;
-  return std::make_shared<const ops::Matmul>(plain->transpose_a(), plain->transpose_b(), plain->activation(), heads);
+  return std::make_shared<const ops::Matmul>(plain->transpose_a(), plain->transpose_b(), plain->activation(), heads,
+                                             plain->scale());
+}
+
+std::shared_ptr<const Primitive> detail::matmul_scaled_by(const Primitive& matmul, float factor) {
+  const auto* product = dynamic_cast<const ops::Matmul*>(&matmul);
+  if (product == nullptr || product->activation() != kernels::GemmActivation::none) return nullptr;
+  return std::make_shared<const ops::Matmul>(product->transpose_a(), product->transpose_b(),
+                                             kernels::GemmActivation::none, product->heads(),
+                                             product->scale() * factor);
 }
 
 bool detail::is_plain_matmul(const Primitive& primitive) {
   const auto* matmul = dynamic_cast<const ops::Matmul*>(&primitive);
-  return matmul != nullptr && matmul->activation() == kernels::GemmActivation::none;
+  return matmul != nullptr && matmul->is_plain();
 }
 
 bool detail::is_product_over_rows(const Primitive& primitive) {
   const auto* matmul = dynamic_cast<const ops::Matmul*>(&primitive);
-  if (matmul == nullptr || matmul->activation() != kernels::GemmActivation::none) return false;
+  if (matmul == nullptr || !matmul->is_plain()) return false;
   const MatmulHeadsLayout heads = matmul->heads();
   return matmul->transpose_a() && !matmul->transpose_b() && !heads.a && !heads.b && !heads.out;
 }

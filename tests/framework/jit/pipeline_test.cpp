@@ -57,8 +57,9 @@ TEST(DefaultPipeline, RunsThePassesInTheDesignedOrder) {
   std::vector<std::string> names;
   for (const auto& pass : pipeline.passes()) names.push_back(pass->name());
   EXPECT_EQ(names, (std::vector<std::string>{"dce", "cse", "constant_folding", "algebraic_simplification", "dce",
-                                             "cast_folding", "transpose_folding", "matmul_bias_fusion",
-                                             "matmul_activation_fusion", "dce", "elementwise_fusion", "dce"}));
+                                             "cast_folding", "transpose_folding", "dce", "matmul_scale_folding",
+                                             "matmul_bias_fusion", "matmul_activation_fusion", "dce",
+                                             "elementwise_fusion", "dce"}));
 }
 
 TEST(DefaultPipeline, ShrinksAnMlpTrainStepAndKeepsItsResults) {

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "framework/autodiff/gradient_tape.h"
 #include "framework/core/error.h"
 #include "framework/jit/passes/dead_code_elimination.h"
 #include "framework/ops/matmul.h"
 #include "framework/ops/nn.h"
 #include "framework/ops/shape_ops.h"
+#include "tests/framework/jit/attention_graphs.h"
 #include "tests/framework/jit/pass_test_support.h"
 
 namespace kestrel::jit {
@@ -23,35 +23,10 @@ using pass_testing::count_ops;
 using pass_testing::run_pass;
 using pass_testing::trace_graph;
 
-constexpr std::int64_t kBatch = 2, kTokens = 24, kHeads = 3, kDepth = 8;
-
-// Queries, keys and values as the projections give them: [B, T, H, D].
-std::vector<Tensor> projections(DType dtype) {
-  std::vector<Tensor> out;
-  for (std::uint64_t seed : {1, 2, 3}) {
-    out.push_back(ops::cast(random::normal({kBatch, kTokens, kHeads, kDepth}, random::Key(seed)), dtype));
-  }
-  return out;
-}
-
-Tensor heads_forward(const Tensor& x) { return ops::transpose(x, {0, 2, 1, 3}); }
-
-// Multi-head attention as the layer writes it: heads moved forward, scores, softmax, context, and
-// the heads moved back. [B, T, H, D].
-Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v) {
-  const Tensor scores = ops::matmul(heads_forward(q), heads_forward(k), {.transpose_b = true});
-  return heads_forward(ops::matmul(ops::softmax(scores, -1), heads_forward(v)));
-}
-
-// The attention's output, and the gradients of a loss on it for q, k and v.
-std::vector<Tensor> attention_with_gradients(const std::vector<Tensor>& in) {
-  GradientTape tape;
-  for (const Tensor& t : in) tape.watch(t);
-  const Tensor out = attention(in[0], in[1], in[2]);
-  std::vector<Tensor> result{out};
-  for (const Tensor& g : tape.gradient(ops::sum(ops::square(out)), in)) result.push_back(g);
-  return result;
-}
+using attention_graphs::attention;
+using attention_graphs::attention_with_gradients;
+using attention_graphs::heads_forward;
+using attention_graphs::projections;
 
 Graph folded(const Graph& graph) {
   Graph out = graph;
@@ -87,7 +62,7 @@ TEST(TransposeFolding, EveryTransposeOfAnAttentionStepGoesInFloat32AndBfloat16) 
   for (const DType dtype : {DType::float32, DType::bfloat16}) {
     SCOPED_TRACE(to_string(dtype));
     const std::vector<Tensor> inputs = projections(dtype);
-    const Graph before = trace_graph(attention_with_gradients, inputs);
+    const Graph before = trace_graph([](const std::vector<Tensor>& x) { return attention_with_gradients(x); }, inputs);
     ASSERT_GE(count_ops(before, OpId::transpose), 8) << before.to_string();
     const Graph after = folded(before);
     EXPECT_EQ(count_ops(after, OpId::transpose), 0) << after.to_string();

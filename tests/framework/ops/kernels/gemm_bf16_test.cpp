@@ -135,6 +135,20 @@ TEST(GemmBf16, TheSameBitsRunToRunAndWhereverTheTilesRun) {
   }
 }
 
+// A power of two scales a bfloat16 exactly, so alpha * (A B) rounds to the bits of (alpha A) B,
+// natively and widened.
+TEST(GemmBf16, APowerOfTwoAlphaHasTheBitsOfTheOperandScaledByIt) {
+  for_each_layout_with_its_alpha_scaled([](const Layout& l, const Layout& scaled) {
+    Bf16Problem<bfloat16> by_alpha(scaled);
+    gemm(by_alpha.args);
+    Bf16Problem<bfloat16> by_operand(l);
+    for (bfloat16& x : by_operand.a) x = bfloat16(kAlphaFactor * static_cast<float>(x));
+    gemm(by_operand.args);
+    ASSERT_EQ(by_alpha.c.size(), by_operand.c.size());
+    EXPECT_EQ(std::memcmp(by_alpha.c.data(), by_operand.c.data(), by_alpha.c.size() * sizeof(bfloat16)), 0);
+  });
+}
+
 TEST(GemmBf16, WidenedWorkspaceIsBoundedByTheBlocks) {
   // A [32768, 4096] x [4096, 4096] product, as a large activation times a weight, a deep batch,
   // and a very wide C: one thread's widened blocks and tile stay at three 256 x 256 float32 blocks.

@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "framework/ops/kernels/gemm.h"
+#include "tests/support/thread_count_guard.h"
 
 namespace kestrel::kernels {
 
@@ -232,6 +235,25 @@ inline const std::vector<Layout>& layouts() {
        .beta = 0.25f},
   };
   return table;
+}
+
+// The jit moves a power-of-two factor on an operand into the GEMM's alpha
+// (jit/passes/matmul_scale_folding.h), which keeps a program's bits only if alpha * (A B) is
+// (alpha A) B to the bit on every path. check(l, scaled) runs for every layout on 1 and 2 threads,
+// `scaled` being l with its alpha times kAlphaFactor.
+inline constexpr float kAlphaFactor = 0.125f;
+
+template <class Check>
+void for_each_layout_with_its_alpha_scaled(Check check) {
+  for (const int threads : {1, 2}) {
+    testing::ThreadCountGuard guard(threads);
+    for (const Layout& l : layouts()) {
+      SCOPED_TRACE(l.label + ", threads " + std::to_string(threads));
+      Layout scaled = l;
+      scaled.alpha *= kAlphaFactor;
+      check(l, scaled);
+    }
+  }
 }
 
 }  // namespace kestrel::kernels

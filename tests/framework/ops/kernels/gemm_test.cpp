@@ -163,6 +163,17 @@ TEST(Gemm, ATallProductOfATransposedAHasTheValuesOfTheProductAsWritten) {
   expect_tall_transposed_product_as_written<bfloat16, GemmBf16Args>(1.0 / 128);
 }
 
+TEST(Gemm, APowerOfTwoAlphaHasTheBitsOfTheOperandScaledByIt) {
+  for_each_layout_with_its_alpha_scaled([](const Layout& l, const Layout& scaled) {
+    Problem by_alpha(scaled);
+    gemm(by_alpha.args);
+    Problem by_operand(l);
+    for (float& x : by_operand.a) x *= kAlphaFactor;
+    gemm(by_operand.args);
+    EXPECT_TRUE(same_bits(by_alpha.c, by_operand.c));
+  });
+}
+
 TEST(Gemm, BuildsOnePrimitivePerLayoutAndReusesIt) {
   ThreadCountGuard guard(1);
   const Layout l = {.label = "unique", .m = 13, .n = 17, .k = 19, .transpose_b = true, .pad_a = 5, .beta = 1.0f};
