@@ -15,8 +15,10 @@
 //
 // The GEMM's epilogue (kernels/gemm.h), on the Transformer's shapes on both cores: the product
 // alone, then with a bias [n], alone and followed by relu, GELU and tanh-approximated GELU applied
-// as C is stored (the jit fuses the bias and relu, which cost nothing; not GELU), "vs_plain" each
-// one's time over the plain product's. Goal: bias + GELU at most 1.05.
+// as C is stored, "vs_plain" each one's time over the plain product's. Goal: bias + GELU at most
+// 1.05. The same shapes as an eager Dense layer's call, its relu or GELU applied by the GEMM (what
+// the layer does where nothing records the call) and as its op after the product: "vs_op", the
+// first's time over the second's.
 //
 // Attention's heads read in place (kernels/gemm.h's two batch levels), as the jit's transpose
 // folding runs them: the scores Q K^T and the context P V of BERT-tiny's (32 x 128 tokens, 2 heads
@@ -357,6 +359,38 @@ void bench_matmul_epilogue(Harness& harness) {
   harness.note(verdict);
 }
 
+// An eager Dense call on each non-batched Transformer shape (2 threads), a new output each call as
+// the layer allocates it: the built-in relu or GELU, which the GEMM applies as it stores the biased
+// product (ops::MatmulOptions::activation), against the same function wrapped in an ActivationFn of
+// its own, which the layer runs as its op after the product.
+void bench_dense_activation(Harness& harness) {
+  kestrel::set_num_threads(kThreads);
+  for (const MatmulShape& s : kMatmulShapes) {
+    if (s.batch != 1 || !s.dense_layer) continue;
+    const Tensor x = random::normal({s.m, s.k}, random::Key(12));
+    for (const std::string activation : {"relu", "gelu"}) {
+      const kestrel::ActivationFn builtin(activation);
+      kestrel::layers::Dense in_gemm(s.n, {.activation = builtin});
+      kestrel::layers::Dense as_op(
+          s.n, {.activation = kestrel::ActivationFn(activation + " as its op",
+                                                    [builtin](const Tensor& z) { return builtin(z); })});
+      in_gemm(x);  // built before the timing
+      as_op(x);
+      Json params = matmul_params(s, kThreads);
+      params["activation"] = activation;
+      params["placement"] = "op";
+      const std::optional<kestrel::bench::Record> apart = harness.measure(
+          "dense_activation", params, [&] { as_op(x); }, [](const Timing&) { return Figures{}; });
+      params["placement"] = "gemm";
+      harness.measure(
+          "dense_activation", params, [&] { in_gemm(x); },
+          [&](const Timing& t) {
+            return apart ? Figures{{"vs_op", t.median_ms / apart->timing.median_ms}} : Figures{};
+          });
+    }
+  }
+}
+
 // Attention's two products with the heads moved by copies, then read and written in place.
 void bench_attention_heads(Harness& harness) {
   kestrel::set_num_threads(kThreads);
@@ -476,6 +510,7 @@ int main(int argc, char** argv) {
   bench_matmul(harness, peak);
   bench_matmul_shapes(harness, peak);
   bench_matmul_epilogue(harness);
+  bench_dense_activation(harness);
   bench_attention_heads(harness);
   bench_conv(harness);
   bench_relu_chain(harness);

@@ -47,4 +47,13 @@ ActivationFn::ActivationFn(std::string name, Fn fn) : name_(std::move(name)), fn
   if (!fn_) throw ValueError("activation '" + name_ + "' was given an empty function");
 }
 
+ops::MatmulActivation ActivationFn::matmul_activation() const {
+  // The function itself, not the name: a custom function may be called "relu".
+  using Function = Tensor (*)(const Tensor&);
+  const Function* function = fn_.target<Function>();
+  if (function != nullptr && *function == &activations::relu) return ops::MatmulActivation::relu;
+  if (function != nullptr && *function == &activations::gelu) return ops::MatmulActivation::gelu;
+  return ops::MatmulActivation::none;
+}
+
 }  // namespace kestrel

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "framework/core/tensor.h"
+#include "framework/ops/matmul.h"
 
 namespace kestrel {
 
@@ -35,6 +36,9 @@ class ActivationFn {
   const std::string& name() const { return name_; }
   /// True for the identity (no op is added to the graph).
   bool is_linear() const { return !fn_; }
+  /// The activation as a matrix multiply applies it after its bias (ops::MatmulOptions): relu and
+  /// gelu when this is activations::relu or activations::gelu, whatever its name; none otherwise.
+  ops::MatmulActivation matmul_activation() const;
 
  private:
   std::string name_;

@@ -40,9 +40,13 @@ Tensor Dense::call(const Tensor& x, bool training) {
   const Tensor bias = bias_.defined() ? bias_.value() : Tensor();
   // The bias goes in the matrix multiply's epilogue, added to the float32 sums as the product is
   // stored. In bfloat16 that rounds the biased product once, where a separate add would round the
-  // product and then the sum; eager and compiled calls both take this path, so they agree.
+  // product and then the sum; eager and compiled calls both take this path, so they agree. So
+  // does a relu or GELU: ops::matmul applies it in the GEMM where nothing records the call (an
+  // eager predict), and as its op otherwise, with the same bits.
   if (!bias.defined() || (x.dtype() == kernel.dtype() && bias.dtype() == kernel.dtype())) {
-    return options_.activation(ops::matmul(x, kernel, {.bias = bias}));
+    const ops::MatmulActivation activation = options_.activation.matmul_activation();
+    const Tensor y = ops::matmul(x, kernel, {.bias = bias, .activation = activation});
+    return activation == ops::MatmulActivation::none ? options_.activation(y) : y;
   }
   return options_.activation(ops::add(ops::matmul(x, kernel), bias));
 }

@@ -7,6 +7,11 @@
 //
 // Weights: "kernel" [in, units] (glorot_uniform) and "bias" [units] (zeros), created from the last
 // dim of the first input.
+//
+// The matrix multiply adds the bias as it stores the product. It applies a built-in relu or gelu
+// there too when nothing records the call (an eager predict or evaluate: no gradient tape, no jit
+// trace, a float32 product), so the output is written once; a compiled program leaves that choice
+// to the jit's fusion. The numbers are the activation op's either way.
 #pragma once
 
 #include <cstdint>

@@ -4,8 +4,10 @@
 //   ops::matmul(q, k, {.transpose_b = true});            // [B,H,T,D] x [B,H,T,D]^T -> [B,H,T,T]
 //   ops::matmul(h, w);                                   // [B,T,D] x [D,O]: h is flattened
 //   ops::matmul(x, w, {.bias = b});                      // x w + b, b [O] added as the product is stored
+//   ops::matmul(x, w, {.bias = b, .activation = ops::MatmulActivation::gelu});   // gelu(x w + b)
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 
@@ -14,12 +16,22 @@
 
 namespace kestrel::ops {
 
+/// An activation the matrix multiply applies after the bias: ops::relu, ops::gelu and
+/// ops::gelu(x, {.approximate = true}).
+enum class MatmulActivation : std::uint8_t { none, relu, gelu, gelu_tanh };
+
 struct MatmulOptions {
   bool transpose_a = false;  ///< use a's last two axes swapped
   bool transpose_b = false;  ///< use b's last two axes swapped
   /// [N], added to every row of the product by the matrix multiply itself (a Dense layer's bias,
   /// with no pass of its own over the output); undefined: none. Of the product's dtype.
   Tensor bias;
+  /// Applied after the bias, with its op's bits either way. A float32 product that nothing
+  /// records (no gradient tape, no jit trace) takes it in the GEMM, as each tile is stored: the
+  /// output is written once and the pre-activation never held. Otherwise it is its op after the
+  /// product, since a tape keeps GELU's input for the gradient and a trace leaves the choice to
+  /// the jit's fusion, which sees the whole program; a bfloat16 product keeps its policy's op.
+  MatmulActivation activation = MatmulActivation::none;
 };
 
 /// a [..., M, K] x b [..., K, N] -> [..., M, N]. Batch dims must be equal, or one side is a

@@ -23,6 +23,7 @@
 #include "framework/ops/elementwise.h"
 #include "framework/ops/kernels/gemm.h"
 #include "framework/ops/primitive.h"
+#include "framework/ops/recording.h"
 #include "framework/ops/reduce.h"
 #include "framework/ops/shape_ops.h"
 
@@ -253,20 +254,36 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
 
 Tensor to_float32(const Tensor& t) { return t.dtype() == DType::float32 ? t : cast(t, DType::float32); }
 
-}  // namespace
-
-Tensor matmul(const Tensor& a_in, const Tensor& b_in, const MatmulOptions& options) {
-  if (!a_in.defined() || !b_in.defined()) {
-    throw ValueError(op_message(
-        kOp, std::string(a_in.defined() ? "b" : "a") + " is an undefined tensor; pass a tensor with a value"));
+// The activation the GEMM applies to a product of `dtype` as it stores it: none where something
+// records the product (see MatmulOptions::activation) or it is bfloat16.
+kernels::GemmActivation epilogue_activation(MatmulActivation activation, DType dtype) {
+  const bool recorded = detail::op_recorder() != nullptr || detail::gradient_recording_depth() > 0;
+  if (recorded || dtype != DType::float32) return kernels::GemmActivation::none;
+  switch (activation) {
+    case MatmulActivation::none: return kernels::GemmActivation::none;
+    case MatmulActivation::relu: return kernels::GemmActivation::relu;
+    case MatmulActivation::gelu: return kernels::GemmActivation::gelu_erf;
+    case MatmulActivation::gelu_tanh: return kernels::GemmActivation::gelu_tanh;
   }
+  return kernels::GemmActivation::none;
+}
+
+// `activation` as its own op.
+Tensor activated(const Tensor& x, MatmulActivation activation) {
+  switch (activation) {
+    case MatmulActivation::none: return x;
+    case MatmulActivation::relu: return relu(x);
+    case MatmulActivation::gelu: return gelu(x);
+    case MatmulActivation::gelu_tanh: return gelu(x, {.approximate = true});
+  }
+  return x;
+}
+
+// a x b (+ bias) with `epilogue` applied by the GEMM, as the primitive or a flattened or
+// broadcast operand lets it run; a and b of one dtype.
+Tensor product(const Tensor& a, const Tensor& b, const MatmulOptions& options, kernels::GemmActivation epilogue) {
   const bool ta = options.transpose_a;
   const bool tb = options.transpose_b;
-  check_operands(a_in.spec(), b_in.spec(), ta, tb);
-  // float32 with bfloat16 computes in float32, as the elementwise ops do.
-  Tensor a = a_in.dtype() == b_in.dtype() ? a_in : to_float32(a_in);
-  Tensor b = a_in.dtype() == b_in.dtype() ? b_in : to_float32(b_in);
-
   const Shape batch_a = batch_dims(a.shape());
   const Shape batch_b = batch_dims(b.shape());
   // The operands, with the bias after them when there is one.
@@ -278,27 +295,43 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, const MatmulOptions& optio
     }
     return in;
   };
-  if (batch_a == batch_b) return detail::apply_new<Matmul>(with_bias(a, b), ta, tb);
+  if (batch_a == batch_b) return detail::apply_new<Matmul>(with_bias(a, b), ta, tb, epilogue);
 
   if (b.rank() == 2 && !ta) {
     // [..., M, K] x [K, N]: one [prod(...) * M, K] x [K, N] product.
     const std::int64_t m = a.shape()[-2];
     Tensor flat = reshape(a, {batch_a.numel() * m, a.shape()[-1]});
-    Tensor out = detail::apply_new<Matmul>(with_bias(flat, b), false, tb);
+    Tensor out = detail::apply_new<Matmul>(with_bias(flat, b), false, tb, epilogue);
     return reshape(out, with_matrix(batch_a, m, out.shape()[-1]));
   }
   if (b.rank() == 2) {
     return detail::apply_new<Matmul>(with_bias(a, broadcast_to(b, with_matrix(batch_a, b.shape()[0], b.shape()[1]))),
-                                     ta, tb);
+                                     ta, tb, epilogue);
   }
   if (a.rank() == 2) {
     return detail::apply_new<Matmul>(with_bias(broadcast_to(a, with_matrix(batch_b, a.shape()[0], a.shape()[1])), b),
-                                     ta, tb);
+                                     ta, tb, epilogue);
   }
 
   throw ShapeError(op_message(kOp, operands(a.spec(), b.spec(), ta, tb) + ": batch dims " + batch_a.to_string() +
                                        " and " + batch_b.to_string() +
                                        " differ; they must be equal, or one side must be a plain matrix"));
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a_in, const Tensor& b_in, const MatmulOptions& options) {
+  if (!a_in.defined() || !b_in.defined()) {
+    throw ValueError(op_message(
+        kOp, std::string(a_in.defined() ? "b" : "a") + " is an undefined tensor; pass a tensor with a value"));
+  }
+  check_operands(a_in.spec(), b_in.spec(), options.transpose_a, options.transpose_b);
+  // float32 with bfloat16 computes in float32, as the elementwise ops do.
+  const Tensor a = a_in.dtype() == b_in.dtype() ? a_in : to_float32(a_in);
+  const Tensor b = a_in.dtype() == b_in.dtype() ? b_in : to_float32(b_in);
+  const kernels::GemmActivation epilogue = epilogue_activation(options.activation, a.dtype());
+  const Tensor out = product(a, b, options, epilogue);
+  return epilogue == kernels::GemmActivation::none ? activated(out, options.activation) : out;
 }
 
 }  // namespace kestrel::ops

@@ -44,6 +44,21 @@ TEST(Trace, RecordsOpsInsteadOfRunningThem) {
   expect_close(exec.run({x})[0], fn({x})[0]);
 }
 
+// Eager, a float32 matmul applies its activation in the GEMM; traced, the activation is its own op,
+// and the jit's fusion decides with the whole program in view (a training step keeps GELU's input).
+TEST(Trace, AMatmulsActivationIsRecordedAsItsOwnOp) {
+  const Tensor w = random::normal({4, 3}, random::Key(1));
+  const Graph g = trace_graph(
+      [&](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{ops::matmul(in[0], w, {.activation = ops::MatmulActivation::gelu})};
+      },
+      {random::normal({2, 4}, random::Key(2))});
+  EXPECT_EQ(g.num_ops(), 2);
+  const std::string text = g.to_string();
+  EXPECT_TRUE(contains(text, "gelu(%2) {approximate=false} : float32[2,3]")) << text;
+  EXPECT_FALSE(contains(text, "activation=")) << text;
+}
+
 TEST(Trace, GradientsTracedThroughATapeMatchEager) {
   Tensor w = random::normal({4, 3}, random::Key(3));
   Tensor x = random::normal({5, 4}, random::Key(4));

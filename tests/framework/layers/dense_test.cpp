@@ -3,14 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "framework/autodiff/gradcheck.h"
+#include "framework/core/buffer.h"
 #include "framework/core/error.h"
 #include "framework/core/random.h"
 #include "framework/ops/ops.h"
 #include "tests/framework/layers/layer_test_util.h"
 #include "tests/support/error_message.h"
 #include "tests/support/global_random_stream_guard.h"
+#include "tests/support/same_bits.h"
 
 namespace kestrel {
 namespace {
@@ -76,6 +80,35 @@ TEST(Dense, ActivationAndNoBias) {
   for (float v : y.to_vector<float>()) EXPECT_GE(v, 0.0f);
   EXPECT_FALSE(dense.bias().defined());
   EXPECT_EQ(dense.weights().size(), 1u);
+}
+
+// An eager call that nothing records writes its output once: the GEMM applies relu or GELU as it
+// stores the biased product (ops::MatmulOptions::activation), with the ops' bits. A custom function,
+// even one called "relu", runs as itself after the product.
+TEST(Dense, AnEagerReluOrGeluRunsInTheGemmWithTheOpsBits) {
+  const Tensor x = random::normal({4, 6, 8}, random::Key(1));
+  const auto buffers_of_a_call = [&x](layers::Dense& dense) {
+    const std::int64_t before = allocator_stats().allocations;
+    const Tensor y = dense(x);
+    return std::pair{y, allocator_stats().allocations - before};
+  };
+  layers::Dense linear(16);
+  linear(x);  // built: the calls below allocate no weights
+  const std::int64_t plain_buffers = buffers_of_a_call(linear).second;
+  for (const std::string name : {"relu", "gelu"}) {
+    SCOPED_TRACE(name);
+    layers::Dense dense(16, {.activation = name});
+    dense(x);
+    const Tensor want = activations::get(name)(ops::matmul(x, dense.kernel().value(), {.bias = dense.bias().value()}));
+    const auto [y, buffers] = buffers_of_a_call(dense);
+    EXPECT_TRUE(testing::same_bits(y, want));
+    EXPECT_EQ(buffers, plain_buffers) << "the activation wrote a buffer of its own";
+  }
+  layers::Dense custom(16, {.activation = ActivationFn("relu", [](const Tensor& z) { return ops::abs(z); })});
+  custom(x);
+  const Tensor y = buffers_of_a_call(custom).first;
+  EXPECT_TRUE(
+      testing::same_bits(y, ops::abs(ops::matmul(x, custom.kernel().value(), {.bias = custom.bias().value()}))));
 }
 
 TEST(Dense, GradientsWithRespectToInputsAndWeights) {
