@@ -73,10 +73,10 @@ class ScaleFolding {
     return std::nullopt;
   }
 
-  // A matmul without a bias operand or an activation: one that can take an alpha.
+  // A plain matmul without a bias operand: one that can take an alpha.
   bool takes_scale(ValueId id) const {
     return graph_.is_op(id, OpId::matmul) && node(id).inputs.size() == 2 &&
-           detail::matmul_scaled_by(*node(id).primitive, 1.0f) != nullptr;
+           detail::is_plain_matmul(*node(id).primitive);
   }
 
   // A scaling multiply every reader of which is such a matmul, reading it as an operand.

@@ -115,8 +115,9 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
   kernels::GemmActivation activation() const { return activation_; }
   kestrel::detail::MatmulHeadsLayout heads() const { return heads_; }
   float scale() const { return scale_; }
-  /// Only the plain product may take a bias, an activation or a scale: the GEMM applies its alpha
-  /// before the bias, where a scale after the sum would have to scale the bias too.
+  /// No fused activation and no scale: the product as the op computes it, which a bias, an
+  /// activation or a scale may still join (a scaled one takes no bias: the GEMM applies its alpha
+  /// before the bias, where a scale after the sum would have to scale the bias too).
   bool is_plain() const { return activation_ == kernels::GemmActivation::none && scale_ == 1.0f; }
 
   TensorSpec infer(std::span<const TensorSpec> in) const override {
