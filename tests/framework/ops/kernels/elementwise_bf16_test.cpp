@@ -1,6 +1,6 @@
 // kernels::CpuKernels::elementwise_bfloat16 against widening to float32, elementwise_float32 and
-// rounding (what the dispatcher would otherwise do): the same bits, for every opcode, at every
-// CPU level the machine has, over sizes that split over threads and end in a partial block, the
+// rounding (what the dispatcher would otherwise do): the same bits, for every opcode, at the CPU
+// level the process runs at (framework_ops_test runs once per level the machine has), over sizes that split over threads and end in a partial block, the
 // broadcast layouts (for the opcodes of ops that broadcast), and values with infinities, NaN, zeros and rounding ties.
 #include <gtest/gtest.h>
 
@@ -11,11 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "framework/core/cpu_capability.h"
 #include "framework/core/tensor.h"
 #include "framework/ops/elementwise_opcode.h"
 #include "framework/ops/kernels/cpu_kernels.h"
-#include "tests/support/cpu_levels.h"
 #include "tests/support/thread_count_guard.h"
 
 namespace kestrel::kernels {
@@ -95,32 +93,29 @@ void expect_same_bits(const CpuKernels& k, ElementwiseOpcode opcode, const std::
       << opcode_name(opcode) << " on " << inputs[0].shape().to_string();
 }
 
-TEST(ElementwiseBf16, TheBitsOfWideningComputingAndRoundingAtEveryLevel) {
+TEST(ElementwiseBf16, TheBitsOfWideningComputingAndRounding) {
   // Two threads split the long tensor; 100003 elements end in a partial block and packet.
   ThreadCountGuard guard(2);
   const Shape flat = {100003}, rows = {37, 129}, row = {129}, column = {37, 1}, scalar = {};
-  for (const CpuCapability level : kestrel::testing::runnable_cpu_levels()) {
-    SCOPED_TRACE(std::string("level ") + std::string(to_string(level)));
-    const CpuKernels& k = cpu_kernels_at(level);
-    for (const ElementwiseOpcode opcode : kComputingOpcodes) {
-      switch (opcode_arity(opcode)) {
-        case 1:
-          expect_same_bits(k, opcode, {random_bf16(flat, 1)}, flat);
-          expect_same_bits(k, opcode, {random_bf16(rows, 2)}, rows);
-          break;
-        case 2:
-          expect_same_bits(k, opcode, {random_bf16(flat, 3), random_bf16(flat, 4)}, flat);
-          if (op_kind(*opcode_op(opcode)) != OpKind::broadcast) break;  // gelu's gradient: one shape
-          expect_same_bits(k, opcode, {random_bf16(flat, 5), random_bf16(scalar, 6)}, flat);
-          expect_same_bits(k, opcode, {random_bf16(scalar, 7), random_bf16(rows, 8)}, rows);
-          expect_same_bits(k, opcode, {random_bf16(rows, 9), random_bf16(row, 10)}, rows);
-          expect_same_bits(k, opcode, {random_bf16(column, 11), random_bf16(row, 12)}, rows);
-          break;
-        default:
-          expect_same_bits(k, opcode, {random_mask(flat, 13), random_bf16(flat, 14), random_bf16(flat, 15)}, flat);
-          expect_same_bits(k, opcode, {random_mask(rows, 16), random_bf16(row, 17), random_bf16(scalar, 18)}, rows);
-          break;
-      }
+  const CpuKernels& k = cpu();
+  for (const ElementwiseOpcode opcode : kComputingOpcodes) {
+    switch (opcode_arity(opcode)) {
+      case 1:
+        expect_same_bits(k, opcode, {random_bf16(flat, 1)}, flat);
+        expect_same_bits(k, opcode, {random_bf16(rows, 2)}, rows);
+        break;
+      case 2:
+        expect_same_bits(k, opcode, {random_bf16(flat, 3), random_bf16(flat, 4)}, flat);
+        if (op_kind(*opcode_op(opcode)) != OpKind::broadcast) break;  // gelu's gradient: one shape
+        expect_same_bits(k, opcode, {random_bf16(flat, 5), random_bf16(scalar, 6)}, flat);
+        expect_same_bits(k, opcode, {random_bf16(scalar, 7), random_bf16(rows, 8)}, rows);
+        expect_same_bits(k, opcode, {random_bf16(rows, 9), random_bf16(row, 10)}, rows);
+        expect_same_bits(k, opcode, {random_bf16(column, 11), random_bf16(row, 12)}, rows);
+        break;
+      default:
+        expect_same_bits(k, opcode, {random_mask(flat, 13), random_bf16(flat, 14), random_bf16(flat, 15)}, flat);
+        expect_same_bits(k, opcode, {random_mask(rows, 16), random_bf16(row, 17), random_bf16(scalar, 18)}, rows);
+        break;
     }
   }
 }

@@ -8,8 +8,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "framework/core/thread_pool.h"
@@ -35,6 +38,37 @@ std::vector<T> rounded(const std::vector<float>& v) {
 // A layout's operands rounded to bfloat16 (C to Out), and the float32 gemm's result on the same
 // values, which are then exactly representable in both.
 template <class Out>
+struct RoundedOperands {
+  std::vector<bfloat16> a, b;
+  std::vector<Out> c;
+  std::vector<float> float32_result;
+
+  explicit RoundedOperands(const Layout& l) {
+    Problem wide(l);
+    a = rounded<bfloat16>(wide.a);
+    b = rounded<bfloat16>(wide.b);
+    c = rounded<Out>(wide.c);
+    for (std::vector<float>* v : {&wide.a, &wide.b, &wide.c}) {
+      for (float& x : *v) x = static_cast<float>(bfloat16(x));  // in place: wide.args points into them
+    }
+    gemm(wide.args);
+    float32_result = wide.c;
+  }
+};
+
+// Each layout's operands are rounded once per process and copied after that: the tests build
+// every problem many times, and in the unoptimized sanitizer build rounding took longer than the
+// products under test. The key holds alpha, which the scaled layouts change under the same label.
+template <class Out>
+const RoundedOperands<Out>& rounded_operands(const Layout& l) {
+  static std::map<std::pair<std::string, float>, RoundedOperands<Out>> rounded;
+  static std::mutex guard;  // replica_threads.h builds problems on several threads
+  const std::lock_guard lock(guard);
+  return rounded.try_emplace({l.label, l.alpha}, l).first->second;
+}
+
+// A problem of bfloat16 operands, laid out as the float32 Problem of the same layout.
+template <class Out>
 struct Bf16Problem {
   std::vector<bfloat16> a, b;
   std::vector<Out> c;
@@ -42,11 +76,12 @@ struct Bf16Problem {
   std::vector<float> float32_result;
 
   explicit Bf16Problem(const Layout& l) {
-    Problem wide(l);
-    a = rounded<bfloat16>(wide.a);
-    b = rounded<bfloat16>(wide.b);
-    c = rounded<Out>(wide.c);
-    const GemmArgs& w = wide.args;
+    const RoundedOperands<Out>& operands = rounded_operands<Out>(l);
+    a = operands.a;
+    b = operands.b;
+    c = operands.c;
+    float32_result = operands.float32_result;
+    const GemmArgs w = Problem(l).args;  // its leading dimensions and strides, not its pointers
     args = {.m = w.m,
             .n = w.n,
             .k = w.k,
@@ -68,11 +103,6 @@ struct Bf16Problem {
             .outer_stride_a = w.outer_stride_a,
             .outer_stride_b = w.outer_stride_b,
             .outer_stride_c = w.outer_stride_c};
-    for (std::vector<float>* v : {&wide.a, &wide.b, &wide.c}) {
-      for (float& x : *v) x = static_cast<float>(bfloat16(x));  // in place: wide.args points into them
-    }
-    gemm(wide.args);
-    float32_result = wide.c;
   }
 };
 

@@ -125,6 +125,10 @@ struct Problem {
     const float* const pa = a.data();
     const float* const pb = b.data();
     std::vector<double> want(c.begin(), c.end());
+    // Steps between elements of A's rows and B's columns, and along the depth: the innermost loop
+    // holds no branch on the layout.
+    const std::int64_t a_row_step = l.transpose_a ? 1 : lda, a_depth_step = l.transpose_a ? lda : 1;
+    const std::int64_t b_column_step = l.transpose_b ? ldb : 1, b_depth_step = l.transpose_b ? 1 : ldb;
     for (std::int64_t o = 0; o < l.outer; ++o) {
       for (std::int64_t p = 0; p < l.batch; ++p) {
         const float* const a0 = pa + o * args.outer_stride_a + p * args.stride_a;
@@ -133,10 +137,9 @@ struct Problem {
         for (std::int64_t i = 0; i < l.m; ++i) {
           for (std::int64_t j = 0; j < l.n; ++j) {
             double sum = 0;
-            for (std::int64_t q = 0; q < l.k; ++q) {
-              const double x = a0[l.transpose_a ? q * lda + i : i * lda + q];
-              const double y = b0[l.transpose_b ? j * ldb + q : q * ldb + j];
-              sum += x * y;
+            for (std::int64_t q = 0, x = i * a_row_step, y = j * b_column_step; q < l.k;
+                 ++q, x += a_depth_step, y += b_depth_step) {
+              sum += double{a0[x]} * b0[y];
             }
             double& out = c0[i * ldc + j];
             out = l.alpha * sum + (l.beta == 0.0f ? 0.0 : l.beta * out);
