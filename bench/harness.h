@@ -13,6 +13,9 @@
 //
 // Method: `--warmup` untimed calls, then `--repeats` calls each timed on its own; a case
 // reports the median (and min, p90) of those times, and its rates (GFLOP/s, GB/s) from the median.
+// A bench that offers `--rounds N` measures each case and its peer N times, alternating, so that
+// a burst of other work on the machine falls on one round of both sides rather than on one side
+// only: each case is then reported by its median round, with every round's median beside it.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +54,9 @@ struct Record {
   std::string source = "kestrel";  ///< who ran it: "kestrel", or a peer such as "torch" or "numpy"
   Timing timing;
   Figures figures;
+  /// With several rounds (Harness::offer_rounds), each round's median in the order measured; the
+  /// record itself is the median round's. Empty for a case measured once.
+  std::vector<double> round_medians_ms;
 
   /// "matmul n=1024 threads=2": what --filter matches and the tables show.
   std::string label() const;
@@ -88,6 +94,7 @@ struct HarnessOptions {
   std::string filter;                       ///< ECMAScript regex searched in each case's label
   bool no_peer = false;                     ///< skip the peer scripts
   std::string python = "/usr/bin/python3";  ///< the interpreter that has Debian's python3-torch
+  int rounds = 1;                           ///< see Harness::offer_rounds
 };
 
 /// What a peer script reported.
@@ -108,6 +115,10 @@ class Harness {
   /// Parses the flags; returns an exit code when the program should stop (--help, a bad flag).
   std::optional<int> parse(int argc, char** argv);
   const HarnessOptions& options() const { return options_; }
+  /// Adds `--rounds` to the flags, for a bench that measures each case and its peer rounds() times,
+  /// alternating. Call before parse().
+  void offer_rounds();
+  int rounds() const { return options_.rounds; }
 
   /// True when --filter is empty or matches label.
   bool selected(const std::string& label) const;
@@ -116,7 +127,8 @@ class Harness {
   /// threw (the error becomes a note and finish() returns 1).
   std::optional<Record> measure(const std::string& name, Json params, const std::function<void()>& fn,
                                 const std::function<Figures(const Timing&)>& figures);
-  /// Adds a record measured elsewhere (a peer's).
+  /// Adds a record measured elsewhere (a peer's, a child process's). A record of a case that
+  /// already has one from the same source is another round of it (see Record::round_medians_ms).
   void add(Record record);
   const std::vector<Record>& records() const { return records_; }
 
@@ -144,11 +156,14 @@ class Harness {
  private:
   void print_row(const Record& record);
   Json document() const;
+  // Every record enters here: a case measured again by the same source becomes a round of it.
+  void keep(Record record);
 
   std::string program_;
   CLI::App cli_;
   HarnessOptions options_;
-  std::vector<Record> records_;
+  std::vector<Record> records_;              // one per case and source; the median round of several
+  std::vector<std::vector<Record>> rounds_;  // every round of the cases measured more than once
   std::vector<std::string> notes_;
   std::optional<std::regex> filter_;
   int failures_ = 0;

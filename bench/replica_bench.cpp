@@ -284,17 +284,19 @@ bool measure_model(Harness& harness, const Workload& w, int replicas) {
   for (int count : {1, replicas}) {
     if (harness.selected(step_label(w, count))) timed += (timed.empty() ? "" : ",") + std::to_string(count);
   }
-  if (!timed.empty()) {
-    const auto records = kestrel::bench::records_from_child(harness, std::string("replica_step model=") + w.name,
-                                                            {"--replica-child", w.name, "--replicas", timed});
-    all_ran = !records.empty();
-    keep(harness, records);
-  }
-  // PyTorch eager on the same global batch, right after, so both see the same machine load.
   const std::string peer = kestrel::bench::train_step_label(w, "eager", "float32");
-  if (harness.selected(peer)) {
-    harness.run_peer("train_step_peer.py", {"--threads", std::to_string(kestrel::bench::kTrainStepThreads)},
-                     kestrel::bench::exact_labels_regex({peer}));
+  for (int round = 0; round < harness.rounds(); ++round) {
+    if (!timed.empty()) {
+      const auto records = kestrel::bench::records_from_child(harness, std::string("replica_step model=") + w.name,
+                                                              {"--replica-child", w.name, "--replicas", timed});
+      all_ran = all_ran && !records.empty();
+      keep(harness, records);
+    }
+    // PyTorch eager on the same global batch, right after, so both see the same machine load.
+    if (harness.selected(peer)) {
+      harness.run_peer("train_step_peer.py", {"--threads", std::to_string(kestrel::bench::kTrainStepThreads)},
+                       kestrel::bench::exact_labels_regex({peer}));
+    }
   }
   for (int count : {1, replicas}) {
     const std::string label = memory_label(w, count);
@@ -483,6 +485,7 @@ int main(int argc, char** argv) {
   cli.add_option("--replica-child", child_workload, "internal: train this workload in this process")->group("");
   cli.add_option("--replicas", child_replicas, "internal: the child's replica counts, e.g. 1,8")->group("");
   cli.add_flag("--peak-memory", child_peak_memory, "internal: report the peak memory of one count")->group("");
+  harness.offer_rounds();
   if (auto exit_code = harness.parse(argc, argv)) return *exit_code;
   if (!child_workload.empty()) {
     try {

@@ -133,25 +133,29 @@ void measure_peer(Harness& harness, const Workload& w, Mode mode, const std::str
 }
 
 // Every workload at every precision, each Kestrel mode followed by its peer counterpart; false when
-// a Kestrel case failed. Kestrel's records get their share of the FMA peak when it was measured.
+// a Kestrel case failed. With --rounds, a workload's modes are measured that many times over, one
+// round after the other, so that each round's jit step and PyTorch eager step are seconds apart.
+// Kestrel's records get their share of the FMA peak when it was measured.
 bool measure_all(Harness& harness, const std::vector<std::string>& precisions, const std::optional<FmaPeak>& peak) {
   bool all_ran = true;
   for (const Workload& w : kestrel::bench::train_step_workloads()) {
     for (const std::string& precision : precisions) {
-      for (Mode mode : kModes) {
-        if (harness.selected(kestrel::bench::train_step_label(w, kestrel::bench::mode_name(mode), precision))) {
-          auto record = measure_in_child(harness, w, mode, precision);
-          all_ran = all_ran && record.has_value();
-          if (record) {
-            if (const auto rate = record->figure("gflops"); rate && peak) {
-              const double share = kestrel::bench::fma_peak_fraction(*peak, *rate, kestrel::bench::kTrainStepThreads);
-              record->figures.emplace_back("fma_peak_fraction", share);
+      for (int round = 0; round < harness.rounds(); ++round) {
+        for (Mode mode : kModes) {
+          if (harness.selected(kestrel::bench::train_step_label(w, kestrel::bench::mode_name(mode), precision))) {
+            auto record = measure_in_child(harness, w, mode, precision);
+            all_ran = all_ran && record.has_value();
+            if (record) {
+              if (const auto rate = record->figure("gflops"); rate && peak) {
+                const double share = kestrel::bench::fma_peak_fraction(*peak, *rate, kestrel::bench::kTrainStepThreads);
+                record->figures.emplace_back("fma_peak_fraction", share);
+              }
+              print_progress(*record);
+              harness.add(*record);
             }
-            print_progress(*record);
-            harness.add(*record);
           }
+          measure_peer(harness, w, mode, precision);
         }
-        measure_peer(harness, w, mode, precision);
       }
     }
   }
@@ -178,6 +182,7 @@ int main(int argc, char** argv) {
       ->group("");  // hidden from --help
   harness.cli().add_option("--workload-mode", child_mode, "internal: the child's mode, eager or jit")->group("");
   harness.cli().add_option("--workload-precision", child_precision, "internal: the child's precision")->group("");
+  harness.offer_rounds();
   if (auto exit_code = harness.parse(argc, argv)) return *exit_code;
   if (!child_workload.empty()) {
     try {
