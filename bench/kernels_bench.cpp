@@ -69,6 +69,8 @@ const std::vector<ConvBenchShape> kConvShapes = {{128, 28, 1, 32}, {128, 13, 32,
 constexpr std::int64_t kElementwiseSize = std::int64_t{1} << 24;  // 16M floats, 64 MB: far beyond the caches
 constexpr std::int64_t kRows = 4096;
 constexpr std::int64_t kCols = 1024;
+// Bias gradients, [kRows, n] summed over the rows: BERT-tiny's projections (128) and its FFN (512).
+constexpr std::array<std::int64_t, 2> kColumnSumCols = {128, 512};
 constexpr int kThreads = 2;  // the memory-bound cases run on both cores, the reference setting
 constexpr double kFloatBytes = 4.0;
 // The goal: at sizes where the kernel, not overhead, decides, matmul keeps pace with the best peer.
@@ -79,7 +81,7 @@ constexpr double kEpilogueGoal = 1.05;
 
 std::string join(const auto& values) {
   std::string out;
-  for (const auto& v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
+  for (const auto& v : values) out.append(out.empty() ? "" : ",").append(std::to_string(v));
   return out;
 }
 
@@ -87,8 +89,9 @@ std::string join(const auto& values) {
 std::string join_shapes(const std::vector<MatmulShape>& shapes) {
   std::string out;
   for (const MatmulShape& s : shapes) {
-    out += (out.empty() ? "" : ",") + std::to_string(s.batch) + "x" + std::to_string(s.m) + "x" + std::to_string(s.k) +
-           "x" + std::to_string(s.n);
+    out.append(out.empty() ? "" : ",")
+        .append(std::to_string(s.batch) + "x" + std::to_string(s.m) + "x" + std::to_string(s.k) + "x" +
+                std::to_string(s.n));
   }
   return out;
 }
@@ -101,12 +104,12 @@ void run_peer_on(Harness& harness, const std::vector<std::string>& labels) {
     if (harness.selected(label)) selected.push_back(label);
   }
   if (selected.empty()) return;
-  harness.run_peer(
-      "kernels_peer.py",
-      {"--matmul-sizes", join(kMatmulSizes), "--matmul-shapes", join_shapes(kMatmulShapes), "--matmul-threads",
-       join(kMatmulThreads), "--elementwise-size", std::to_string(kElementwiseSize), "--rows", std::to_string(kRows),
-       "--cols", std::to_string(kCols), "--threads", std::to_string(kThreads)},
-      kestrel::bench::exact_labels_regex(selected));
+  harness.run_peer("kernels_peer.py",
+                   {"--matmul-sizes", join(kMatmulSizes), "--matmul-shapes", join_shapes(kMatmulShapes),
+                    "--matmul-threads", join(kMatmulThreads), "--elementwise-size", std::to_string(kElementwiseSize),
+                    "--rows", std::to_string(kRows), "--cols", std::to_string(kCols), "--column-sum-cols",
+                    join(kColumnSumCols), "--threads", std::to_string(kThreads)},
+                   kestrel::bench::exact_labels_regex(selected));
 }
 
 // A case measured on float32 operands, then on bfloat16 ones (params + dtype=bfloat16), as
@@ -276,6 +279,27 @@ void bench_softmax(Harness& harness) {
         return Figures{{"gb_per_s", kestrel::bench::gb_per_s(bytes, t.median_ms)}};
       },
       labels);
+  run_peer_on(harness, labels);
+}
+
+// A bias gradient, [rows, n] summed over its rows, on 1 thread and on 2: the kernel splits it into
+// blocks of columns, and before that ran it on one thread whatever the pool's size.
+void bench_column_sum(Harness& harness) {
+  std::vector<std::string> labels;
+  for (const std::int64_t cols : kColumnSumCols) {
+    const Tensor x = random::normal({kRows, cols}, random::Key(7));
+    for (const int threads : {1, kThreads}) {
+      kestrel::set_num_threads(threads);
+      measure_both_dtypes(
+          harness, "column_sum", {{"rows", kRows}, {"cols", cols}, {"threads", threads}},
+          [&](kestrel::DType dtype) { return [x = ops::cast(x, dtype)] { Tensor y = ops::sum(x, {.axes = {0}}); }; },
+          [&](const Timing& t, kestrel::DType dtype) {
+            const double bytes = element_bytes(dtype) * static_cast<double>((kRows + 1) * cols);
+            return Figures{{"gb_per_s", kestrel::bench::gb_per_s(bytes, t.median_ms)}};
+          },
+          labels);
+    }
+  }
   run_peer_on(harness, labels);
 }
 
@@ -502,7 +526,7 @@ void report_matmul_goal(Harness& harness) {
 
 int main(int argc, char** argv) {
   Harness harness("kernels_bench",
-                  "Kestrel's kernels (matmul, elementwise chain, softmax, layer norm) beside "
+                  "Kestrel's kernels (matmul, elementwise chain, softmax, layer norm, column sums) beside "
                   "PyTorch and NumPy, measured in the same run");
   if (auto exit_code = harness.parse(argc, argv)) return *exit_code;
 
@@ -516,6 +540,7 @@ int main(int argc, char** argv) {
   bench_relu_chain(harness);
   bench_softmax(harness);
   bench_layer_norm(harness);
+  bench_column_sum(harness);
 
   harness.print_comparison(std::cout);
   report_matmul_goal(harness);

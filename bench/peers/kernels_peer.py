@@ -173,7 +173,7 @@ def bench_matmul_shapes(peer, shapes, thread_counts):
 
 
 def bench_torch_memory_bound(peer, args):
-    """The chain, softmax and layer norm in float32, then in bfloat16 as kernels_bench's
+    """The chain, softmax, layer norm and column sums in float32, then in bfloat16 as kernels_bench's
     dtype=bfloat16 cases (layer norm's gamma and beta in bfloat16 too: PyTorch's kernel takes
     one dtype), GB/s counting each dtype's element size."""
     torch = peer.torch
@@ -203,6 +203,17 @@ def bench_torch_memory_bound(peer, args):
         peer.measure("torch", "layer_norm", params,
                      lambda m=m, g=gamma, b=beta: torch.nn.functional.layer_norm(m, (cols,), g, b, eps=1e-5),
                      lambda ms, b=norm_bytes: {"gb_per_s": gb_per_s(b, ms)})
+    # Bias gradients: [rows, n] summed over the rows, on 1 thread and on args.threads.
+    for n in args.column_sum_cols:
+        g32 = torch.randn(rows, n, generator=generator)
+        for threads in sorted({1, args.threads}):
+            peer.set_threads(threads)
+            for dtype, suffix, size in ((torch.float32, {}, 4.0), (torch.bfloat16, {"dtype": "bfloat16"}, 2.0)):
+                g = g32.to(dtype)
+                peer.measure("torch", "column_sum", {"rows": rows, "cols": n, "threads": threads, **suffix},
+                             lambda g=g: torch.sum(g, dim=0),
+                             lambda ms, b=size * (rows + 1) * n: {"gb_per_s": gb_per_s(b, ms)})
+    peer.set_threads(args.threads)
 
 
 def int_list(text):
@@ -228,6 +239,7 @@ def main():
     parser.add_argument("--elementwise-size", type=int, default=1 << 24)
     parser.add_argument("--rows", type=int, default=4096)
     parser.add_argument("--cols", type=int, default=1024)
+    parser.add_argument("--column-sum-cols", type=int_list, default=[128, 512])
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
 

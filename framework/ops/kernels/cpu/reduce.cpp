@@ -5,6 +5,7 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -22,13 +23,34 @@ T identity(Reduction r) {
   return std::numeric_limits<T>::lowest();
 }
 
+/// Columns a column reduction's task accumulates: a 256-byte piece of each row, and a bias
+/// gradient 128 wide splits in two.
+constexpr std::int64_t kColumnBlock = 64;
+
+/// acc[i] = the sum (or max) of rows[l * stride + i] over l < length, in row order, for i < width:
+/// Width, when nonzero, fixes the width at compile time.
+template <std::int64_t Width = 0, class In, class T>
+void accumulate_rows(const In* rows, std::int64_t length, std::int64_t stride, Reduction r, T* acc,
+                     std::int64_t width = Width) {
+  const std::int64_t n = Width != 0 ? Width : width;
+  std::fill(acc, acc + n, identity<T>(r));
+  for (std::int64_t l = 0; l < length; ++l) {
+    const In* row = rows + l * stride;
+    if (r == Reduction::sum) {
+      for (std::int64_t i = 0; i < n; ++i) acc[i] += static_cast<T>(row[i]);
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) acc[i] = std::max(acc[i], static_cast<T>(row[i]));
+    }
+  }
+}
+
 /// Reduces the middle axis of a [outer, length, inner] view into [outer, inner]. In is the input's
 /// element type: T itself, or bfloat16 read as the float32 it widens to (exactly), so the sums are
 /// those of the widened tensor, in the same order.
 template <class In, class T>
 void reduce_middle(const In* in, T* out, std::int64_t outer, std::int64_t length, std::int64_t inner, Reduction r) {
-  const std::int64_t grain = std::max<std::int64_t>(1, (1 << 15) / std::max<std::int64_t>(1, length * inner));
   if (inner == 1) {
+    const std::int64_t grain = std::max<std::int64_t>(1, (1 << 15) / std::max<std::int64_t>(1, length));
     // Row reductions: Eigen's vectorized partial sums keep float error low over long rows.
     parallel_for(outer, grain, [&](std::int64_t lo, std::int64_t hi) {
       // Eigen's sum starts its vector packets at the first aligned element, so the order of its
@@ -51,18 +73,28 @@ void reduce_middle(const In* in, T* out, std::int64_t outer, std::int64_t length
     });
     return;
   }
-  // Column reductions: accumulate whole rows so the inner loop runs over contiguous memory.
-  parallel_for(outer, grain, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t o = lo; o < hi; ++o) {
-      T* acc = out + o * inner;
-      std::fill(acc, acc + inner, identity<T>(r));
-      for (std::int64_t l = 0; l < length; ++l) {
-        const In* row = in + (o * length + l) * inner;
-        if (r == Reduction::sum) {
-          for (std::int64_t i = 0; i < inner; ++i) acc[i] += static_cast<T>(row[i]);
-        } else {
-          for (std::int64_t i = 0; i < inner; ++i) acc[i] = std::max(acc[i], static_cast<T>(row[i]));
-        }
+  // Column reductions: each column's values are accumulated row after row, so the inner loop runs
+  // over contiguous memory. The work is cut into blocks of columns as well as along `outer`: a
+  // bias gradient ([rows, n] summed over its rows) has an outer of 1, and would otherwise run on
+  // one thread. Every column is still summed in row order, so the bits do not depend on the cut.
+  const std::int64_t blocks_per_outer = (inner + kColumnBlock - 1) / kColumnBlock;
+  const std::int64_t block_grain =
+      std::max<std::int64_t>(1, (1 << 15) / std::max<std::int64_t>(1, length * std::min(inner, kColumnBlock)));
+  parallel_for(outer * blocks_per_outer, block_grain, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t unit = lo; unit < hi; ++unit) {
+      const std::int64_t o = unit / blocks_per_outer;
+      const std::int64_t begin = (unit % blocks_per_outer) * kColumnBlock;
+      const std::int64_t width = std::min(kColumnBlock, inner - begin);
+      const In* const first_row = in + o * length * inner + begin;
+      T* const result = out + o * inner + begin;
+      if (width == kColumnBlock) {
+        // A whole block accumulates in a local array of fixed size, which the compiler keeps in
+        // registers across the rows instead of loading and storing the output at every row.
+        std::array<T, kColumnBlock> acc;
+        accumulate_rows<kColumnBlock>(first_row, length, inner, r, acc.data());
+        std::copy(acc.begin(), acc.end(), result);
+      } else {
+        accumulate_rows(first_row, length, inner, r, result, width);
       }
     }
   });
