@@ -35,7 +35,7 @@ std::vector<Record> records_from_child(Harness& harness, const std::string& what
   std::string command;
   for (const std::string& part : launcher) command += shell_quote(part) + " ";
   command += shell_quote(std::filesystem::read_symlink("/proc/self/exe").string());
-  for (const std::string& arg : args) command += " " + shell_quote(arg);
+  for (const std::string& arg : args) command.append(" ").append(shell_quote(arg));
   command += " --repeats " + std::to_string(harness.options().repeats) + " --warmup " +
              std::to_string(harness.options().warmup);
   std::FILE* pipe = popen(command.c_str(), "r");

@@ -31,6 +31,8 @@
 #include <string_view>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "bench/child_process.h"
 #include "bench/harness.h"
 #include "bench/train_step_workloads.h"

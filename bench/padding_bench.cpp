@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "bench/harness.h"
 #include "datasets/builtin/fortunes.h"
 #include "datasets/text/data_collator.h"

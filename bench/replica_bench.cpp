@@ -45,6 +45,8 @@
 #include <string_view>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "bench/child_process.h"
 #include "bench/fma_peak.h"
 #include "bench/harness.h"

@@ -21,6 +21,8 @@
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include "bench/harness.h"
 #include "datasets/tfrecord/example_codec.h"
 #include "datasets/tfrecord/parse_example.h"

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "bench/harness.h"
 #include "datasets/text/wordpiece_tokenizer.h"
 #include "datasets/text/wordpiece_trainer.h"

@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "bench/child_process.h"
 #include "bench/fma_peak.h"
 #include "bench/harness.h"
