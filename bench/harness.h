@@ -21,13 +21,12 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <memory>
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 // Kernel benchmarks through Kestrel's public ops: matmul (square, the Transformer's shapes,
-// batched attention) and the CNN's convolutions in GFLOP/s, an elementwise chain, softmax and
-// layer norm in GB/s, each in float32 and in bfloat16 (whose figures add "vs_float32", its speed
+// batched attention) and the CNN's convolutions in GFLOP/s, an elementwise chain, softmax, layer
+// norm and column sums (bias gradients, on 1 thread and on 2) in GB/s, each in float32 and in bfloat16 (whose figures add "vs_float32", its speed
 // over float32's), beside PyTorch and NumPy measured in the same run by peers/kernels_peer.py,
 // which runs right after each group of Kestrel's cases (no peer for the convolutions).
 //
@@ -26,6 +26,7 @@
 // projections' [B, T, H, D] and the context written back in it. "copies" moves the heads with
 // ops::transpose before (and after) a product of contiguous matrices, as an unfolded program does;
 // "in_place" gives each operand to the GEMM by strides; "vs_copies" is its time over the copies'.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <iostream>
@@ -282,8 +283,8 @@ void bench_softmax(Harness& harness) {
   run_peer_on(harness, labels);
 }
 
-// A bias gradient, [rows, n] summed over its rows, on 1 thread and on 2: the kernel splits it into
-// blocks of columns, and before that ran it on one thread whatever the pool's size.
+// A bias gradient, [rows, n] summed over its rows, on 1 thread and on 2: the kernel shares it
+// among the threads by blocks of columns (kernels/cpu/reduce.cpp).
 void bench_column_sum(Harness& harness) {
   std::vector<std::string> labels;
   for (const std::int64_t cols : kColumnSumCols) {
