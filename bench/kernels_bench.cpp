@@ -16,7 +16,9 @@
 // The GEMM's epilogue (kernels/gemm.h), on the Transformer's shapes on both cores: the product
 // alone, then with a bias [n], alone and followed by relu, GELU and tanh-approximated GELU applied
 // as C is stored, "vs_plain" each one's time over the plain product's. Goal: bias + GELU at most
-// 1.05. The same shapes as an eager Dense layer's call, its relu or GELU applied by the GEMM (what
+// 1.05. Then the bias and a residual [m, n] added as C is stored (a transformer's x + Dense(h)),
+// against the biased product followed by a separate add into another buffer, as an unfused
+// program runs it: "vs_separate_add", the first's time over the second's. The same shapes as an eager Dense layer's call, its relu or GELU applied by the GEMM (what
 // the layer does where nothing records the call) and as its op after the product: "vs_op", the
 // first's time over the second's.
 //
@@ -36,6 +38,7 @@
 
 #include "bench/fma_peak.h"
 #include "bench/harness.h"
+#include "framework/ops/kernels/cpu_kernels.h"
 #include "framework/ops/kernels/gemm.h"
 #include "kestrel.h"
 
@@ -326,6 +329,33 @@ void bench_layer_norm(Harness& harness) {
   run_peer_on(harness, labels);
 }
 
+// The biased product with a residual added by the GEMM (`product(residual)`), then the biased
+// product alone (`product(nullptr)`, into c) followed by the add of c and the residual into `sum`.
+template <class Product>
+void bench_residual_epilogue(Harness& harness, Json params, const std::optional<kestrel::bench::Record>& plain,
+                             const Product& product, const Tensor& residual, const Tensor& c, const Tensor& sum) {
+  const auto vs_plain = [&](const Timing& t) {
+    return plain ? Figures{{"vs_plain", t.median_ms / plain->timing.median_ms}} : Figures{};
+  };
+  params["epilogue"] = "bias_then_add";
+  const std::array<kestrel::TensorView, 2> addends{c.view(), residual.view()};
+  const std::optional<kestrel::bench::Record> separate = harness.measure(
+      "matmul_epilogue", params,
+      [&] {
+        product(nullptr);
+        kestrel::kernels::cpu().elementwise_float32(kestrel::ElementwiseOpcode::add, addends, sum.view());
+      },
+      vs_plain);
+  params["epilogue"] = "bias_residual";
+  harness.measure(
+      "matmul_epilogue", params, [&] { product(residual.data<float>()); },
+      [&](const Timing& t) {
+        Figures figures = vs_plain(t);
+        if (separate) figures.emplace_back("vs_separate_add", t.median_ms / separate->timing.median_ms);
+        return figures;
+      });
+}
+
 // kernels::gemm on each non-batched Transformer shape (2 threads), plain and with the bias + GELU
 // epilogue, into one C allocated up front, so both time the product and its stores alone. States
 // the epilogue goal's verdict.
@@ -337,9 +367,12 @@ void bench_matmul_epilogue(Harness& harness) {
     if (s.batch != 1 || !s.dense_layer) continue;
     const Tensor a = random::normal({s.m, s.k}, random::Key(9)), b = random::normal({s.k, s.n}, random::Key(10));
     const Tensor bias = random::normal({s.n}, random::Key(11));
+    const Tensor residual = random::normal({s.m, s.n}, random::Key(12));
     Tensor c = Tensor::empty({s.m, s.n}, kestrel::DType::float32);
+    Tensor sum = Tensor::empty({s.m, s.n}, kestrel::DType::float32);
     auto* out = static_cast<float*>(c.view().data);
-    const auto gemm = [&](const float* with_bias, kestrel::kernels::GemmActivation activation) {
+    const auto gemm = [&](const float* with_bias, kestrel::kernels::GemmActivation activation,
+                          const float* with_residual = nullptr) {
       kestrel::kernels::gemm({.m = s.m,
                               .n = s.n,
                               .k = s.k,
@@ -347,6 +380,7 @@ void bench_matmul_epilogue(Harness& harness) {
                               .b = b.data<float>(),
                               .c = out,
                               .bias = with_bias,
+                              .residual = with_residual,
                               .activation = activation});
     };
     Json params = matmul_params(s, kThreads);
@@ -369,6 +403,12 @@ void bench_matmul_epilogue(Harness& harness) {
           });
       if (activation == kestrel::kernels::GemmActivation::gelu_erf) fused = record;
     }
+    bench_residual_epilogue(
+        harness, params, plain,
+        [&](const float* with_residual) {
+          gemm(bias.data<float>(), kestrel::kernels::GemmActivation::none, with_residual);
+        },
+        residual, c, sum);
     if (!plain || !fused) continue;
     const double ratio = fused->timing.median_ms / plain->timing.median_ms;
     measured = true;

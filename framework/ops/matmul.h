@@ -5,6 +5,7 @@
 //   ops::matmul(h, w);                                   // [B,T,D] x [D,O]: h is flattened
 //   ops::matmul(x, w, {.bias = b});                      // x w + b, b [O] added as the product is stored
 //   ops::matmul(x, w, {.bias = b, .activation = ops::MatmulActivation::gelu});   // gelu(x w + b)
+//   ops::matmul(h, w, {.bias = b, .residual = x});       // x + (h w + b): a residual connection
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,10 @@ struct MatmulOptions {
   /// product, since a tape keeps GELU's input for the gradient and a trace leaves the choice to
   /// the jit's fusion, which sees the whole program; a bfloat16 product keeps its policy's op.
   MatmulActivation activation = MatmulActivation::none;
+  /// Of the product's shape and dtype, added after the bias and before the activation by the
+  /// matrix multiply as it stores each element (a residual connection, x + Dense(h), with no pass
+  /// of its own); undefined: none. The numbers are those of ops::add after the product.
+  Tensor residual;
 };
 
 /// a [..., M, K] x b [..., K, N] -> [..., M, N]. Batch dims must be equal, or one side is a
@@ -49,15 +54,21 @@ namespace detail {
 /// differentiated (the result has no gradient of its own). Null when `matmul` is not a matmul
 /// without an activation, or the activation is not one the GEMM applies.
 std::shared_ptr<const Primitive> matmul_with_activation(const Primitive& matmul, ElementwiseOpcode activation);
+/// The matmul primitive `matmul` taking one more operand, after any bias: a residual of the
+/// product's stored shape, added after the bias and before any activation as the GEMM stores each
+/// element: for the jit's residual fusion. Null when `matmul` is not a matmul without an
+/// activation, a scale or a residual.
+std::shared_ptr<const Primitive> matmul_with_residual(const Primitive& matmul);
 /// The matmul primitive `matmul` with its product multiplied by `factor` (the GEMM's alpha, times
 /// any scale it has): for the jit's scale folding, on programs already differentiated. Only a
 /// product without a bias operand may take it: the GEMM scales before it adds a bias. Null when
-/// `matmul` is not a matmul without an activation.
+/// `matmul` is not a matmul without an activation or a residual.
 std::shared_ptr<const Primitive> matmul_scaled_by(const Primitive& matmul, float factor);
-/// True for a matmul primitive without a fused activation or a scale (what a bias may still join).
+/// True for a matmul primitive without a fused activation, a scale or a residual (what a bias may
+/// still join).
 bool is_plain_matmul(const Primitive& primitive);
-/// True for a matmul primitive computing a^T b and nothing more (no activation, scale or heads layout;
-/// the op may still have a bias operand): a product over its operands' rows, as a weight
+/// True for a matmul primitive computing a^T b and nothing more (no activation, scale, residual or
+/// heads layout; the op may still have a bias operand): a product over its operands' rows, as a weight
 /// gradient's x^T dy sums over a batch's rows. Joining more rows to a and b (another replica's)
 /// adds their product to the result.
 bool is_product_over_rows(const Primitive& primitive);

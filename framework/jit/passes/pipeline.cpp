@@ -10,6 +10,7 @@
 #include "framework/jit/passes/elementwise_fusion.h"
 #include "framework/jit/passes/matmul_activation_fusion.h"
 #include "framework/jit/passes/matmul_bias_fusion.h"
+#include "framework/jit/passes/matmul_residual_fusion.h"
 #include "framework/jit/passes/matmul_scale_folding.h"
 #include "framework/jit/passes/sparse_cross_replica_sum.h"
 #include "framework/jit/passes/transpose_folding.h"
@@ -36,9 +37,11 @@ PassPipeline default_pipeline() {
   // Attention's 1/sqrt(head_dim), a power of two at the usual head sizes, becomes the alpha of the
   // products beside it, forward and backward.
   pipeline.add(std::make_unique<MatmulScaleFolding>());
-  // Biases, then activations read by nothing else, join their matmuls before elementwise fusion
-  // would take them into passes of their own; the products they replace are left for the DCE.
+  // Biases, then residuals, then activations read by nothing else, join their matmuls before
+  // elementwise fusion would take them into passes of their own (in the GEMM's order: product,
+  // bias, residual, activation); the products they replace are left for the DCE.
   pipeline.add(std::make_unique<MatmulBiasFusion>());
+  pipeline.add(std::make_unique<MatmulResidualFusion>());
   pipeline.add(std::make_unique<MatmulActivationFusion>());
   pipeline.add(std::make_unique<DeadCodeElimination>());
   pipeline.add(std::make_unique<ElementwiseFusion>());

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -50,7 +51,21 @@ constexpr std::int64_t kDepthSlice = 1024;
 struct MatmulPrimitive {
   dnnl::matmul primitive;
   dnnl::memory::desc a, b, c, bias, scratchpad;
+  int residual_post_op = -1;  // the binary post-op that adds the residual (described as C), or -1
 };
+
+// True when `g` has an epilogue: a bias, a residual or an activation.
+template <class T, class Out>
+bool has_epilogue(const GemmArgsOf<T, Out>& g) {
+  return g.bias != nullptr || g.residual != nullptr || g.activation != GemmActivation::none;
+}
+
+// Moves `g`'s C, and the residual laid out as it, `elements` on.
+template <class T, class Out>
+void advance_c(GemmArgsOf<T, Out>& g, std::int64_t elements) {
+  g.c += elements;
+  if (g.residual != nullptr) g.residual += elements;
+}
 
 dnnl::algorithm eltwise_algorithm(GemmActivation activation) {
   switch (activation) {
@@ -119,7 +134,7 @@ std::string describe(const GemmArgsOf<T, Out>& g) {
 template <class T, class Out>
 MatmulPrimitive build(const GemmArgsOf<T, Out>& g) {
   KESTREL_DCHECK((g.batch == 1 || g.stride_c != 0) && (g.batch_outer == 1 || g.outer_stride_c != 0));
-  KESTREL_DCHECK((g.bias == nullptr && g.activation == GemmActivation::none) || (g.alpha == 1.0f && g.beta == 0.0f));
+  KESTREL_DCHECK(!has_epilogue(g) || (g.alpha == 1.0f && g.beta == 0.0f));
   MatmulPrimitive p;
   p.a = operand(data_type<T>(), batch_levels(g, g.stride_a, g.outer_stride_a), g.m, g.k, g.lda, g.transpose_a);
   p.b = operand(data_type<T>(), batch_levels(g, g.stride_b, g.outer_stride_b), g.k, g.n, g.ldb, g.transpose_b);
@@ -129,16 +144,16 @@ MatmulPrimitive build(const GemmArgsOf<T, Out>& g) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (g.alpha != 1.0f) attr.set_output_scales(0, {g.alpha});
-  if (g.beta != 0.0f) {
-    // C = alpha A B + beta C: oneDNN's sum post-op adds the old C, scaled, as it stores.
-    dnnl::post_ops ops;
-    ops.append_sum(g.beta);
-    attr.set_post_ops(ops);
-  } else if (g.activation != GemmActivation::none) {
-    dnnl::post_ops ops;
-    ops.append_eltwise(1.0f, eltwise_algorithm(g.activation), 0.0f, 0.0f);
-    attr.set_post_ops(ops);
+  dnnl::post_ops ops;
+  // C = alpha A B + beta C: oneDNN's sum post-op adds the old C, scaled, as it stores.
+  if (g.beta != 0.0f) ops.append_sum(g.beta);
+  // The residual, in C's layout, added to the biased float32 sum as each element is stored.
+  if (g.residual != nullptr) {
+    p.residual_post_op = ops.len();
+    ops.append_binary(dnnl::algorithm::binary_add, p.c);
   }
+  if (g.activation != GemmActivation::none) ops.append_eltwise(1.0f, eltwise_algorithm(g.activation), 0.0f, 0.0f);
+  attr.set_post_ops(ops);
   try {
     const dnnl::engine engine(onednn::engine(), /*weak=*/true);
     dnnl::matmul::primitive_desc pd(
@@ -155,7 +170,7 @@ MatmulPrimitive build(const GemmArgsOf<T, Out>& g) {
 }
 
 // Everything the primitive depends on: dims, strides (both batch levels), transposes, alpha and
-// beta (built in), the activation, the element types and whether a bias is added.
+// beta (built in), the activation, the element types and whether a bias and a residual are added.
 template <class T, class Out>
 PrimitiveKey key_of(const GemmArgsOf<T, Out>& g) {
   return {kMatmulKind,
@@ -177,8 +192,9 @@ PrimitiveKey key_of(const GemmArgsOf<T, Out>& g) {
           g.batch_outer == 1 ? 0 : g.outer_stride_a,
           g.batch_outer == 1 ? 0 : g.outer_stride_b,
           g.batch_outer == 1 ? 0 : g.outer_stride_c,
-          static_cast<std::int64_t>(g.activation) << 20 | static_cast<std::int64_t>(g.bias != nullptr) << 16 |
-              static_cast<std::int64_t>(data_type<T>()) << 8 | static_cast<std::int64_t>(data_type<Out>())};
+          static_cast<std::int64_t>(g.activation) << 20 | static_cast<std::int64_t>(g.residual != nullptr) << 17 |
+              static_cast<std::int64_t>(g.bias != nullptr) << 16 | static_cast<std::int64_t>(data_type<T>()) << 8 |
+              static_cast<std::int64_t>(data_type<Out>())};
 }
 
 // `g` with the leading dimensions left 0 set to the dense ones.
@@ -207,23 +223,27 @@ void scale_c(const GemmArgsOf<T, Out>& g) {
   }
 }
 
-// The epilogue (bias, then activation) on every row of C, for the kernels that take none
+// The epilogue (bias, residual, then activation) on every row of C, for the kernels that take none
 // themselves (Eigen's packed kernel, and products with nothing to multiply): each on its own
 // tile of C, still in cache, on a row widened to float32.
 template <class T, class Out>
 void finish_rows(const GemmArgsOf<T, Out>& g) {
-  if (g.bias == nullptr && g.activation == GemmActivation::none) return;
+  if (!has_epilogue(g)) return;
   for (std::int64_t p = 0; p < g.batch; ++p) {
     Out* const c = g.c + p * g.stride_c;
+    EpilogueAddends<Out> addends{.bias = g.bias, .residual = g.residual, .residual_ld = g.ldc};
+    if (g.residual != nullptr) addends.residual += p * g.stride_c;
     if constexpr (std::is_same_v<Out, float>) {
-      apply_epilogue(c, g.m, g.n, g.ldc, g.bias, g.activation);
+      apply_epilogue(c, g.m, g.n, g.ldc, addends, g.activation);
     } else {
       thread_local AlignedBuffer<float> row_buffer;  // grows to the widest row seen, then stays
       float* const widened = row_buffer.get(static_cast<std::size_t>(g.n));
       for (std::int64_t i = 0; i < g.m; ++i) {
         Out* row = c + i * g.ldc;
         for (std::int64_t j = 0; j < g.n; ++j) widened[j] = static_cast<float>(row[j]);
-        apply_epilogue(widened, 1, g.n, g.n, g.bias, g.activation);
+        EpilogueAddends<Out> row_addends = addends;
+        if (addends.residual != nullptr) row_addends.residual += i * g.ldc;
+        apply_epilogue(widened, 1, g.n, g.n, row_addends, g.activation);
         for (std::int64_t j = 0; j < g.n; ++j) row[j] = Out(widened[j]);
       }
     }
@@ -272,7 +292,7 @@ GemmArgsOf<T, Out> outer_group(const GemmArgsOf<T, Out>& g, std::int64_t o) {
   group.batch_outer = 1;
   group.a += o * g.outer_stride_a;
   group.b += o * g.outer_stride_b;
-  group.c += o * g.outer_stride_c;
+  advance_c(group, o * g.outer_stride_c);
   return group;
 }
 
@@ -292,7 +312,7 @@ void for_each_matrix(const GemmArgsOf<T, Out>& g, Run run) {
       run(one);
       one.a += g.stride_a;
       one.b += g.stride_b;
-      one.c += g.stride_c;
+      advance_c(one, g.stride_c);
     }
   }
 }
@@ -308,8 +328,7 @@ void for_each_matrix(const GemmArgsOf<T, Out>& g, Run run) {
 template <class T, class Out>
 bool runs_faster_in_depth_slices(const GemmArgsOf<T, Out>& g) {
   return std::is_same_v<Out, float> && cpu_capability() == CpuCapability::avx512 && !g.transpose_a && !g.transpose_b &&
-         g.k >= kMinSlicedDepth && g.batch == 1 && g.batch_outer == 1 && g.bias == nullptr &&
-         g.activation == GemmActivation::none;
+         g.k >= kMinSlicedDepth && g.batch == 1 && g.batch_outer == 1 && !has_epilogue(g);
 }
 
 template <class T, class Out>
@@ -369,26 +388,25 @@ void run_on_this_thread(const GemmArgsOf<T, Out>& g) {
     product.activation = GemmActivation::none;
     run_on_this_thread(product);
     GemmArgsOf<T, Out> gelu = g;
-    gelu.bias = nullptr;  // oneDNN added it
+    gelu.bias = nullptr;  // oneDNN added them
+    gelu.residual = nullptr;
     for_each_group(gelu, [](const GemmArgsOf<T, Out>& group) { finish_rows(group); });
     return;
   }
   const onednn::OnCallingThread one_thread;
   const std::shared_ptr<const MatmulPrimitive> p = primitive_cache().get<MatmulPrimitive>(
       key_of(g), [&] { return std::make_shared<const MatmulPrimitive>(build(g)); });
-  void* scratchpad = onednn::scratchpad(p->scratchpad.get_size());
-  if (g.bias != nullptr) {
-    onednn::execute(p->primitive.get(), {{DNNL_ARG_SRC, &p->a.data, g.a},
-                                         {DNNL_ARG_WEIGHTS, &p->b.data, g.b},
-                                         {DNNL_ARG_BIAS, &p->bias.data, g.bias},
-                                         {DNNL_ARG_DST, &p->c.data, g.c},
-                                         {DNNL_ARG_SCRATCHPAD, &p->scratchpad.data, scratchpad}});
-    return;
+  std::array<onednn::Argument, 6> arguments;
+  std::size_t count = 0;
+  arguments[count++] = {DNNL_ARG_SRC, &p->a.data, g.a};
+  arguments[count++] = {DNNL_ARG_WEIGHTS, &p->b.data, g.b};
+  arguments[count++] = {DNNL_ARG_DST, &p->c.data, g.c};
+  arguments[count++] = {DNNL_ARG_SCRATCHPAD, &p->scratchpad.data, onednn::scratchpad(p->scratchpad.get_size())};
+  if (g.bias != nullptr) arguments[count++] = {DNNL_ARG_BIAS, &p->bias.data, g.bias};
+  if (g.residual != nullptr) {
+    arguments[count++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(p->residual_post_op) | DNNL_ARG_SRC_1, &p->c.data, g.residual};
   }
-  onednn::execute(p->primitive.get(), {{DNNL_ARG_SRC, &p->a.data, g.a},
-                                       {DNNL_ARG_WEIGHTS, &p->b.data, g.b},
-                                       {DNNL_ARG_DST, &p->c.data, g.c},
-                                       {DNNL_ARG_SCRATCHPAD, &p->scratchpad.data, scratchpad}});
+  onednn::execute(p->primitive.get(), std::span(arguments.data(), count));
 }
 
 // Splits [0, extent) into `parts` ranges whose bounds are multiples of `align`.
@@ -409,7 +427,7 @@ Args batch_run(const Args& g, bool outer, std::int64_t tasks, std::int64_t task)
   (outer ? run.batch_outer : run.batch) = end - begin;
   run.a += begin * (outer ? g.outer_stride_a : g.stride_a);
   run.b += begin * (outer ? g.outer_stride_b : g.stride_b);
-  run.c += begin * (outer ? g.outer_stride_c : g.stride_c);
+  advance_c(run, begin * (outer ? g.outer_stride_c : g.stride_c));
   return run;
 }
 
@@ -421,18 +439,18 @@ Args matrix_tile(const Args& g, std::int64_t index, std::int64_t parts, std::int
   tile.batch = 1;
   tile.a += index % g.batch * g.stride_a;
   tile.b += index % g.batch * g.stride_b;
-  tile.c += index % g.batch * g.stride_c;
+  advance_c(tile, index % g.batch * g.stride_c);
   std::int64_t begin, end;
   if (g.m >= g.n) {
     split_range(g.m, parts, part, kTileAlign, begin, end);
     tile.m = end - begin;
     tile.a += begin * (g.transpose_a ? 1 : g.lda);
-    tile.c += begin * g.ldc;
+    advance_c(tile, begin * g.ldc);
   } else {
     split_range(g.n, parts, part, kTileAlign, begin, end);
     tile.n = end - begin;
     tile.b += begin * (g.transpose_b ? g.ldb : 1);
-    tile.c += begin;
+    advance_c(tile, begin);
     if (tile.bias != nullptr) tile.bias += begin;
   }
   return tile;
@@ -442,9 +460,9 @@ Args matrix_tile(const Args& g, std::int64_t index, std::int64_t parts, std::int
 // their own rows would combine them differently.
 template <class T, class Out>
 void require_plain_product_under_epilogue(const GemmArgsOf<T, Out>& args) {
-  if ((args.bias != nullptr || args.activation != GemmActivation::none) && (args.alpha != 1.0f || args.beta != 0.0f)) {
-    throw ValueError(op_message("gemm", "a bias or activation needs alpha = 1 and beta = 0; got " + describe(args) +
-                                            " alpha=" + std::to_string(args.alpha) +
+  if (has_epilogue(args) && (args.alpha != 1.0f || args.beta != 0.0f)) {
+    throw ValueError(op_message("gemm", "a bias, residual or activation needs alpha = 1 and beta = 0; got " +
+                                            describe(args) + " alpha=" + std::to_string(args.alpha) +
                                             " beta=" + std::to_string(args.beta)));
   }
 }
@@ -474,8 +492,8 @@ bool runs_faster_transposed(const GemmArgsOf<T, Out>& g) {
   // Eigen's packed kernel and bfloat16 is widened).
   const bool onednn_packs = cpu_capability() == CpuCapability::avx512;
   return onednn_packs && g.transpose_a && !g.transpose_b && g.batch == 1 && g.batch_outer == 1 && g.ldc == g.n &&
-         g.beta == 0.0f && g.bias == nullptr && g.activation == GemmActivation::none &&
-         g.m >= kMinTransposedAspect * g.n && g.k >= kMinTransposedDepth && g.m * g.n * g.k >= kMinTransposedMacs;
+         g.beta == 0.0f && !has_epilogue(g) && g.m >= kMinTransposedAspect * g.n && g.k >= kMinTransposedDepth &&
+         g.m * g.n * g.k >= kMinTransposedMacs;
 }
 
 template <class T, class Out>

@@ -10,6 +10,8 @@
 //   // and an activation after it (an inference program's Dense + GELU):
 //   kernels::gemm({.m = m, .n = n, .k = k, .a = a, .b = b, .c = c, .bias = bias});
 //   kernels::gemm({..., .bias = bias, .activation = kernels::GemmActivation::gelu_erf});
+//   // C = A * B + bias + R, R [M,N] a residual read as C is stored (a transformer's x + Dense(h)):
+//   kernels::gemm({..., .bias = bias, .residual = r});
 //   // Attention scores Q K^T over [B, H] pairs of heads, Q and K read in place from [B, T, H, D]:
 //   kernels::gemm({.m = t, .n = t, .k = d, .a = q, .lda = h * d, .b = k, .ldb = h * d, .transpose_b = true,
 //                  .c = scores, .batch = h, .stride_a = d, .stride_b = d, .stride_c = t * t,
@@ -76,7 +78,11 @@ struct GemmArgsOf {
   std::int64_t outer_stride_c = 0;
   /// [n], added to every row of every C matrix after the product (null: none); with beta = 0.
   const Out* bias = nullptr;
-  /// Applied to every element after the bias; with alpha = 1 and beta = 0.
+  /// m x n per C matrix, laid out as C (ldc and C's strides), added after the bias: a residual
+  /// connection's x + f(x), read as C is stored (null: none). With alpha = 1 and beta = 0; it must
+  /// not overlap C.
+  const Out* residual = nullptr;
+  /// Applied to every element after the bias and the residual; with alpha = 1 and beta = 0.
   GemmActivation activation = GemmActivation::none;
 };
 

@@ -1,5 +1,5 @@
 // The GEMM epilogue on float32 rows of C, for the products that do not take oneDNN's: the bias,
-// then the activation through the kernel of the op itself (ops::relu's, ops::gelu's) at the CPU's
+// the residual, then the activation through the kernel of the op itself (ops::relu's, ops::gelu's) at the CPU's
 // level, so the numbers are the ops' and run at the ops' speed. A bfloat16 C gets its row widened
 // before and rounded after (gemm.cpp's finish_rows); the widened bfloat16 GEMM applies it to its
 // float32 tile before the one rounding (gemm_widened.cpp), so its biased product is rounded once,
@@ -35,15 +35,32 @@ inline void apply_activation(float* values, std::int64_t n, GemmActivation activ
   cpu().elementwise_float32(activation_opcode(activation), std::span(&view, 1), view);
 }
 
-/// rows[i][j] = activation(rows[i][j] + bias[j]) for the `m` rows of `n` floats, `ld` apart; bias
-/// may be null. Rows that lie end to end take the activation in one call.
-template <class Bias>
-void apply_epilogue(float* rows, std::int64_t m, std::int64_t n, std::int64_t ld, const Bias* bias,
+/// What the epilogue adds before the activation: a bias [n] and a residual of rows `ld` apart,
+/// either null.
+template <class Addend>
+struct EpilogueAddends {
+  const Addend* bias = nullptr;
+  const Addend* residual = nullptr;
+  std::int64_t residual_ld = 0;
+};
+
+/// rows[i][j] = activation((rows[i][j] + bias[j]) + residual[i][j]) for the `m` rows of `n`
+/// floats, `ld` apart: each sum rounded as the ops' separate adds round it. Rows that lie end to
+/// end take the activation in one call.
+template <class Addend>
+void apply_epilogue(float* rows, std::int64_t m, std::int64_t n, std::int64_t ld, const EpilogueAddends<Addend>& add,
                     GemmActivation activation) {
-  if (bias != nullptr) {
+  if (add.bias != nullptr) {
     for (std::int64_t i = 0; i < m; ++i) {
       float* row = rows + i * ld;
-      for (std::int64_t j = 0; j < n; ++j) row[j] += static_cast<float>(bias[j]);
+      for (std::int64_t j = 0; j < n; ++j) row[j] += static_cast<float>(add.bias[j]);
+    }
+  }
+  if (add.residual != nullptr) {
+    for (std::int64_t i = 0; i < m; ++i) {
+      float* row = rows + i * ld;
+      const Addend* residual = add.residual + i * add.residual_ld;
+      for (std::int64_t j = 0; j < n; ++j) row[j] += static_cast<float>(residual[j]);
     }
   }
   if (ld == n) {

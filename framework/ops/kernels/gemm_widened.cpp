@@ -91,7 +91,11 @@ void tile_product(const GemmArgsOf<bfloat16, Out>& g, std::int64_t p, std::int64
     q0 += block.k;
   } while (q0 < g.k);
   // The epilogue on the float32 tile: the biased product is rounded once.
-  apply_epilogue(block.c, rows, cols, block.ldc, g.bias == nullptr ? nullptr : g.bias + j0, g.activation);
+  const EpilogueAddends<Out> addends{
+      .bias = g.bias == nullptr ? nullptr : g.bias + j0,
+      .residual = g.residual == nullptr ? nullptr : g.residual + p * g.stride_c + i0 * g.ldc + j0,
+      .residual_ld = g.ldc};
+  apply_epilogue(block.c, rows, cols, block.ldc, addends, g.activation);
   if constexpr (!std::is_same_v<Out, float>) {
     for (std::int64_t r = 0; r < rows; ++r) cpu().round_to_bfloat16(block.c + r * cols, cols, c + r * g.ldc);
   }

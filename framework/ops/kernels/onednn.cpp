@@ -64,7 +64,7 @@ dnnl_stream* stream() {
   return instance.get();
 }
 
-void execute(dnnl_primitive* primitive, std::initializer_list<Argument> arguments) {
+void execute(dnnl_primitive* primitive, std::span<const Argument> arguments) {
   constexpr std::size_t kMaxArguments = 8;
   KESTREL_DCHECK(arguments.size() <= kMaxArguments);
   dnnl_exec_arg_t args[kMaxArguments];

@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <initializer_list>
+#include <span>
 
 #include "framework/core/cpu_capability.h"
 
@@ -54,7 +55,10 @@ struct Argument {
 /// Runs `primitive` on the calling thread's stream. Through oneDNN's C API, so that a run
 /// allocates no more than oneDNN needs (the C++ wrapper's shared handles and argument map cost
 /// about a microsecond a call, which many small products per step add up).
-void execute(dnnl_primitive* primitive, std::initializer_list<Argument> arguments);
+void execute(dnnl_primitive* primitive, std::span<const Argument> arguments);
+inline void execute(dnnl_primitive* primitive, std::initializer_list<Argument> arguments) {
+  execute(primitive, std::span(arguments.begin(), arguments.size()));
+}
 
 /// At least `bytes` of 64-byte-aligned memory owned by the calling thread, for the scratchpad of
 /// the primitive it is about to run (primitives are built with a user-provided scratchpad, so that

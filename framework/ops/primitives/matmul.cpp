@@ -2,8 +2,9 @@
 //
 // The primitive handles plain matrices and equal batch dims; the public function maps the
 // other layouts onto it: [B,T,D] x [D,O] flattens a to [B*T, D] (one large GEMM, and the
-// weight gradient comes out 2-D), and a plain matrix facing a batch is broadcast. A third
-// operand, a bias [N], is added to every row by the GEMM as it stores the product (its epilogue).
+// weight gradient comes out 2-D), and a plain matrix facing a batch is broadcast. After a and b
+// come the epilogue's operands, each added by the GEMM as it stores the product: a bias [N] to
+// every row, then a residual of the product's shape (x + f(x), read in place of a separate add).
 // The jit's transpose folding may also set a heads layout on an operand or the product: a
 // [..., H, R, C] matrix batch kept as [..., R, H, C] is read or written in place by strides
 // (detail::MatmulHeadsLayout in matmul.h).
@@ -69,6 +70,15 @@ void check_bias(const TensorSpec& bias, DType dtype, std::int64_t n) {
   if (bias.shape != Shape{n}) throw ShapeError(op_message(kOp, message));
 }
 
+void check_residual(const TensorSpec& residual, const TensorSpec& product) {
+  const std::string message = "the residual is " + residual.to_string() + "; it must be " + product.to_string() +
+                              ", the product's shape and dtype";
+  if (residual.dtype != product.dtype) {
+    throw TypeError(op_message(kOp, message + " (cast it with ops::cast)"));
+  }
+  if (residual.shape != product.shape) throw ShapeError(op_message(kOp, message + " (a residual does not broadcast)"));
+}
+
 Shape batch_dims(const Shape& s) {
   Shape out;
   for (int i = 0; i < s.rank() - 2; ++i) out.push_back(s[i]);
@@ -100,21 +110,31 @@ Shape with_matrix(const Shape& batch, std::int64_t rows, std::int64_t cols) {
 class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
  public:
   Matmul(bool transpose_a, bool transpose_b, kernels::GemmActivation activation = kernels::GemmActivation::none,
-         kestrel::detail::MatmulHeadsLayout heads = {}, float scale = 1.0f)
-      : transpose_a_(transpose_a), transpose_b_(transpose_b), activation_(activation), heads_(heads), scale_(scale) {}
+         kestrel::detail::MatmulHeadsLayout heads = {}, float scale = 1.0f, bool residual = false)
+      : transpose_a_(transpose_a),
+        transpose_b_(transpose_b),
+        activation_(activation),
+        heads_(heads),
+        scale_(scale),
+        residual_(residual) {}
   auto fields() const {
-    return std::tie(transpose_a_, transpose_b_, activation_, heads_.a, heads_.b, heads_.out, scale_);
+    return std::tie(transpose_a_, transpose_b_, activation_, heads_.a, heads_.b, heads_.out, scale_, residual_);
   }
   std::string params() const override {
     return std::string("transpose_a=") + (transpose_a_ ? "true" : "false") +
            ", transpose_b=" + (transpose_b_ ? "true" : "false") + activation_param() + (heads_.a ? ", heads_a" : "") +
-           (heads_.b ? ", heads_b" : "") + (heads_.out ? ", heads_out" : "") + scale_param();
+           (heads_.b ? ", heads_b" : "") + (heads_.out ? ", heads_out" : "") + scale_param() +
+           (residual_ ? ", residual" : "");
   }
   bool transpose_a() const { return transpose_a_; }
   bool transpose_b() const { return transpose_b_; }
   kernels::GemmActivation activation() const { return activation_; }
   kestrel::detail::MatmulHeadsLayout heads() const { return heads_; }
   float scale() const { return scale_; }
+  /// The last operand is a residual, added to the product after any bias.
+  bool has_residual() const { return residual_; }
+  /// The operand holding the bias, when there is one: the third, before any residual.
+  bool has_bias(std::size_t operands) const { return operands == (residual_ ? 4u : 3u); }
   /// No fused activation and no scale: the product as the op computes it, which a bias, an
   /// activation or a scale may still join (a scaled one takes no bias: the GEMM applies its alpha
   /// before the bias, where a scale after the sum would have to scale the bias too).
@@ -130,11 +150,17 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
     const TensorSpec a{heads_.a ? swap_heads_axes(in[0].shape) : in[0].shape, in[0].dtype};
     const TensorSpec b{heads_.b ? swap_heads_axes(in[1].shape) : in[1].shape, in[1].dtype};
     check_operands(a, b, transpose_a_, transpose_b_);
-    if (in.size() == 3) check_bias(in[2], a.dtype, b.shape[transpose_b_ ? -2 : -1]);
-    if (in.size() == 3 && scale_ != 1.0f) {
+    const std::size_t fewest = residual_ ? 3 : 2;  // a, b and the residual; a bias may come before it
+    if (in.size() != fewest && in.size() != fewest + 1) {
+      throw Error(op_message(kOp, "a matmul (" + params() + ") takes " + std::to_string(fewest) + " or " +
+                                      std::to_string(fewest + 1) + " operands, not " + std::to_string(in.size()) +
+                                      "; a Kestrel bug if reached: report it with this message"));
+    }
+    if (has_bias(in.size())) check_bias(in[2], a.dtype, b.shape[transpose_b_ ? -2 : -1]);
+    if ((has_bias(in.size()) || residual_) && scale_ != 1.0f) {
       throw Error(op_message(kOp, "a matmul with a scale (" + params() +
-                                      ") takes no bias: the GEMM scales the product before it adds one; a Kestrel "
-                                      "bug if reached: report it with this message"));
+                                      ") takes no bias or residual: the GEMM scales the product before it adds them; "
+                                      "a Kestrel bug if reached: report it with this message"));
     }
     if (a.dtype != b.dtype) {
       throw TypeError(op_message(kOp, "a is " + a.to_string() + ", b is " + b.to_string() +
@@ -150,7 +176,9 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
       throw ShapeError(op_message(kOp, "the product is " + out.to_string() +
                                            "; a product in the heads layout [..., R, H, C] needs at least 3 dims"));
     }
-    return {heads_.out ? swap_heads_axes(out) : out, a.dtype};
+    const TensorSpec stored{heads_.out ? swap_heads_axes(out) : out, a.dtype};
+    if (residual_) check_residual(in.back(), stored);
+    return stored;
   }
 
   // bfloat16 operands multiply without float32 copies of them (kernels/gemm.h).
@@ -176,7 +204,9 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
                                       "gradient of its own; a Kestrel bug if reached: report it with this message"));
     }
     std::vector<Tensor> grads(args.primals.size());
-    if (grads.size() == 3 && args.wanted[2]) {
+    // The residual is added as it is: its gradient is the cotangent's.
+    if (residual_ && args.wanted.back()) grads.back() = g;
+    if (has_bias(grads.size()) && args.wanted[2]) {
       // The bias reaches every row of every product: its gradient sums the cotangent's rows.
       std::vector<int> rows(static_cast<std::size_t>(g.rank() - 1));
       std::iota(rows.begin(), rows.end(), 0);
@@ -214,7 +244,8 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
                                 .stride_a = in[0].shape[-2] * in[0].shape[-1],
                                 .stride_b = in[1].shape[-2] * in[1].shape[-1],
                                 .stride_c = m * n,
-                                .bias = in.size() == 3 ? in[2].as<T>() : nullptr,
+                                .bias = has_bias(in.size()) ? in[2].as<T>() : nullptr,
+                                .residual = residual_ ? in.back().as<T>() : nullptr,
                                 .activation = activation_};
     if (heads_.a || heads_.b || heads_.out) {
       // Two batch levels: the heads (axis -3 of the product), and the product of the axes before.
@@ -250,7 +281,8 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
   bool transpose_b_;
   kernels::GemmActivation activation_;
   kestrel::detail::MatmulHeadsLayout heads_;
-  float scale_;  // the GEMM's alpha: set by the jit's scale folding, only on a product with no bias
+  float scale_;    // the GEMM's alpha: set by the jit's scale folding, only on a product with no bias
+  bool residual_;  // the last operand is added to the product after the bias
 };
 
 Tensor to_float32(const Tensor& t) { return t.dtype() == DType::float32 ? t : cast(t, DType::float32); }
@@ -280,38 +312,56 @@ Tensor activated(const Tensor& x, MatmulActivation activation) {
   return x;
 }
 
-// a x b (+ bias) with `epilogue` applied by the GEMM, as the primitive or a flattened or
-// broadcast operand lets it run; a and b of one dtype.
+// a x b (+ bias) (+ residual) with `epilogue` applied by the GEMM, as the primitive or a
+// flattened or broadcast operand lets it run; a and b of one dtype.
 Tensor product(const Tensor& a, const Tensor& b, const MatmulOptions& options, kernels::GemmActivation epilogue) {
   const bool ta = options.transpose_a;
   const bool tb = options.transpose_b;
   const Shape batch_a = batch_dims(a.shape());
   const Shape batch_b = batch_dims(b.shape());
-  // The operands, with the bias after them when there is one.
-  const auto with_bias = [&](Tensor lhs, Tensor rhs) {
+  const bool residual = options.residual.defined();
+  // The operands, with the bias and the residual (as `residual_shape`) after them.
+  const auto with_epilogue = [&](Tensor lhs, Tensor rhs, const Shape& residual_shape) {
     std::vector<Tensor> in{std::move(lhs), std::move(rhs)};
     if (options.bias.defined()) {
       check_bias(options.bias.spec(), in[0].dtype(), b.shape()[tb ? -2 : -1]);
       in.push_back(options.bias);
     }
+    if (residual) {
+      in.push_back(options.residual.shape() == residual_shape ? options.residual
+                                                              : reshape(options.residual, residual_shape));
+    }
     return in;
   };
-  if (batch_a == batch_b) return detail::apply_new<Matmul>(with_bias(a, b), ta, tb, epilogue);
+  // The product's shape, which the residual must have.
+  const auto product_shape = [&](const Shape& batch) {
+    return with_matrix(batch, a.shape()[ta ? -1 : -2], b.shape()[tb ? -2 : -1]);
+  };
+  if (residual && (batch_a == batch_b || a.rank() == 2 || b.rank() == 2)) {  // else the batch dims' error below
+    const Shape expected = product_shape(batch_a.rank() >= batch_b.rank() ? batch_a : batch_b);
+    check_residual(options.residual.spec(), TensorSpec{expected, a.dtype()});
+  }
+  const auto apply = [&](std::vector<Tensor> in) {
+    return detail::apply_new<Matmul>(std::move(in), ta, tb, epilogue, kestrel::detail::MatmulHeadsLayout{}, 1.0f,
+                                     residual);
+  };
+  if (batch_a == batch_b) return apply(with_epilogue(a, b, product_shape(batch_a)));
 
   if (b.rank() == 2 && !ta) {
     // [..., M, K] x [K, N]: one [prod(...) * M, K] x [K, N] product.
     const std::int64_t m = a.shape()[-2];
+    const std::int64_t n = b.shape()[tb ? -2 : -1];
     Tensor flat = reshape(a, {batch_a.numel() * m, a.shape()[-1]});
-    Tensor out = detail::apply_new<Matmul>(with_bias(flat, b), false, tb, epilogue);
-    return reshape(out, with_matrix(batch_a, m, out.shape()[-1]));
+    Tensor out = apply(with_epilogue(flat, b, Shape{batch_a.numel() * m, n}));
+    return reshape(out, with_matrix(batch_a, m, n));
   }
   if (b.rank() == 2) {
-    return detail::apply_new<Matmul>(with_bias(a, broadcast_to(b, with_matrix(batch_a, b.shape()[0], b.shape()[1]))),
-                                     ta, tb, epilogue);
+    return apply(
+        with_epilogue(a, broadcast_to(b, with_matrix(batch_a, b.shape()[0], b.shape()[1])), product_shape(batch_a)));
   }
   if (a.rank() == 2) {
-    return detail::apply_new<Matmul>(with_bias(broadcast_to(a, with_matrix(batch_b, a.shape()[0], a.shape()[1])), b),
-                                     ta, tb, epilogue);
+    return apply(
+        with_epilogue(broadcast_to(a, with_matrix(batch_b, a.shape()[0], a.shape()[1])), b, product_shape(batch_b)));
   }
 
   throw ShapeError(op_message(kOp, operands(a.spec(), b.spec(), ta, tb) + ": batch dims " + batch_a.to_string() +
@@ -349,7 +399,15 @@ std::shared_ptr<const Primitive> detail::matmul_with_activation(const Primitive&
     case ElementwiseOpcode::gelu_tanh: fused = kernels::GemmActivation::gelu_tanh; break;
     default: return nullptr;
   }
-  return std::make_shared<const ops::Matmul>(plain->transpose_a(), plain->transpose_b(), fused, plain->heads());
+  return std::make_shared<const ops::Matmul>(plain->transpose_a(), plain->transpose_b(), fused, plain->heads(), 1.0f,
+                                             plain->has_residual());
+}
+
+std::shared_ptr<const Primitive> detail::matmul_with_residual(const Primitive& matmul) {
+  const auto* plain = dynamic_cast<const ops::Matmul*>(&matmul);
+  if (plain == nullptr || !plain->is_plain() || plain->has_residual()) return nullptr;
+  return std::make_shared<const ops::Matmul>(plain->transpose_a(), plain->transpose_b(), kernels::GemmActivation::none,
+                                             plain->heads(), 1.0f, true);
 }
 
 Shape detail::swap_heads_axes(Shape shape) {
@@ -366,13 +424,21 @@ std::optional<detail::MatmulHeadsLayout> detail::matmul_heads_layout(const Primi
 std::shared_ptr<const Primitive> detail::matmul_with_heads_layout(const Primitive& matmul, MatmulHeadsLayout heads) {
   const auto* plain = dynamic_cast<const ops::Matmul*>(&matmul);
   if (plain == nullptr) return nullptr;
+  if (plain->has_residual() && heads.out != plain->heads().out) {
+    // The residual is read in the product's layout: moving the product would move it too.
+    throw Error(op_message("matmul", "a matmul with a residual (" + plain->params() +
+                                         ") cannot change its product's heads layout; a Kestrel bug if reached: "
+                                         "report it with this message"));
+  }
   return std::make_shared<const ops::Matmul>(plain->transpose_a(), plain->transpose_b(), plain->activation(), heads,
-                                             plain->scale());
+                                             plain->scale(), plain->has_residual());
 }
 
 std::shared_ptr<const Primitive> detail::matmul_scaled_by(const Primitive& matmul, float factor) {
   const auto* product = dynamic_cast<const ops::Matmul*>(&matmul);
-  if (product == nullptr || product->activation() != kernels::GemmActivation::none) return nullptr;
+  if (product == nullptr || product->activation() != kernels::GemmActivation::none || product->has_residual()) {
+    return nullptr;
+  }
   return std::make_shared<const ops::Matmul>(product->transpose_a(), product->transpose_b(),
                                              kernels::GemmActivation::none, product->heads(),
                                              product->scale() * factor);
@@ -380,12 +446,12 @@ std::shared_ptr<const Primitive> detail::matmul_scaled_by(const Primitive& matmu
 
 bool detail::is_plain_matmul(const Primitive& primitive) {
   const auto* matmul = dynamic_cast<const ops::Matmul*>(&primitive);
-  return matmul != nullptr && matmul->is_plain();
+  return matmul != nullptr && matmul->is_plain() && !matmul->has_residual();
 }
 
 bool detail::is_product_over_rows(const Primitive& primitive) {
   const auto* matmul = dynamic_cast<const ops::Matmul*>(&primitive);
-  if (matmul == nullptr || !matmul->is_plain()) return false;
+  if (matmul == nullptr || !matmul->is_plain() || matmul->has_residual()) return false;
   const MatmulHeadsLayout heads = matmul->heads();
   return matmul->transpose_a() && !matmul->transpose_b() && !heads.a && !heads.b && !heads.out;
 }

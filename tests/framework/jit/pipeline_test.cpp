@@ -58,8 +58,8 @@ TEST(DefaultPipeline, RunsThePassesInTheDesignedOrder) {
   for (const auto& pass : pipeline.passes()) names.push_back(pass->name());
   EXPECT_EQ(names, (std::vector<std::string>{"dce", "cse", "constant_folding", "algebraic_simplification", "dce",
                                              "cast_folding", "transpose_folding", "dce", "matmul_scale_folding",
-                                             "matmul_bias_fusion", "matmul_activation_fusion", "dce",
-                                             "elementwise_fusion", "dce"}));
+                                             "matmul_bias_fusion", "matmul_residual_fusion", "matmul_activation_fusion",
+                                             "dce", "elementwise_fusion", "dce"}));
 }
 
 TEST(DefaultPipeline, ShrinksAnMlpTrainStepAndKeepsItsResults) {

@@ -1,13 +1,24 @@
 // Op table entries for matmul: plain, each transpose, batched ranks 3 and 4, the [B,T,D] x [D,O]
 // flattening, a plain matrix broadcast against a batch, bfloat16, and one product large enough
-// to take the blocked, multi-threaded GEMM path; and each kind again with a bias added by the
-// GEMM (MatmulOptions::bias). The reference is a triple loop in double.
+// to take the blocked, multi-threaded GEMM path; each kind again with a bias added by the GEMM
+// (MatmulOptions::bias); and with a bias and a residual of the product's shape
+// (MatmulOptions::residual). The reference is a triple loop in double.
 #include "framework/ops/elementwise.h"
 #include "framework/ops/matmul.h"
 #include "tests/framework/ops/op_case.h"
 
 namespace kestrel::testing {
 namespace {
+
+// The shape of op(a) x op(b): the batch dims of the batched side, then [m, n].
+Shape product_shape(const Shape& sa, const Shape& sb, bool transpose_a, bool transpose_b) {
+  const Shape& batched = sa.rank() >= sb.rank() ? sa : sb;
+  Shape out;
+  for (int i = 0; i < batched.rank() - 2; ++i) out.push_back(batched[i]);
+  out.push_back(transpose_a ? sa[-1] : sa[-2]);
+  out.push_back(transpose_b ? sb[-2] : sb[-1]);
+  return out;
+}
 
 // op(a) x op(b) with transposes of the last two axes; a rank-2 side is shared by every batch.
 Tensor reference_matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
@@ -16,12 +27,8 @@ Tensor reference_matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool
   const std::int64_t m = transpose_a ? sa[-1] : sa[-2];
   const std::int64_t k = transpose_a ? sa[-2] : sa[-1];
   const std::int64_t n = transpose_b ? sb[-2] : sb[-1];
-  const Shape& batched = sa.rank() >= sb.rank() ? sa : sb;
-  Shape out;
-  for (int i = 0; i < batched.rank() - 2; ++i) out.push_back(batched[i]);
-  const std::int64_t batch = out.numel();
-  out.push_back(m);
-  out.push_back(n);
+  const Shape out = product_shape(sa, sb, transpose_a, transpose_b);
+  const std::int64_t batch = out.numel() / (m * n);
   const std::int64_t batch_a = sa.numel() / (sa[-2] * sa[-1]);
   const std::int64_t batch_b = sb.numel() / (sb[-2] * sb[-1]);
 
@@ -72,6 +79,45 @@ OpCase matmul_bias_case(std::string label, Shape a, Shape b, bool transpose_a = 
   return c;
 }
 
+// The same product plus a bias [N] on every row and a residual of the product's shape, both added
+// by the GEMM.
+OpCase matmul_residual_case(std::string label, Shape a, Shape b, bool transpose_a = false, bool transpose_b = false) {
+  OpCase c = matmul_bias_case(std::move(label), a, b, transpose_a, transpose_b);
+  const Shape product = product_shape(a, b, transpose_a, transpose_b);
+  const std::int64_t n = product[-1];
+  c.make_inputs = [=] {
+    return Inputs{uniform_tensor(a, 11), uniform_tensor(b, 12), uniform_tensor({n}, 17), uniform_tensor(product, 18)};
+  };
+  c.run = [=](const Inputs& in) {
+    return ops::matmul(in[0], in[1],
+                       {.transpose_a = transpose_a, .transpose_b = transpose_b, .bias = in[2], .residual = in[3]});
+  };
+  c.reference = [=](const Inputs& in) {
+    return ops::add(ops::add(reference_matmul(in[0], in[1], transpose_a, transpose_b), in[2]), in[3]);
+  };
+  return c;
+}
+
+// `c` past the GEMM's cache blocks and threading threshold: a looser tolerance, and no gradient check.
+OpCase large(OpCase c, std::string why_no_gradient) {
+  c.tolerance = 1e-4;
+  c.no_gradient_because = std::move(why_no_gradient);
+  return c;
+}
+
+// `c` on its inputs rounded to bfloat16, its bfloat16 result widened for the reference's comparison.
+OpCase in_bfloat16(OpCase c) {
+  c.make_inputs = [make = c.make_inputs] {
+    Inputs in = make();
+    for (Tensor& t : in) t = ops::cast(t, DType::bfloat16);
+    return in;
+  };
+  c.run = [run = c.run](const Inputs& in) { return ops::cast(run(in), DType::float32); };
+  c.tolerance = 1e-2;  // the product is rounded to bfloat16's 8-bit mantissa
+  c.no_gradient_because = "bfloat16 inputs: too coarse for finite differences";
+  return c;
+}
+
 std::vector<OpCase> matmul_cases() {
   std::vector<OpCase> cases;
   cases.push_back(matmul_case("matmul_plain", {3, 4}, {4, 5}));
@@ -87,42 +133,29 @@ std::vector<OpCase> matmul_cases() {
   cases.push_back(matmul_case("matmul_matrix_times_batch", {3, 4}, {2, 4, 5}));
 
   // Past the GEMM's cache blocks (k > 256) and its threading threshold, with ragged edges.
-  OpCase large = matmul_case("matmul_large_blocked", {150, 300}, {170, 300}, false, true);
-  large.tolerance = 1e-4;
-  large.no_gradient_because = "size: exercises the blocked, threaded kernel; gradients are checked on the small cases";
-  cases.push_back(std::move(large));
+  cases.push_back(large(matmul_case("matmul_large_blocked", {150, 300}, {170, 300}, false, true),
+                        "size: exercises the blocked, threaded kernel; gradients are checked on the small cases"));
 
-  OpCase bf16 = matmul_case("matmul_bfloat16", {3, 8}, {8, 4});
-  bf16.make_inputs = [] {
-    return Inputs{ops::cast(uniform_tensor({3, 8}, 13), DType::bfloat16),
-                  ops::cast(uniform_tensor({8, 4}, 14), DType::bfloat16)};
-  };
-  bf16.run = [](const Inputs& in) { return ops::cast(ops::matmul(in[0], in[1]), DType::float32); };
-  bf16.tolerance = 1e-2;  // the product is rounded to bfloat16's 8-bit mantissa
-  bf16.no_gradient_because = "bfloat16 inputs: too coarse for finite differences";
-  cases.push_back(std::move(bf16));
+  // bfloat16: the product is rounded to bfloat16's 8-bit mantissa (once, after any bias and residual).
+  cases.push_back(in_bfloat16(matmul_case("matmul_bfloat16", {3, 8}, {8, 4})));
 
   cases.push_back(matmul_bias_case("matmul_bias", {3, 4}, {4, 5}));
   cases.push_back(matmul_bias_case("matmul_bias_sequence_times_matrix", {2, 3, 4}, {4, 5}));
   cases.push_back(matmul_bias_case("matmul_bias_batched_transpose_b", {2, 3, 4}, {2, 5, 4}, false, true));
   // Wider than tall: the threads' tiles split the columns, each with its part of the bias; k > 256
   // takes the packed kernel below AVX-512, which adds the bias after its product.
-  OpCase large_bias = matmul_bias_case("matmul_bias_large_column_tiles", {150, 300}, {300, 170});
-  large_bias.tolerance = 1e-4;
-  large_bias.no_gradient_because = "size: the small bias cases check the gradients";
-  cases.push_back(std::move(large_bias));
-  OpCase bf16_bias = matmul_bias_case("matmul_bias_bfloat16", {3, 8}, {8, 4});
-  bf16_bias.make_inputs = [] {
-    return Inputs{ops::cast(uniform_tensor({3, 8}, 13), DType::bfloat16),
-                  ops::cast(uniform_tensor({8, 4}, 14), DType::bfloat16),
-                  ops::cast(uniform_tensor({4}, 17), DType::bfloat16)};
-  };
-  bf16_bias.run = [](const Inputs& in) {
-    return ops::cast(ops::matmul(in[0], in[1], {.bias = in[2]}), DType::float32);
-  };
-  bf16_bias.tolerance = 1e-2;
-  bf16_bias.no_gradient_because = "bfloat16 inputs: too coarse for finite differences";
-  cases.push_back(std::move(bf16_bias));
+  cases.push_back(large(matmul_bias_case("matmul_bias_large_column_tiles", {150, 300}, {300, 170}),
+                        "size: the small bias cases check the gradients"));
+  cases.push_back(in_bfloat16(matmul_bias_case("matmul_bias_bfloat16", {3, 8}, {8, 4})));
+
+  cases.push_back(matmul_residual_case("matmul_residual", {3, 4}, {4, 5}));
+  // A Dense layer on a sequence: the residual [2, 3, 5] is flattened with the product.
+  cases.push_back(matmul_residual_case("matmul_residual_sequence_times_matrix", {2, 3, 4}, {4, 5}));
+  cases.push_back(matmul_residual_case("matmul_residual_batched_transpose_a", {2, 4, 3}, {2, 4, 5}, true, false));
+  cases.push_back(matmul_residual_case("matmul_residual_matrix_times_batch", {3, 4}, {2, 4, 5}));
+  cases.push_back(large(matmul_residual_case("matmul_residual_large_column_tiles", {150, 300}, {300, 170}),
+                        "size: the small residual cases check the gradients"));
+  cases.push_back(in_bfloat16(matmul_residual_case("matmul_residual_bfloat16", {3, 8}, {8, 4})));
 
   // float32 with bfloat16 computes in float32, like the elementwise ops.
   OpCase mixed = matmul_case("matmul_float32_with_bfloat16", {3, 8}, {8, 4});

@@ -9,6 +9,7 @@
 #include "framework/core/error.h"
 #include "framework/core/random.h"
 #include "framework/ops/conv.h"
+#include "framework/ops/elementwise.h"
 #include "framework/ops/matmul.h"
 #include "framework/ops/reduce.h"
 #include "tests/support/error_message.h"
@@ -56,6 +57,39 @@ TEST(MatmulErrors, BatchDimsMustMatch) {
 TEST(MatmulErrors, UndefinedOperand) {
   std::string m = error_message<ValueError>([] { ops::matmul(zeros({2, 3}), Tensor()); });
   EXPECT_TRUE(contains(m, "[matmul] b is an undefined tensor")) << m;
+}
+
+TEST(MatmulErrors, ResidualOfAnotherShapeOrDtype) {
+  std::string m = error_message<ShapeError>([] {
+    ops::matmul(zeros({3, 4}), zeros({4, 5}), {.residual = zeros({5})});
+  });
+  EXPECT_EQ(m,
+            "[matmul] the residual is float32[5]; it must be float32[3,5], the product's shape and dtype (a "
+            "residual does not broadcast)");
+  m = error_message<ShapeError>([] { ops::matmul(zeros({2, 3, 4}), zeros({4, 5}), {.residual = zeros({6, 5})}); });
+  EXPECT_TRUE(contains(m, "the residual is float32[6,5]; it must be float32[2,3,5]")) << m;
+  m = error_message<TypeError>([] {
+    ops::matmul(zeros({3, 4}), zeros({4, 5}), {.residual = zeros({3, 5}, DType::bfloat16)});
+  });
+  EXPECT_TRUE(contains(m, "the residual is bfloat16[3,5]; it must be float32[3,5]")) << m;
+  EXPECT_TRUE(contains(m, "(cast it with ops::cast)")) << m;
+}
+
+// The residual is added as it is: its gradient is the cotangent, and the others are a product's.
+TEST(MatmulGradients, AResidualsGradientIsTheCotangent) {
+  const Tensor h = random::uniform({2, 3, 4}, random::Key(3)), w = random::uniform({4, 5}, random::Key(4));
+  const Tensor r = random::uniform({2, 3, 5}, random::Key(5)), g = random::uniform({2, 3, 5}, random::Key(6));
+  const auto loss = [&g](const std::vector<Tensor>& a, bool fused) {
+    const Tensor y = fused ? ops::matmul(a[0], a[1], {.residual = a[2]}) : ops::add(ops::matmul(a[0], a[1]), a[2]);
+    return ops::sum(ops::multiply(y, g));
+  };
+  const std::vector<Tensor> got = grad([&](const std::vector<Tensor>& a) { return loss(a, true); }, {h, w, r});
+  const std::vector<Tensor> want = grad([&](const std::vector<Tensor>& a) { return loss(a, false); }, {h, w, r});
+  ASSERT_EQ(got.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(got[i].shape(), want[i].shape());
+    EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "operand " << i;
+  }
 }
 
 // Not an error, but the reason the flattening exists: a Dense kernel's gradient must keep the
