@@ -64,6 +64,9 @@ std::shared_ptr<const Primitive> matmul_with_residual(const Primitive& matmul);
 /// product without a bias operand may take it: the GEMM scales before it adds a bias. Null when
 /// `matmul` is not a matmul without an activation or a residual.
 std::shared_ptr<const Primitive> matmul_scaled_by(const Primitive& matmul, float factor);
+/// True for a matmul primitive that adds a residual operand (matmul_with_residual, or
+/// MatmulOptions::residual).
+bool matmul_has_residual(const Primitive& primitive);
 /// True for a matmul primitive without a fused activation, a scale or a residual (what a bias may
 /// still join).
 bool is_plain_matmul(const Primitive& primitive);

@@ -78,6 +78,8 @@ class Folding {
   bool fold_into_product(ValueId transpose, GraphRewriter& rewriter) const {
     const ValueId product = node(transpose).inputs[0];
     if (!graph_.is_op(product, OpId::matmul) || readers_[static_cast<std::size_t>(product)] != 1) return false;
+    // A residual is read in the product's layout: written transposed, it would be read transposed.
+    if (detail::matmul_has_residual(*node(product).primitive)) return false;
     Folded folded = folded_operands(product);
     if (folded.heads.out) return false;
     folded.heads.out = true;

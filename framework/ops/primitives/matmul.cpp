@@ -444,6 +444,11 @@ std::shared_ptr<const Primitive> detail::matmul_scaled_by(const Primitive& matmu
                                              product->scale() * factor);
 }
 
+bool detail::matmul_has_residual(const Primitive& primitive) {
+  const auto* matmul = dynamic_cast<const ops::Matmul*>(&primitive);
+  return matmul != nullptr && matmul->has_residual();
+}
+
 bool detail::is_plain_matmul(const Primitive& primitive) {
   const auto* matmul = dynamic_cast<const ops::Matmul*>(&primitive);
   return matmul != nullptr && matmul->is_plain() && !matmul->has_residual();

@@ -26,6 +26,9 @@ using pass_testing::trace_graph;
 using attention_graphs::attention;
 using attention_graphs::attention_with_gradients;
 using attention_graphs::heads_forward;
+using attention_graphs::kBatch;
+using attention_graphs::kHeads;
+using attention_graphs::kTokens;
 using attention_graphs::projections;
 
 Graph folded(const Graph& graph) {
@@ -101,6 +104,18 @@ TEST(TransposeFolding, TransposesOthersNeedStay) {
       },
       inputs);
   EXPECT_FALSE(run_pass(TransposeFolding(), other)) << other.to_string();
+
+  // A product that adds a residual reads it in the product's layout: its transpose stays after it.
+  const std::vector<Tensor> with_residual{inputs[0], inputs[1],
+                                          random::normal({kBatch, kTokens, kHeads, kHeads}, random::Key(9))};
+  Graph residual = trace_graph(
+      [](const std::vector<Tensor>& x) {
+        return std::vector<Tensor>{heads_forward(ops::matmul(x[0], x[1], {.transpose_b = true, .residual = x[2]}))};
+      },
+      with_residual);
+  const Graph residual_before = residual;
+  EXPECT_FALSE(run_pass(TransposeFolding(), residual)) << residual.to_string();
+  pass_testing::expect_same_outputs(residual_before, residual, with_residual);
 }
 
 TEST(TransposeFolding, AttentionWithoutHeadsRunsAsNothing) {
