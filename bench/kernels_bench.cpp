@@ -1,7 +1,7 @@
 // Kernel benchmarks through Kestrel's public ops: matmul (square, the Transformer's shapes,
 // batched attention) and the CNN's convolutions in GFLOP/s, an elementwise chain, softmax, layer
-// norm and column sums (bias gradients, on 1 thread and on 2) in GB/s, each in float32 and in bfloat16 (whose figures add "vs_float32", its speed
-// over float32's), beside PyTorch and NumPy measured in the same run by peers/kernels_peer.py,
+// norm and column sums (bias gradients, on 1 thread and on 2) in GB/s, each in float32 and in
+// bfloat16 (whose figures add "vs_float32", its speed over float32's), beside PyTorch and NumPy measured in the same run by peers/kernels_peer.py,
 // which runs right after each group of Kestrel's cases (no peer for the convolutions).
 //
 //   ./build/bench/kernels_bench                                   # every case, peers included
@@ -18,9 +18,10 @@
 // as C is stored, "vs_plain" each one's time over the plain product's. Goal: bias + GELU at most
 // 1.05. Then the bias and a residual [m, n] added as C is stored (a transformer's x + Dense(h)),
 // against the biased product followed by a separate add into another buffer, as an unfused
-// program runs it: "vs_separate_add", the first's time over the second's. The same shapes as an eager Dense layer's call, its relu or GELU applied by the GEMM (what
-// the layer does where nothing records the call) and as its op after the product: "vs_op", the
-// first's time over the second's.
+// program runs it: "vs_separate_add", the first's time over the second's. The same shapes as an
+// eager Dense layer's call, its relu or GELU applied by the GEMM (what the layer does where
+// nothing records the call) and as its op after the product: "vs_op", the first's time over the
+// second's.
 //
 // Attention's heads read in place (kernels/gemm.h's two batch levels), as the jit's transpose
 // folding runs them: the scores Q K^T and the context P V of BERT-tiny's (32 x 128 tokens, 2 heads

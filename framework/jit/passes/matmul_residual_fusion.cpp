@@ -23,11 +23,12 @@ class ResidualFusion {
   const Node& node(ValueId id) const { return graph_.node(id); }
   bool read_once(ValueId id) const { return readers_[static_cast<std::size_t>(id)] == 1; }
 
-  // A 2-D float32 matmul that can take a residual, read only by what reads it here.
+  // A 2-D float32 matmul that can take a residual (no activation, scale or residual yet), read
+  // only by what reads it here.
   bool takes_residual(ValueId id) const {
     const Node& n = node(id);
     return graph_.is_op(id, OpId::matmul) && read_once(id) && n.spec.shape.rank() == 2 &&
-           n.spec.dtype == DType::float32 && detail::matmul_with_residual(*n.primitive) != nullptr;
+           n.spec.dtype == DType::float32 && detail::is_plain_matmul(*n.primitive);
   }
 
   bool fuse(ValueId add_id, GraphRewriter& rewriter) const {

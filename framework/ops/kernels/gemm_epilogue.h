@@ -45,22 +45,21 @@ struct EpilogueAddends {
 };
 
 /// rows[i][j] = activation((rows[i][j] + bias[j]) + residual[i][j]) for the `m` rows of `n`
-/// floats, `ld` apart: each sum rounded as the ops' separate adds round it. Rows that lie end to
-/// end take the activation in one call.
+/// floats, `ld` apart: each sum rounded as the ops' separate adds round it, both adds on a row
+/// while it is in L1. Rows that lie end to end take the activation in one call.
 template <class Addend>
 void apply_epilogue(float* rows, std::int64_t m, std::int64_t n, std::int64_t ld, const EpilogueAddends<Addend>& add,
                     GemmActivation activation) {
-  if (add.bias != nullptr) {
+  if (add.bias != nullptr || add.residual != nullptr) {
     for (std::int64_t i = 0; i < m; ++i) {
       float* row = rows + i * ld;
-      for (std::int64_t j = 0; j < n; ++j) row[j] += static_cast<float>(add.bias[j]);
-    }
-  }
-  if (add.residual != nullptr) {
-    for (std::int64_t i = 0; i < m; ++i) {
-      float* row = rows + i * ld;
-      const Addend* residual = add.residual + i * add.residual_ld;
-      for (std::int64_t j = 0; j < n; ++j) row[j] += static_cast<float>(residual[j]);
+      if (add.bias != nullptr) {
+        for (std::int64_t j = 0; j < n; ++j) row[j] += static_cast<float>(add.bias[j]);
+      }
+      if (add.residual != nullptr) {
+        const Addend* residual = add.residual + i * add.residual_ld;
+        for (std::int64_t j = 0; j < n; ++j) row[j] += static_cast<float>(residual[j]);
+      }
     }
   }
   if (ld == n) {

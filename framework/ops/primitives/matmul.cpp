@@ -133,7 +133,7 @@ class Matmul final : public PrimitiveOf<Matmul, OpId::matmul> {
   float scale() const { return scale_; }
   /// The last operand is a residual, added to the product after any bias.
   bool has_residual() const { return residual_; }
-  /// The operand holding the bias, when there is one: the third, before any residual.
+  /// True when a call with `operands` operands has a bias: the third, before any residual.
   bool has_bias(std::size_t operands) const { return operands == (residual_ ? 4u : 3u); }
   /// No fused activation and no scale: the product as the op computes it, which a bias, an
   /// activation or a scale may still join (a scaled one takes no bias: the GEMM applies its alpha
