@@ -96,6 +96,10 @@ float fma_loop(FmaIsa, std::int64_t) { return 0; }
 // cores that each have their own FMA units scale by about the thread count.
 constexpr double kLowScaling = 0.75;
 constexpr double kHighScaling = 1.1;
+// Probes add_fma_peak takes at most while the peak scales outside those bounds, and its pause
+// between them.
+constexpr int kMaxProbes = 3;
+constexpr std::chrono::seconds kPauseBetweenProbes{2};
 
 // Uses a loop's result as benchmark::DoNotOptimize does. The FMAs have no other effect, so with
 // the result unused (or only stored where nothing reads it) clang deletes the whole loop.
@@ -244,11 +248,21 @@ std::optional<FmaPeak> add_fma_peak(Harness& harness, const FmaPeakOptions& opti
     harness.note("no FMA peak: the CPU has neither AVX-512F nor AVX2 with FMA, so no fma_peak_fraction is reported");
     return std::nullopt;
   }
+  // Other work on a shared machine comes in bursts: a probe that scaled wrongly is taken again after
+  // a pause, and a probe that scaled rightly, or else the highest all-threads peak, stands (other
+  // work only ever lowers what the cores show).
+  int probes = 1;
+  for (; fma_peak_warning(*peak) && probes < kMaxProbes; ++probes) {
+    std::this_thread::sleep_for(kPauseBetweenProbes);
+    std::optional<FmaPeak> again = measure_fma_peak(options);
+    if (!fma_peak_warning(*again) || again->gflops_all_threads > peak->gflops_all_threads) peak = again;
+  }
   std::cout << "float32 FMA peak (" << to_string(peak->isa) << ", " << peak->accumulators << " accumulators, median of "
             << peak->one_thread.repeats << " runs): " << fixed(peak->gflops_1_thread, 1) << " GFLOP/s on 1 thread, "
             << fixed(peak->gflops_all_threads, 1) << " GFLOP/s on " << peak->threads << " threads ("
             << fixed(peak->gflops_all_threads / std::max(peak->gflops_1_thread, 1e-9), 2) << "x); fastest runs "
-            << fixed(peak->gflops_1_thread_best, 1) << " and " << fixed(peak->gflops_all_threads_best, 1) << std::endl;
+            << fixed(peak->gflops_1_thread_best, 1) << " and " << fixed(peak->gflops_all_threads_best, 1)
+            << (probes > 1 ? "; the best of " + std::to_string(probes) + " probes" : "") << std::endl;
   if (auto warning = fma_peak_warning(*peak)) {
     std::cout << "  " << *warning << std::endl;
     harness.note(*warning);
