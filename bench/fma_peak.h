@@ -84,10 +84,10 @@ Record fma_peak_record(const FmaPeak& peak);
 /// or cores that share their FMA units), else nullopt.
 std::optional<std::string> fma_peak_warning(const FmaPeak& peak);
 
-/// Measures the peak (again, up to three probes in all, while fma_peak_warning objects: other work
-/// on the cores comes and goes), prints one line about it (and fma_peak_warning's on the probe kept,
-/// also kept as a note), and adds its record to the harness; without a usable FMA notes so and returns nullopt (the benches
-/// then report no fractions).
+/// Measures the peak, again while fma_peak_warning objects (other work on the cores comes and goes;
+/// three probes at most), prints one line about the probe kept (and fma_peak_warning's, also kept as
+/// a note), and adds its record to the harness; without a usable FMA notes so and returns nullopt
+/// (the benches then report no fractions).
 std::optional<FmaPeak> add_fma_peak(Harness& harness, const FmaPeakOptions& options = {});
 
 }  // namespace kestrel::bench

@@ -205,7 +205,7 @@ namespace Eigen::internal {
 template <>
 struct functor_traits<kestrel::kernels::GeluTanhSlopeTimesDy> {
   enum {
-    Cost = functor_traits<scalar_tanh_op<float>>::Cost + 14 * NumTraits<float>::MulCost,
+    Cost = functor_traits<scalar_tanh_op<float>>::Cost + 16 * NumTraits<float>::MulCost,  // apply's 16 others
     PacketAccess = packet_traits<float>::HasTanh
   };
 };
