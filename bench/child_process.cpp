@@ -9,16 +9,6 @@
 #include <sstream>
 
 namespace kestrel::bench {
-namespace {
-
-// Single quotes keep the shell from reading anything inside; a quote itself becomes '\''.
-std::string shell_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-}  // namespace
 
 double status_mb(const std::string& field) {
   std::ifstream status("/proc/self/status");

@@ -46,13 +46,6 @@ std::string pad_left(const std::string& text, std::size_t width) {
   return text.size() < width ? std::string(width - text.size(), ' ') + text : text;
 }
 
-// Single quotes keep the shell from reading anything inside; a quote itself becomes '\''.
-std::string shell_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 std::string cpu_model() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
@@ -316,6 +309,12 @@ std::vector<std::pair<std::string, std::string>> Harness::peer_environment() {
   // AVX2 CPUs OpenBLAS picks the right kernels by itself.
   if (cpu_has_avx512f()) env.emplace_back("OPENBLAS_CORETYPE", "SkylakeX");
   return env;
+}
+
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 std::string exact_labels_regex(const std::vector<std::string>& labels) {

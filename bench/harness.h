@@ -91,6 +91,9 @@ double gb_per_s(double bytes, double ms);
 /// "GFLOP/s" for "gflops" and keys that start with it ("gflops_1_thread"), "GB/s" for "gb_per_s"; other
 /// keys unchanged.
 std::string figure_unit(const std::string& key);
+/// text as one word for the shell: in single quotes, which keep the shell from reading anything
+/// inside, with a quote itself written '\''.
+std::string shell_quote(const std::string& text);
 /// A regex matching exactly these labels, for Harness::run_peer's `only`.
 std::string exact_labels_regex(const std::vector<std::string>& labels);
 

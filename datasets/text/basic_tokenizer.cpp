@@ -9,7 +9,7 @@ namespace kestrel::text {
 namespace {
 
 // Reused buffers: tokenizing runs once per text, often millions of times, from many threads.
-struct Scratch {
+struct BasicTokenizerScratch {
   std::u32string cleaned;
   std::u32string word;
   std::u32string lowered;
@@ -17,8 +17,8 @@ struct Scratch {
   std::vector<std::u32string_view> pieces;
 };
 
-Scratch& scratch() {
-  thread_local Scratch s;
+BasicTokenizerScratch& basic_tokenizer_scratch() {
+  thread_local BasicTokenizerScratch s;
   return s;
 }
 
@@ -32,7 +32,7 @@ bool BasicTokenizer::is_never_split(std::u32string_view word) const {
 }
 
 void BasicTokenizer::tokenize(std::u32string_view text, Words& out) const {
-  Scratch& s = scratch();
+  BasicTokenizerScratch& s = basic_tokenizer_scratch();
   clean_text(text, options_, s.cleaned);
   to_nfc(s.cleaned);
   s.words.clear();

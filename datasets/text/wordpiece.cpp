@@ -15,14 +15,14 @@ std::size_t count_chars(std::string_view utf8_text) {
                                                 [](char c) { return (static_cast<std::uint8_t>(c) & 0xC0) != 0x80; }));
 }
 
-struct Scratch {
+struct WordPieceScratch {
   std::string bytes;
   std::vector<std::size_t> offsets;  // byte offset of each character, plus the end
   std::vector<std::int64_t> pieces;
 };
 
-Scratch& scratch() {
-  thread_local Scratch s;
+WordPieceScratch& wordpiece_scratch() {
+  thread_local WordPieceScratch s;
   return s;
 }
 
@@ -54,7 +54,7 @@ void WordPiece::tokenize(std::u32string_view word, std::vector<std::int64_t>& ou
     out.push_back(options_.unk_id);
     return;
   }
-  Scratch& s = scratch();
+  WordPieceScratch& s = wordpiece_scratch();
   s.bytes.clear();
   s.offsets.clear();
   for (char32_t c : word) {

@@ -23,27 +23,27 @@ struct WordPieceTokenizer::Pipeline {
 
 namespace {
 
-constexpr const char* kPrefix = "[WordPieceTokenizer]";
+constexpr const char* kTokenizerPrefix = "[WordPieceTokenizer]";
 
 std::int64_t require_token(const std::vector<std::string>& vocab, const std::string& token, const char* option) {
   // The last occurrence wins, as when Hugging Face builds its token -> id map.
   for (std::size_t i = vocab.size(); i-- > 0;) {
     if (vocab[i] == token) return static_cast<std::int64_t>(i);
   }
-  throw ValueError(std::string(kPrefix) + " the special token '" + token + "' (TokenizerOptions::" + option +
+  throw ValueError(std::string(kTokenizerPrefix) + " the special token '" + token + "' (TokenizerOptions::" + option +
                    ") is not in the vocabulary of " + std::to_string(vocab.size()) +
                    " tokens: add it to the vocabulary, or name the vocabulary's own token in TokenizerOptions");
 }
 
-struct Scratch {
+struct TokenizerScratch {
   std::u32string decoded;
   std::u32string lowered;
   std::vector<Segment> segments;
   Words words;
 };
 
-Scratch& scratch() {
-  thread_local Scratch s;
+TokenizerScratch& tokenizer_scratch() {
+  thread_local TokenizerScratch s;
   return s;
 }
 
@@ -56,12 +56,12 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, Tokenizer
                                        std::string continuing_prefix)
     : vocab_(std::move(vocab)), options_(std::move(options)), continuing_prefix_(std::move(continuing_prefix)) {
   if (options_.max_input_chars_per_word < 1) {
-    throw ValueError(std::string(kPrefix) + " max_input_chars_per_word is " +
+    throw ValueError(std::string(kTokenizerPrefix) + " max_input_chars_per_word is " +
                      std::to_string(options_.max_input_chars_per_word) + "; it must be at least 1");
   }
   if (options_.model_max_length < 1) {
-    throw ValueError(std::string(kPrefix) + " model_max_length is " + std::to_string(options_.model_max_length) +
-                     "; it must be at least 1");
+    throw ValueError(std::string(kTokenizerPrefix) + " model_max_length is " +
+                     std::to_string(options_.model_max_length) + "; it must be at least 1");
   }
   unk_id_ = require_token(vocab_, options_.unk_token, "unk_token");
   sep_id_ = require_token(vocab_, options_.sep_token, "sep_token");
@@ -79,7 +79,7 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, Tokenizer
                                                                {&options_.mask_token, mask_id_}};
   auto add_special = [&](const std::string& token, std::int64_t id) {
     if (id < 0) return;
-    std::u32string decoded = utf8::decode(token, InvalidUtf8::error, std::string(kPrefix) + " special token:");
+    std::u32string decoded = utf8::decode(token, InvalidUtf8::error, std::string(kTokenizerPrefix) + " special token:");
     if (std::find(specials.begin(), specials.end(), decoded) != specials.end()) return;
     specials.push_back(std::move(decoded));
     special_ids.push_back(id);
@@ -117,8 +117,8 @@ WordPieceTokenizer WordPieceTokenizer::from_tokenizer_json(const std::string& pa
 
 void WordPieceTokenizer::tokenize_ids(std::string_view text, std::vector<std::int64_t>& out) const {
   const Pipeline& p = *pipeline_;
-  Scratch& s = scratch();
-  utf8::decode_into(text, options_.invalid_utf8, kPrefix, s.decoded);
+  TokenizerScratch& s = tokenizer_scratch();
+  utf8::decode_into(text, options_.invalid_utf8, kTokenizerPrefix, s.decoded);
   std::u32string_view view = s.decoded;
   // As Hugging Face's slow tokenizers: lower-case around the special tokens first, then find them,
   // so "[CLS]" typed in the text stays one token while "[cls]" is ordinary text.

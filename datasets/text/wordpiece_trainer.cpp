@@ -16,7 +16,7 @@
 namespace kestrel::text {
 namespace {
 
-constexpr const char* kPrefix = "[train_wordpiece_vocab]";
+constexpr const char* kTrainerPrefix = "[train_wordpiece_vocab]";
 constexpr std::size_t kChunkBytes = 1 << 16;  // files are cut into pieces of about this size, at line ends
 
 using Counts = std::unordered_map<std::u32string, std::uint64_t>;
@@ -37,7 +37,7 @@ class WordCounter {
         invalid_utf8_(options.invalid_utf8) {
     std::vector<std::u32string> specials;
     for (const std::string& token : options.special_tokens) {
-      specials.push_back(utf8::decode(token, InvalidUtf8::error, std::string(kPrefix) + " special token:"));
+      specials.push_back(utf8::decode(token, InvalidUtf8::error, std::string(kTrainerPrefix) + " special token:"));
     }
     specials_ = SpecialTokens(std::move(specials));
   }
@@ -54,11 +54,11 @@ class WordCounter {
       Words words;
       for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
         try {
-          utf8::decode_into(pieces[i].text, invalid_utf8_, kPrefix, decoded);
+          utf8::decode_into(pieces[i].text, invalid_utf8_, kTrainerPrefix, decoded);
         } catch (const ValueError& e) {
           // Named only on failure: building the context for every text would cost an allocation each.
-          throw ValueError(std::string(kPrefix) + " " + pieces[i].context + ":" +
-                           std::string(e.what()).substr(std::string_view(kPrefix).size()));
+          throw ValueError(std::string(kTrainerPrefix) + " " + pieces[i].context + ":" +
+                           std::string(e.what()).substr(std::string_view(kTrainerPrefix).size()));
         }
         segments.clear();
         specials_.split(decoded, segments);
@@ -82,11 +82,11 @@ class WordCounter {
 
 void check_options(const WordPieceTrainerOptions& options) {
   if (options.vocab_size < 1) {
-    throw ValueError(std::string(kPrefix) + " vocab_size is " + std::to_string(options.vocab_size) +
+    throw ValueError(std::string(kTrainerPrefix) + " vocab_size is " + std::to_string(options.vocab_size) +
                      "; it must be at least 1");
   }
   if (options.min_frequency < 0 || options.limit_alphabet < 0) {
-    throw ValueError(std::string(kPrefix) + " min_frequency and limit_alphabet must be at least 0 (got " +
+    throw ValueError(std::string(kTrainerPrefix) + " min_frequency and limit_alphabet must be at least 0 (got " +
                      std::to_string(options.min_frequency) + " and " + std::to_string(options.limit_alphabet) + ")");
   }
 }
@@ -129,12 +129,12 @@ std::vector<std::string> train_wordpiece_vocab_from_files(const std::vector<std:
   contents.reserve(paths.size());
   std::vector<Piece> pieces;
   for (const std::string& path : paths) {
-    contents.push_back(io::read_file(path, kPrefix, "training file"));
+    contents.push_back(io::read_file(path, kTrainerPrefix, "training file"));
     const std::string& content = contents.back();
     if (options.invalid_utf8 == InvalidUtf8::error) {
       if (const std::size_t bad = utf8::find_invalid(content); bad != std::string::npos) {
-        throw ValueError(std::string(kPrefix) + " '" + path + "': invalid UTF-8 at byte offset " + std::to_string(bad) +
-                         "; fix the file's encoding, or choose InvalidUtf8::replace");
+        throw ValueError(std::string(kTrainerPrefix) + " '" + path + "': invalid UTF-8 at byte offset " +
+                         std::to_string(bad) + "; fix the file's encoding, or choose InvalidUtf8::replace");
       }
     }
     // Cut at line ends, so no word (and no UTF-8 sequence) is split between pieces.

@@ -14,7 +14,7 @@ std::int64_t count_of(const std::vector<std::int64_t>& shape) {
 bool integer_dtype(DType d) { return d == DType::int64 || d == DType::int32 || d == DType::bool_; }
 bool float_dtype(DType d) { return d == DType::float32 || d == DType::bfloat16; }
 
-std::string feature_error(const std::string& name, const std::string& problem) {
+std::string spec_error(const std::string& name, const std::string& problem) {
   return op_message("parse_example", "feature '" + name + "': " + problem);
 }
 
@@ -25,26 +25,26 @@ void validate_default(const std::string& name, const FixedLenFeature& f) {
   if (f.dtype == FeatureDType::string) {
     const auto* s = std::get_if<Strings>(&v);
     if (!s) {
-      throw ValueError(feature_error(name,
-                                     "the default_value of a string feature must be data::Strings, "
-                                     "e.g. data::Strings(\"\")"));
+      throw ValueError(spec_error(name,
+                                  "the default_value of a string feature must be data::Strings, "
+                                  "e.g. data::Strings(\"\")"));
     }
     have = s->size();
   } else {
     const auto* t = std::get_if<Tensor>(&v);
     const bool is_int = f.dtype == FeatureDType::int64;
     if (!t || !t->defined() || !(is_int ? integer_dtype(t->dtype()) : float_dtype(t->dtype()))) {
-      throw ValueError(feature_error(name, std::string("the default_value of ") + (is_int ? "an int64" : "a float32") +
-                                               " feature must be a" + (is_int ? "n integer" : " float32") +
-                                               " Tensor, e.g. Tensor::scalar(0, " +
-                                               (is_int ? "DType::int64" : "DType::float32") + ")"));
+      throw ValueError(spec_error(name, std::string("the default_value of ") + (is_int ? "an int64" : "a float32") +
+                                            " feature must be a" + (is_int ? "n integer" : " float32") +
+                                            " Tensor, e.g. Tensor::scalar(0, " +
+                                            (is_int ? "DType::int64" : "DType::float32") + ")"));
     }
     have = t->numel();
   }
   if (have != 1 && have != want) {
-    throw ValueError(feature_error(name, "the default_value has " + std::to_string(have) +
-                                             " values; give one (broadcast) or " + std::to_string(want) +
-                                             " for shape " + dims_to_string(f.shape)));
+    throw ValueError(spec_error(name, "the default_value has " + std::to_string(have) +
+                                          " values; give one (broadcast) or " + std::to_string(want) + " for shape " +
+                                          dims_to_string(f.shape)));
   }
 }
 
@@ -83,14 +83,14 @@ void validate_feature_spec(const FeatureSpec& spec) {
     const auto* fixed = std::get_if<FixedLenFeature>(&config);
     if (!fixed) continue;
     if (static_cast<int>(fixed->shape.size()) > Shape::kMaxRank) {
-      throw ValueError(feature_error(name, "FixedLenFeature shape " + dims_to_string(fixed->shape) + " has more than " +
-                                               std::to_string(Shape::kMaxRank) + " dimensions"));
+      throw ValueError(spec_error(name, "FixedLenFeature shape " + dims_to_string(fixed->shape) + " has more than " +
+                                            std::to_string(Shape::kMaxRank) + " dimensions"));
     }
     for (std::int64_t d : fixed->shape) {
       if (d < 0) {
-        throw ValueError(feature_error(name, "FixedLenFeature shape " + dims_to_string(fixed->shape) +
-                                                 " has an unknown dimension; use VarLenFeature for a "
-                                                 "varying number of values"));
+        throw ValueError(spec_error(name, "FixedLenFeature shape " + dims_to_string(fixed->shape) +
+                                              " has an unknown dimension; use VarLenFeature for a "
+                                              "varying number of values"));
       }
     }
     if (fixed->default_value) validate_default(name, *fixed);

@@ -68,6 +68,11 @@ int num_threads();
 /// its work or under a SerialKernelsScope.
 void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn);
 
+/// The least work, in bytes moved, worth a chunk of its own for kernels that only move memory
+/// (pad, concat, gather, one_hot, transpose): about 32 KiB keeps a chunk's hand-off cost small
+/// against its copying.
+inline constexpr std::int64_t kCopyGrainBytes = std::int64_t{1} << 15;
+
 /// While it lives, every parallel_for called on the constructing thread runs inline: the whole
 /// range in one call on that thread. Replica threads hold one when there are at least as many
 /// replicas as cores, so that the replicas, not the kernels inside them, fill the cores instead

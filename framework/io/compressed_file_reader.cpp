@@ -10,14 +10,6 @@
 #include "framework/io/compressed_file.h"
 
 namespace kestrel::io {
-namespace {
-
-std::string errno_text() { return std::strerror(errno); }
-
-constexpr int kZlibWindowBits = 15;
-constexpr int kGzipWindowBits = 15 + 16;
-
-}  // namespace
 
 struct CompressedFileReader::Impl {
   std::FILE* file = nullptr;
@@ -38,7 +30,7 @@ struct CompressedFileReader::Impl {
   // Reads up to size raw bytes; 0 only at the end of the file.
   std::size_t read_file(unsigned char* dst, std::size_t size, const std::string& path) {
     const std::size_t n = std::fread(dst, 1, size, file);
-    if (n < size && std::ferror(file)) throw IOError("file '" + path + "': read failed: " + errno_text());
+    if (n < size && std::ferror(file)) throw IOError("file '" + path + "': read failed: " + std::strerror(errno));
     return n;
   }
 };
@@ -47,7 +39,7 @@ CompressedFileReader::CompressedFileReader(std::string path, CompressedFileReade
     : path_(std::move(path)) {
   auto impl = std::make_unique<Impl>();
   impl->file = std::fopen(path_.c_str(), "rb");
-  if (!impl->file) throw IOError("file '" + path_ + "': cannot open for reading: " + errno_text());
+  if (!impl->file) throw IOError("file '" + path_ + "': cannot open for reading: " + std::strerror(errno));
   const std::size_t buffer = std::max<std::size_t>(options.buffer_size, 4096);
   impl->out.resize(buffer);
   // The first chunk settles the compression; for an uncompressed file it is already the output.
@@ -60,7 +52,7 @@ CompressedFileReader::CompressedFileReader(std::string path, CompressedFileReade
     impl->out_end = n;
     impl->finished = n == 0;
   } else {
-    const int window = compression_ == Compression::gzip ? kGzipWindowBits : kZlibWindowBits;
+    const int window = zlib_window_bits(compression_);
     if (inflateInit2(&impl->stream, window) != Z_OK) {
       throw IOError("file '" + path_ + "': cannot start reading a " + std::string(to_string(compression_)) +
                     " stream (zlib out of memory)");

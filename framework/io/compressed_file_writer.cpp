@@ -12,15 +12,6 @@
 #include "framework/logging/logging.h"
 
 namespace kestrel::io {
-namespace {
-
-std::string errno_text() { return std::strerror(errno); }
-
-// zlib's windowBits: 15 (32 KiB window) for a zlib wrapper, +16 for a gzip wrapper.
-constexpr int kZlibWindowBits = 15;
-constexpr int kGzipWindowBits = 15 + 16;
-
-}  // namespace
 
 struct CompressedFileWriter::Impl {
   std::FILE* file = nullptr;
@@ -37,7 +28,7 @@ struct CompressedFileWriter::Impl {
 
   void write_file(const void* data, std::size_t size) {
     if (size > 0 && std::fwrite(data, 1, size, file) != size) {
-      throw IOError("file '" + path + "': write failed: " + errno_text());
+      throw IOError("file '" + path + "': write failed: " + std::strerror(errno));
     }
   }
 
@@ -79,9 +70,9 @@ CompressedFileWriter::CompressedFileWriter(std::string path, CompressedFileWrite
   auto impl = std::make_unique<Impl>();
   impl->path = path_;
   impl->file = std::fopen(path_.c_str(), options.append ? "ab" : "wb");
-  if (!impl->file) throw IOError("file '" + path_ + "': cannot open for writing: " + errno_text());
+  if (!impl->file) throw IOError("file '" + path_ + "': cannot open for writing: " + std::strerror(errno));
   if (compression_ != Compression::none) {
-    const int window = compression_ == Compression::gzip ? kGzipWindowBits : kZlibWindowBits;
+    const int window = zlib_window_bits(compression_);
     if (deflateInit2(&impl->stream, options.level, Z_DEFLATED, window, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
       throw IOError("file '" + path_ + "': cannot start a " + std::string(to_string(compression_)) +
                     " stream (zlib out of memory)");
@@ -151,7 +142,7 @@ void CompressedFileWriter::flush() {
     s.pump(Z_SYNC_FLUSH);
     s.drain();
   }
-  if (std::fflush(s.file) != 0) throw IOError("file '" + path_ + "': flush failed: " + errno_text());
+  if (std::fflush(s.file) != 0) throw IOError("file '" + path_ + "': flush failed: " + std::strerror(errno));
 }
 
 void CompressedFileWriter::close() {
@@ -169,7 +160,7 @@ void CompressedFileWriter::close() {
   }
   std::FILE* f = s.file;
   s.file = nullptr;
-  if (std::fclose(f) != 0 && error.empty()) error = "file '" + path_ + "': close failed: " + errno_text();
+  if (std::fclose(f) != 0 && error.empty()) error = "file '" + path_ + "': close failed: " + std::strerror(errno);
   if (!error.empty()) throw IOError(error);
 }
 

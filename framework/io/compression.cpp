@@ -22,6 +22,12 @@ std::uint32_t le32(const unsigned char* p) {
 
 }  // namespace
 
+int zlib_window_bits(Compression compression) {
+  constexpr int kLargestWindowBits = 15;  // a 32 KiB window
+  constexpr int kGzipWrapper = 16;        // zlib's flag, added to the bits, for a gzip header and trailer
+  return compression == Compression::gzip ? kLargestWindowBits + kGzipWrapper : kLargestWindowBits;
+}
+
 std::string_view to_string(Compression compression) {
   switch (compression) {
     case Compression::none: return "NONE";

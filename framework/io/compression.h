@@ -28,6 +28,10 @@ Compression compression_from_name(std::string_view name);
 /// As compression_from_name, and "auto" (any case) gives nullopt: detect from the file's content.
 std::optional<Compression> compression_from_name_or_auto(std::string_view name);
 
+/// The windowBits that zlib's deflateInit2 and inflateInit2 take for GZIP or ZLIB: the largest
+/// window (32 KiB), with a gzip wrapper for GZIP.
+int zlib_window_bits(Compression compression);
+
 /// The compression of a stream that starts with these bytes (pass at least 12 when the stream has them).
 Compression detect_compression(std::string_view first_bytes);
 

@@ -23,7 +23,7 @@ struct Batches {
   std::vector<Tensor> y;
 };
 
-Batches make_batches() {
+Batches bert_batches() {
   Batches out;
   std::vector<std::vector<std::int64_t>> rows;
   for (int step = 0; step < 20; ++step) {
@@ -63,7 +63,7 @@ std::vector<double> train_losses(bool jit, const Batches& batches) {
 }
 
 TEST(BertJit, CompiledTrainStepMatchesEagerOver20Steps) {
-  const Batches batches = make_batches();
+  const Batches batches = bert_batches();
   const std::vector<double> eager = train_losses(false, batches);
   const std::vector<double> compiled = train_losses(true, batches);
   for (std::size_t step = 0; step < eager.size(); ++step) {

@@ -19,7 +19,7 @@ namespace {
 using testing::small_gpt;
 
 // 10 steps of 8 rows: ids in [1, 32), per-row lengths 4..12 of 12.
-std::vector<models::CausalLmBatch> make_batches() {
+std::vector<models::CausalLmBatch> gpt_batches() {
   std::vector<models::CausalLmBatch> out;
   for (int step = 0; step < 10; ++step) {
     const std::vector<std::int64_t> lengths =
@@ -65,7 +65,7 @@ std::vector<double> train_losses(bool jit, const std::vector<models::CausalLmBat
 }
 
 TEST(GptJit, CompiledTrainStepMatchesEagerOver10Steps) {
-  const std::vector<models::CausalLmBatch> batches = make_batches();
+  const std::vector<models::CausalLmBatch> batches = gpt_batches();
   const std::vector<double> eager = train_losses(false, batches);
   const std::vector<double> compiled = train_losses(true, batches);
   ASSERT_EQ(eager.size(), compiled.size());
@@ -86,7 +86,7 @@ double evaluate_loss(bool jit, const models::CausalLmBatch& data) {
 }
 
 TEST(GptJit, CompiledEvaluationMatchesEagerWithAPartialBatch) {
-  const models::CausalLmBatch data = make_batches().front();
+  const models::CausalLmBatch data = gpt_batches().front();
   const double eager = evaluate_loss(false, data);
   const double compiled = evaluate_loss(true, data);
   EXPECT_LT(std::abs(compiled - eager) / std::abs(eager), 1e-5);

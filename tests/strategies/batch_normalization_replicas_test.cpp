@@ -83,7 +83,7 @@ void build_with_weights(layers::BatchNormalization& norm) {
   norm.beta().assign(Tensor::from_vector<float>({0.25f, 1, -1}, {3}));
 }
 
-struct Batch {
+struct NormBatch {
   Tensor x = ops::add(ops::multiply(random::normal({kReplicas * kRows, 3}, random::Key(1)), Tensor::scalar(2.0)),
                       Tensor::scalar(1.0));
   Tensor cotangent = random::normal({kReplicas * kRows, 3}, random::Key(2));
@@ -91,7 +91,8 @@ struct Batch {
 
 // 8 replicas on shards of 2 rows, eagerly (each its own thread; the statistics' collective meets
 // the others in the forward and the backward pass) or as one compiled replica step.
-Results run_replicas(const Strategy& strategy, layers::BatchNormalization& norm, const Batch& batch, bool compiled) {
+Results run_replicas(const Strategy& strategy, layers::BatchNormalization& norm, const NormBatch& batch,
+                     bool compiled) {
   if (compiled) {
     jit::ReplicatedFunction step(
         norm.weights(), [&](const jit::Args& args) { return train_call(norm, args.at("x"), args.at("cotangent")); },
@@ -111,7 +112,7 @@ Results run_replicas(const Strategy& strategy, layers::BatchNormalization& norm,
 }
 
 TEST(BatchNormalizationReplicas, SynchronizedReplicasNormalizeAndDifferentiateAsTheGlobalBatch) {
-  const Batch batch;
+  const NormBatch batch;
   layers::BatchNormalization one({.synchronized = true});
   build_with_weights(one);
   const std::vector<Tensor> want = train_call(one, batch.x, batch.cotangent);
@@ -134,7 +135,7 @@ TEST(BatchNormalizationReplicas, SynchronizedReplicasNormalizeAndDifferentiateAs
 }
 
 TEST(BatchNormalizationReplicas, UnsynchronizedReplicasNormalizeTheirShardsAndAverageTheMovingStatistics) {
-  const Batch batch;
+  const NormBatch batch;
   // Each shard's statistics, and their mean over the replicas (TF's MEAN aggregation).
   std::vector<double> mean_of_means(3, 0.0), mean_of_variances(3, 0.0);
   std::vector<std::vector<double>> shard_outputs;
@@ -187,7 +188,7 @@ Sequential make(Net net) {
                      layers::MaxPooling2D(), layers::Flatten(), layers::Dense(3)});
 }
 
-struct Trained {
+struct BatchNormRun {
   std::vector<Tensor> weights;  // the moving statistics included
   std::vector<double> losses;
   Logs evaluated;
@@ -196,7 +197,7 @@ struct Trained {
 
 // A fresh model (seed 5) trained for 20 steps of a global batch of 16 under `strategy` (null: no
 // scope), then evaluated with the moving statistics.
-Trained train(const Strategy* strategy, bool jit, Net net) {
+BatchNormRun train_batch_norm(const Strategy* strategy, bool jit, Net net) {
   clear_session();
   random::set_global_seed(5);
   std::optional<DistributionScope> scope;
@@ -208,7 +209,7 @@ Trained train(const Strategy* strategy, bool jit, Net net) {
   const Shape features = net == Net::mlp ? Shape{160, 12} : Shape{160, 6, 6, 1};
   const Tensor x = ops::add(random::normal(features, random::Key(40)), Tensor::scalar(0.5));
   const Tensor y = random::randint({160}, random::Key(41), 0, 3);
-  Trained run;
+  BatchNormRun run;
   run.losses = model.fit(x, y, {.batch_size = 16, .epochs = 2, .verbose = 0, .shuffle = false}).history.at("loss");
   run.weights = model.get_weights();
   for (const Layer* layer : model.layers()) {
@@ -220,7 +221,7 @@ Trained train(const Strategy* strategy, bool jit, Net net) {
   return run;
 }
 
-void expect_close(const Trained& got, const Trained& want, double tolerance) {
+void expect_close(const BatchNormRun& got, const BatchNormRun& want, double tolerance) {
   ASSERT_EQ(got.weights.size(), want.weights.size());
   for (std::size_t i = 0; i < want.weights.size(); ++i) {
     expect_near(values(got.weights[i]), values(want.weights[i]), tolerance, "weight " + std::to_string(i));
@@ -232,8 +233,8 @@ void expect_close(const Trained& got, const Trained& want, double tolerance) {
 TEST(BatchNormalizationReplicas, EightSynchronizedReplicasTrainLikeOneEagerlyAndCompiled) {
   TPUStrategy tpu(TPUClusterResolver::local());
   MirroredStrategy mirrored({.num_replicas = kReplicas});
-  const Trained eager_one = train(nullptr, false, Net::mlp);
-  const Trained compiled_one = train(nullptr, true, Net::mlp);
+  const BatchNormRun eager_one = train_batch_norm(nullptr, false, Net::mlp);
+  const BatchNormRun compiled_one = train_batch_norm(nullptr, true, Net::mlp);
   expect_close(compiled_one, eager_one, 1e-5);  // eager == jit_compile
   // The moving statistics moved from zeros and ones: the layer trained.
   EXPECT_EQ(eager_one.weights.size(), 7u);
@@ -241,24 +242,24 @@ TEST(BatchNormalizationReplicas, EightSynchronizedReplicasTrainLikeOneEagerlyAnd
   EXPECT_GT(std::abs(eager_one.moving_mean[0]) + std::abs(eager_one.moving_mean[1]), 1e-3);
   {
     SCOPED_TRACE("TPUStrategy, eager");
-    expect_close(train(&tpu, false, Net::mlp), eager_one, 1e-5);
+    expect_close(train_batch_norm(&tpu, false, Net::mlp), eager_one, 1e-5);
   }
   {
     SCOPED_TRACE("TPUStrategy, compiled");
-    expect_close(train(&tpu, true, Net::mlp), compiled_one, 1e-5);
+    expect_close(train_batch_norm(&tpu, true, Net::mlp), compiled_one, 1e-5);
   }
   {
     SCOPED_TRACE("MirroredStrategy, compiled");
-    expect_close(train(&mirrored, true, Net::mlp), eager_one, 1e-5);
+    expect_close(train_batch_norm(&mirrored, true, Net::mlp), eager_one, 1e-5);
   }
 }
 
 TEST(BatchNormalizationReplicas, EightSynchronizedReplicasTrainAConvolutionalNetLikeOne) {
   TPUStrategy tpu(TPUClusterResolver::local());
-  const Trained one = train(nullptr, false, Net::cnn);
+  const BatchNormRun one = train_batch_norm(nullptr, false, Net::cnn);
   for (const bool jit : {false, true}) {
     SCOPED_TRACE(jit ? "compiled" : "eager");
-    expect_close(train(&tpu, jit, Net::cnn), one, 1e-5);
+    expect_close(train_batch_norm(&tpu, jit, Net::cnn), one, 1e-5);
   }
 }
 

@@ -25,7 +25,7 @@ class SumOfInputs : public Layer {
 };
 
 // Weights after 2 epochs of 10 steps (global batch 16), the model built under `strategy` (null: none).
-std::vector<Tensor> train(const Strategy* strategy, bool jit) {
+std::vector<Tensor> train_functional(const Strategy* strategy, bool jit) {
   clear_session();
   random::set_global_seed(9);
   std::optional<DistributionScope> scope;
@@ -49,8 +49,8 @@ TEST(FunctionalReplicas, EightTrainLikeOneEagerlyAndCompiled) {
   TPUStrategy tpu(TPUClusterResolver::local());
   for (const bool jit : {false, true}) {
     SCOPED_TRACE(jit ? "compiled" : "eager");
-    const std::vector<Tensor> one = train(nullptr, jit);
-    const std::vector<Tensor> eight = train(&tpu, jit);
+    const std::vector<Tensor> one = train_functional(nullptr, jit);
+    const std::vector<Tensor> eight = train_functional(&tpu, jit);
     ASSERT_EQ(one.size(), 4U);
     ASSERT_EQ(eight.size(), one.size());
     for (std::size_t i = 0; i < one.size(); ++i) {

@@ -16,14 +16,14 @@
 namespace kestrel::distribute {
 namespace {
 
-struct Trained {
+struct AccumulationRun {
   std::vector<Tensor> weights;
   std::int64_t iterations = 0;
 };
 
 // A fresh MLP (seed 5) trained for 2 epochs over 128 samples at `batch_size`, with Adam
 // accumulating over `accumulation` calls (1: none), under `strategy` (null: no scope).
-Trained train(const Strategy* strategy, bool jit, std::int64_t batch_size, int accumulation) {
+AccumulationRun train_accumulating(const Strategy* strategy, bool jit, std::int64_t batch_size, int accumulation) {
   clear_session();
   random::set_global_seed(5);
   std::optional<DistributionScope> scope;
@@ -41,7 +41,7 @@ Trained train(const Strategy* strategy, bool jit, std::int64_t batch_size, int a
   return {model.get_weights(), model.optimizer()->iterations()};
 }
 
-void expect_close(const Trained& got, const Trained& want, const std::string& what) {
+void expect_close(const AccumulationRun& got, const AccumulationRun& want, const std::string& what) {
   EXPECT_EQ(got.iterations, want.iterations) << what;
   ASSERT_EQ(got.weights.size(), want.weights.size());
   for (std::size_t i = 0; i < want.weights.size(); ++i) {
@@ -57,8 +57,8 @@ TEST(GradientAccumulation, FourMicroBatchesOfEightTrainLikeOneBatchOf32) {
   for (const Strategy* strategy : {static_cast<const Strategy*>(nullptr), static_cast<const Strategy*>(&tpu)}) {
     for (const bool jit : {false, true}) {
       const std::string what = std::string(strategy ? "8 replicas" : "1 replica") + (jit ? ", compiled" : ", eager");
-      const Trained whole = train(strategy, jit, 32, 1);
-      const Trained accumulated = train(strategy, jit, 8, 4);
+      const AccumulationRun whole = train_accumulating(strategy, jit, 32, 1);
+      const AccumulationRun accumulated = train_accumulating(strategy, jit, 8, 4);
       EXPECT_EQ(whole.iterations, 8) << what;  // 2 epochs of 4 batches of 32
       expect_close(accumulated, whole, what);
     }

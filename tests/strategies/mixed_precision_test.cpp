@@ -18,7 +18,7 @@ namespace {
 
 using mixed_precision::PolicyScope;
 
-struct Trained {
+struct PolicyRun {
   std::vector<Tensor> weights;
   std::vector<Variable> optimizer_variables;
   History history;
@@ -27,10 +27,10 @@ struct Trained {
 };
 
 // Three classes that a line through the 12 features separates (seeded).
-struct Data {
+struct PolicyData {
   Tensor x, y;
 };
-Data data_of(std::int64_t n, std::uint64_t seed) {
+PolicyData policy_data(std::int64_t n, std::uint64_t seed) {
   const Tensor x = random::normal({n, 12}, random::Key(seed));
   const std::vector<float> v = x.to_vector<float>();
   std::vector<std::int32_t> labels(static_cast<std::size_t>(n));
@@ -46,7 +46,7 @@ Data data_of(std::int64_t n, std::uint64_t seed) {
 // epochs (20 steps) compare runs step for step; ten learn the task.
 constexpr int kShort = 2;
 constexpr int kLong = 10;
-Trained train(const char* policy, const Strategy* strategy, bool jit, int epochs = kShort) {
+PolicyRun train_under_policy(const char* policy, const Strategy* strategy, bool jit, int epochs = kShort) {
   PolicyScope scoped(policy);
   clear_session();
   random::set_global_seed(5);
@@ -57,12 +57,12 @@ Trained train(const char* policy, const Strategy* strategy, bool jit, int epochs
                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
                  .metrics = {"accuracy"},
                  .jit_compile = jit});
-  const Data data = data_of(320, 40);
-  Trained run;
+  const PolicyData data = policy_data(320, 40);
+  PolicyRun run;
   run.history = model.fit(data.x, data.y, {.batch_size = 32, .epochs = epochs, .verbose = 0, .shuffle = false});
   run.weights = model.get_weights();
   run.optimizer_variables = model.optimizer()->variables();
-  const Data test = data_of(96, 41);
+  const PolicyData test = policy_data(96, 41);
   run.evaluated = model.evaluate(test.x, test.y, {.batch_size = 32, .verbose = 0});
   run.predicted = model.predict(test.x, {.batch_size = 32});
   return run;
@@ -77,7 +77,7 @@ double max_relative_difference(const Tensor& a, const Tensor& b) {
 
 // bfloat16 keeps 8 significant bits: one rounding is 2^-9 relative, and 20 steps of training let
 // such differences grow; what matters is that the runs agree on what they learned.
-void expect_within_bfloat16(const Trained& got, const Trained& want) {
+void expect_within_bfloat16(const PolicyRun& got, const PolicyRun& want) {
   ASSERT_EQ(got.weights.size(), want.weights.size());
   for (std::size_t i = 0; i < want.weights.size(); ++i) {
     EXPECT_LT(max_relative_difference(got.weights[i], want.weights[i]), 0.06) << "weight " << i;
@@ -87,7 +87,7 @@ void expect_within_bfloat16(const Trained& got, const Trained& want) {
   EXPECT_LT(max_relative_difference(got.predicted, want.predicted), 0.1);
 }
 
-void expect_same_bits(const Trained& a, const Trained& b) {
+void expect_same_bits(const PolicyRun& a, const PolicyRun& b) {
   for (std::size_t i = 0; i < a.weights.size(); ++i) {
     EXPECT_EQ(a.weights[i].to_vector<float>(), b.weights[i].to_vector<float>()) << "weight " << i;
   }
@@ -96,18 +96,18 @@ void expect_same_bits(const Trained& a, const Trained& b) {
 }
 
 TEST(MixedPrecision, MixedBfloat16TrainsEagerlyAndCompiledAlike) {
-  const Trained eager = train("mixed_bfloat16", nullptr, false);
-  const Trained jit = train("mixed_bfloat16", nullptr, true);
+  const PolicyRun eager = train_under_policy("mixed_bfloat16", nullptr, false);
+  const PolicyRun jit = train_under_policy("mixed_bfloat16", nullptr, true);
   for (const Tensor& w : eager.weights) EXPECT_EQ(w.dtype(), DType::float32);
   EXPECT_EQ(eager.predicted.dtype(), DType::float32);
   expect_within_bfloat16(jit, eager);
-  expect_same_bits(train("mixed_bfloat16", nullptr, false), eager);
-  expect_same_bits(train("mixed_bfloat16", nullptr, true), jit);
+  expect_same_bits(train_under_policy("mixed_bfloat16", nullptr, false), eager);
+  expect_same_bits(train_under_policy("mixed_bfloat16", nullptr, true), jit);
 }
 
 TEST(MixedPrecision, MixedBfloat16LearnsWhatFloat32Learns) {
-  const Trained f32 = train("float32", nullptr, true, kLong);
-  const Trained mixed = train("mixed_bfloat16", nullptr, true, kLong);
+  const PolicyRun f32 = train_under_policy("float32", nullptr, true, kLong);
+  const PolicyRun mixed = train_under_policy("mixed_bfloat16", nullptr, true, kLong);
   EXPECT_GT(f32.evaluated.at("accuracy"), 0.85);
   EXPECT_NEAR(mixed.evaluated.at("accuracy"), f32.evaluated.at("accuracy"), 3.0 / 96);
   EXPECT_NEAR(mixed.history.history.at("loss").back(), f32.history.history.at("loss").back(), 0.05);
@@ -117,17 +117,17 @@ TEST(MixedPrecision, EightReplicasTrainLikeOneWithinBfloat16) {
   TPUStrategy tpu(TPUClusterResolver::local());
   for (bool jit : {false, true}) {
     SCOPED_TRACE(jit ? "compiled" : "eager");
-    const Trained one = train("mixed_bfloat16", nullptr, jit);
-    const Trained eight = train("mixed_bfloat16", &tpu, jit);
+    const PolicyRun one = train_under_policy("mixed_bfloat16", nullptr, jit);
+    const PolicyRun eight = train_under_policy("mixed_bfloat16", &tpu, jit);
     expect_within_bfloat16(eight, one);
-    expect_same_bits(train("mixed_bfloat16", &tpu, jit), eight);
+    expect_same_bits(train_under_policy("mixed_bfloat16", &tpu, jit), eight);
   }
 }
 
 TEST(MixedPrecision, Bfloat16PolicyKeepsWeightsAndOptimizerStateInBfloat16) {
   for (bool jit : {false, true}) {
     SCOPED_TRACE(jit ? "compiled" : "eager");
-    const Trained bf16 = train("bfloat16", nullptr, jit, kLong);
+    const PolicyRun bf16 = train_under_policy("bfloat16", nullptr, jit, kLong);
     for (const Tensor& w : bf16.weights) EXPECT_EQ(w.dtype(), DType::bfloat16);
     for (const Variable& v : bf16.optimizer_variables) {
       if (v.shape().rank() > 0) {  // slots, not counters
@@ -138,7 +138,7 @@ TEST(MixedPrecision, Bfloat16PolicyKeepsWeightsAndOptimizerStateInBfloat16) {
     // The loss and the metrics are float32 whatever the model computes in (logged as doubles).
     EXPECT_TRUE(std::isfinite(bf16.history.history.at("loss").back()));
     EXPECT_GT(bf16.evaluated.at("accuracy"), 0.85);
-    expect_same_bits(train("bfloat16", nullptr, jit, kLong), bf16);
+    expect_same_bits(train_under_policy("bfloat16", nullptr, jit, kLong), bf16);
   }
 }
 

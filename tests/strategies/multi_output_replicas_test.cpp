@@ -17,7 +17,7 @@
 namespace kestrel::distribute {
 namespace {
 
-struct Trained {
+struct MultiOutputRun {
   History history;
   Logs evaluated;
   Outputs predicted;
@@ -26,7 +26,7 @@ struct Trained {
 
 // A trunk with a classifying head and a regressing head (seed 5), trained for 2 epochs of 72
 // samples at a global batch of 16 (a last batch of 8, padded), then evaluated and run on 40.
-Trained train(const Strategy* strategy, bool jit) {
+MultiOutputRun train_multi_output(const Strategy* strategy, bool jit) {
   clear_session();
   random::set_global_seed(5);
   std::optional<DistributionScope> scope;
@@ -46,7 +46,7 @@ Trained train(const Strategy* strategy, bool jit) {
   };
   const auto [train_x, train_y] = data(72, 40);
   const auto [test_x, test_y] = data(40, 50);
-  Trained run;
+  MultiOutputRun run;
   run.history = model.fit(train_x, train_y, {.batch_size = 16, .epochs = 2, .verbose = 0, .shuffle = false});
   run.evaluated = model.evaluate(test_x, test_y, {.batch_size = 16, .verbose = 0});
   run.predicted = model.predict(test_x, {.batch_size = 16});
@@ -54,7 +54,7 @@ Trained train(const Strategy* strategy, bool jit) {
   return run;
 }
 
-void expect_close(const Trained& got, const Trained& want) {
+void expect_close(const MultiOutputRun& got, const MultiOutputRun& want) {
   ASSERT_EQ(got.weights.size(), want.weights.size());
   for (std::size_t i = 0; i < want.weights.size(); ++i) {
     const std::vector<float> g = got.weights[i].to_vector<float>(), w = want.weights[i].to_vector<float>();
@@ -77,9 +77,9 @@ TEST(MultiOutputReplicas, EightTrainLikeOneEagerlyAndCompiled) {
   TPUStrategy tpu(TPUClusterResolver::local());
   for (const bool jit : {false, true}) {
     SCOPED_TRACE(jit ? "compiled" : "eager");
-    const Trained one = train(nullptr, jit);
+    const MultiOutputRun one = train_multi_output(nullptr, jit);
     EXPECT_EQ(one.predicted["size"].shape(), (Shape{40, 1}));
-    expect_close(train(&tpu, jit), one);
+    expect_close(train_multi_output(&tpu, jit), one);
   }
 }
 

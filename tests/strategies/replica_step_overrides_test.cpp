@@ -119,15 +119,15 @@ class CustomEvaluation : public Mlp {
   Outputs predict_step(const Inputs& x) override { return ops::softmax((*this)(x, false)); }
 };
 
-struct Data {
+struct OverrideData {
   Tensor x, y;
 };
-Data data_of(std::int64_t n, std::uint64_t seed) {
+OverrideData override_data(std::int64_t n, std::uint64_t seed) {
   return {random::normal({n, 12}, random::Key(seed)), random::randint({n}, random::Key(seed + 1), 0, 3)};
 }
 
 template <class M>
-struct Trained {
+struct OverrideRun {
   std::unique_ptr<M> model;
   std::vector<Tensor> initial_weights, weights;
   History history;
@@ -136,19 +136,19 @@ struct Trained {
 // A fresh model of type M (seed 5), compiled with Adam and accuracy (and jit_compile if `jit`),
 // trained 2 epochs over 64 samples at a global batch of 16, under `strategy` (null: no scope).
 template <class M>
-Trained<M> train(const Strategy* strategy, bool jit = false) {
+OverrideRun<M> train_override(const Strategy* strategy, bool jit = false) {
   clear_session();
   random::set_global_seed(5);
   std::optional<DistributionScope> scope;
   if (strategy != nullptr) scope.emplace(*strategy);
-  Trained<M> run{.model = std::make_unique<M>()};
+  OverrideRun<M> run{.model = std::make_unique<M>()};
   run.model->compile({.optimizer = optimizers::Adam({.learning_rate = 1e-2}),
                       .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
                       .metrics = {"accuracy"},
                       .jit_compile = jit});
   run.model->build(Shape{1, 12});
   run.initial_weights = run.model->get_weights();
-  const Data data = data_of(64, 40);
+  const OverrideData data = override_data(64, 40);
   run.history = run.model->fit(data.x, data.y, {.batch_size = 16, .epochs = 2, .verbose = 0, .shuffle = false});
   run.weights = run.model->get_weights();
   return run;
@@ -169,11 +169,11 @@ std::string mode(bool jit) { return jit ? "compiled" : "eager"; }
 // Eager and compiled, on 1, 2 and 8 replicas: like one eager replica with no strategy.
 template <class M>
 void expect_replicas_train_like_one(const std::string& what) {
-  const Trained<M> one = train<M>(nullptr);
+  const OverrideRun<M> one = train_override<M>(nullptr);
   for (const bool jit : {false, true}) {
     for (const int replicas : {1, 2, 8}) {
       MirroredStrategy strategy({.num_replicas = replicas});
-      const Trained<M> many = train<M>(&strategy, jit);
+      const OverrideRun<M> many = train_override<M>(&strategy, jit);
       const std::string where = what + ", " + mode(jit) + ", on " + std::to_string(replicas) + " replicas";
       expect_close(many.weights, one.weights, where);
       for (const auto& [key, values] : one.history.history) {
@@ -186,7 +186,7 @@ void expect_replicas_train_like_one(const std::string& what) {
 TEST(ReplicaStepOverrides, AFrozenModelStaysFrozenOnEveryReplicaCount) {
   for (const auto& [replicas, jit] : {std::pair{1, false}, {2, false}, {8, false}, {1, true}, {2, true}, {8, true}}) {
     MirroredStrategy strategy({.num_replicas = replicas});
-    const Trained<Frozen> run = train<Frozen>(&strategy, jit);
+    const OverrideRun<Frozen> run = train_override<Frozen>(&strategy, jit);
     const std::string where = std::to_string(replicas) + " replicas, " + mode(jit);
     ASSERT_EQ(run.weights.size(), run.initial_weights.size());
     for (std::size_t i = 0; i < run.weights.size(); ++i) {
@@ -213,13 +213,13 @@ TEST(ReplicaStepOverrides, TheDefaultStepTrainsAlikeOnEightReplicas) {
 class TestAndPredictOverrides : public ::testing::TestWithParam<bool> {};
 
 TEST_P(TestAndPredictOverrides, RunOnEveryReplica) {
-  const Data test = data_of(40, 60);
-  const Trained<CustomEvaluation> one = train<CustomEvaluation>(nullptr);
+  const OverrideData test = override_data(40, 60);
+  const OverrideRun<CustomEvaluation> one = train_override<CustomEvaluation>(nullptr);
   const Logs one_logs = one.model->evaluate(test.x, test.y, {.batch_size = 16, .verbose = 0});
   const std::vector<float> one_predicted = one.model->predict(test.x, {.batch_size = 16}).tensor().to_vector<float>();
 
   TPUStrategy tpu(TPUClusterResolver::local());
-  const Trained<CustomEvaluation> eight = train<CustomEvaluation>(&tpu, /*jit=*/GetParam());
+  const OverrideRun<CustomEvaluation> eight = train_override<CustomEvaluation>(&tpu, /*jit=*/GetParam());
   auto scope = tpu.scope();
   const Logs eight_logs = eight.model->evaluate(test.x, test.y, {.batch_size = 16, .verbose = 0});
   const std::vector<float> eight_predicted =
@@ -249,7 +249,7 @@ class FailsOnReplicaThree : public Mlp {
 
 TEST(ReplicaStepOverrides, AReplicaThatThrowsStopsTheStepOnEveryReplica) {
   TPUStrategy tpu(TPUClusterResolver::local());
-  const std::string m = error_message<ValueError>([&] { train<FailsOnReplicaThree>(&tpu); });
+  const std::string m = error_message<ValueError>([&] { train_override<FailsOnReplicaThree>(&tpu); });
   EXPECT_EQ(m, "replica three cannot go on");
 }
 
@@ -264,7 +264,7 @@ class SkipsTheUpdateOnReplicaOne : public Mlp {
 
 TEST(ReplicaStepOverrides, AReplicaThatSkipsAMergePointIsAnErrorNamingIt) {
   MirroredStrategy strategy({.num_replicas = 4});
-  const std::string m = error_message<ValueError>([&] { train<SkipsTheUpdateOnReplicaOne>(&strategy); });
+  const std::string m = error_message<ValueError>([&] { train_override<SkipsTheUpdateOnReplicaOne>(&strategy); });
   EXPECT_TRUE(contains(m, "merge point 'optimizer.apply'")) << m;
   EXPECT_TRUE(contains(m, "every replica's step must reach the same merge points")) << m;
 }
@@ -286,7 +286,7 @@ CustomLoopRun custom_loop(const Strategy& strategy, bool jit) {
   optimizers::Adam adam({.learning_rate = 1e-2});
   adam.build(model.trainable_weights());
   losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true, .reduction = losses::Reduction::sum});
-  const Data data = data_of(64, 40);
+  const OverrideData data = override_data(64, 40);
   const int replicas = strategy.num_replicas_in_sync();
   const std::int64_t global_batch = 16, shard = global_batch / replicas;
   const auto step = [&](const Tensor& x, const Tensor& y) {

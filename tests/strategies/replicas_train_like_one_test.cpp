@@ -24,10 +24,10 @@ using testing::error_message;
 // The MLP's 12 features, or the CNN's 6x6 single-channel images.
 enum class Net { mlp, cnn };
 
-struct Data {
+struct MlpData {
   Tensor x, y;
 };
-Data data_of(std::int64_t n, Net net = Net::mlp) {
+MlpData mlp_data(std::int64_t n, Net net = Net::mlp) {
   const Shape features = net == Net::mlp ? Shape{n, 12} : Shape{n, 6, 6, 1};
   return {random::normal(features, random::Key(40)), random::randint({n}, random::Key(41), 0, 3)};
 }
@@ -38,7 +38,7 @@ Sequential make(Net net) {
       {layers::Conv2D(4, {3, 3}, {.activation = "relu"}), layers::MaxPooling2D(), layers::Flatten(), layers::Dense(3)});
 }
 
-struct Trained {
+struct MlpRun {
   std::vector<Tensor> weights;
   History history;
   Logs evaluated;
@@ -47,7 +47,7 @@ struct Trained {
 
 // A fresh MLP or CNN (seed 5) trained for 20 steps of a global batch of 16 (2 epochs of 160
 // samples) under `strategy` (null: no scope), then evaluated and run on 40 samples.
-Trained train(const Strategy* strategy, bool jit, Net net = Net::mlp) {
+MlpRun train_mlp(const Strategy* strategy, bool jit, Net net = Net::mlp) {
   clear_session();
   random::set_global_seed(5);
   std::optional<DistributionScope> scope;
@@ -57,17 +57,17 @@ Trained train(const Strategy* strategy, bool jit, Net net = Net::mlp) {
                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
                  .metrics = {"accuracy"},
                  .jit_compile = jit});
-  const Data data = data_of(160, net);
-  Trained run;
+  const MlpData data = mlp_data(160, net);
+  MlpRun run;
   run.history = model.fit(data.x, data.y, {.batch_size = 16, .epochs = 2, .verbose = 0, .shuffle = false});
   run.weights = model.get_weights();
-  const Data test = data_of(40, net);
+  const MlpData test = mlp_data(40, net);
   run.evaluated = model.evaluate(test.x, test.y, {.batch_size = 16, .verbose = 0});  // 16, 16 and 8 (padded)
   run.predicted = model.predict(test.x, {.batch_size = 16});
   return run;
 }
 
-void expect_close(const Trained& got, const Trained& want, double tolerance) {
+void expect_close(const MlpRun& got, const MlpRun& want, double tolerance) {
   ASSERT_EQ(got.weights.size(), want.weights.size());
   for (std::size_t i = 0; i < want.weights.size(); ++i) {
     std::vector<float> g = got.weights[i].to_vector<float>(), w = want.weights[i].to_vector<float>();
@@ -82,16 +82,16 @@ void expect_close(const Trained& got, const Trained& want, double tolerance) {
 }
 
 TEST(Replicas, EightTrainLikeOneEagerly) {
-  const Trained one = train(nullptr, false);
+  const MlpRun one = train_mlp(nullptr, false);
   TPUStrategy tpu(TPUClusterResolver::local());
-  const Trained eight = train(&tpu, false);
+  const MlpRun eight = train_mlp(&tpu, false);
   expect_close(eight, one, 1e-5);
 }
 
 TEST(Replicas, EightTrainLikeOneCompiled) {
-  const Trained one = train(nullptr, true);
+  const MlpRun one = train_mlp(nullptr, true);
   TPUStrategy tpu(TPUClusterResolver::local());
-  const Trained eight = train(&tpu, true);
+  const MlpRun eight = train_mlp(&tpu, true);
   expect_close(eight, one, 1e-5);
 }
 
@@ -99,15 +99,15 @@ TEST(Replicas, EightTrainLikeOneWithConvolutionsEagerlyAndCompiled) {
   TPUStrategy tpu(TPUClusterResolver::local());
   for (const bool jit : {false, true}) {
     SCOPED_TRACE(jit ? "compiled" : "eager");
-    expect_close(train(&tpu, jit, Net::cnn), train(nullptr, jit, Net::cnn), 1e-5);
+    expect_close(train_mlp(&tpu, jit, Net::cnn), train_mlp(nullptr, jit, Net::cnn), 1e-5);
   }
-  expect_close(train(&tpu, true, Net::cnn), train(nullptr, false, Net::cnn), 1e-5);  // compiled 8 == eager 1
+  expect_close(train_mlp(&tpu, true, Net::cnn), train_mlp(nullptr, false, Net::cnn), 1e-5);  // compiled 8 == eager 1
 }
 
 TEST(Replicas, RunsAreBitwiseReproducible) {
   MirroredStrategy four({.num_replicas = 4});
   for (const bool jit : {false, true}) {
-    const Trained first = train(&four, jit), second = train(&four, jit);
+    const MlpRun first = train_mlp(&four, jit), second = train_mlp(&four, jit);
     for (std::size_t i = 0; i < first.weights.size(); ++i) {
       EXPECT_EQ(first.weights[i].to_vector<float>(), second.weights[i].to_vector<float>()) << "jit " << jit;
     }

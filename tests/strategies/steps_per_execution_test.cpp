@@ -42,7 +42,7 @@ class BatchEnds : public Callback {
 
 // A dropout MLP trained 2 epochs over 72 samples at batch 16 (5 steps an epoch, the last of 8
 // rows padded), validated on 40 (3 steps), with `per_execution` steps per call.
-TrainedRun train(int per_execution, bool jit, bool eight_replicas) {
+TrainedRun train_grouped(int per_execution, bool jit, bool eight_replicas) {
   clear_session();
   random::set_global_seed(7);
   std::optional<TPUStrategy> tpu;
@@ -81,8 +81,8 @@ class StepsPerExecution : public ::testing::TestWithParam<std::tuple<bool, bool>
 
 TEST_P(StepsPerExecution, EndsWhereOneStepPerCallEnds) {
   const auto [jit, eight] = GetParam();
-  const TrainedRun one = train(1, jit, eight);
-  const TrainedRun four = train(4, jit, eight);
+  const TrainedRun one = train_grouped(1, jit, eight);
+  const TrainedRun four = train_grouped(4, jit, eight);
   // 5 steps an epoch: executions of 4 and 1; hooks after steps 3 and 4 of each epoch.
   EXPECT_EQ(four.batch_ends, (std::vector<std::int64_t>{3, 4, 3, 4}));
   EXPECT_EQ(four.test_batch_ends, (std::vector<std::int64_t>{2, 2}));  // 3 validation steps: one execution
@@ -112,7 +112,7 @@ INSTANTIATE_TEST_SUITE_P(EagerAndCompiledOnOneAndEightReplicas, StepsPerExecutio
 
 TEST(StepsPerExecutionCompiled, OneProgramRunsTheExecutionsSteps) {
   testing::LogCapture log("kestrel.jit");
-  const TrainedRun four = train(4, /*jit=*/true, /*eight_replicas=*/false);
+  const TrainedRun four = train_grouped(4, /*jit=*/true, /*eight_replicas=*/false);
   const std::string text = log.text();
   // A program of 4 steps (each step's batch its own arguments) and one of the epoch's last step;
   // evaluation's 3 steps, and predict's 3.

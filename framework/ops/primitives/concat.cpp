@@ -14,8 +14,6 @@
 namespace kestrel::ops {
 namespace {
 
-constexpr std::int64_t kGrainBytes = 1 << 15;
-
 class Concat final : public PrimitiveOf<Concat, OpId::concat> {
  public:
   explicit Concat(int axis) : axis_(axis) {}
@@ -72,7 +70,7 @@ class Concat final : public PrimitiveOf<Concat, OpId::concat> {
     }
     auto* dst = static_cast<std::uint8_t*>(out.data);
     std::int64_t grain =
-        std::max<std::int64_t>(1, kGrainBytes * n / static_cast<std::int64_t>(std::max<std::size_t>(row, 1)));
+        std::max<std::int64_t>(1, kCopyGrainBytes * n / static_cast<std::int64_t>(std::max<std::size_t>(row, 1)));
     parallel_for(outer * n, grain, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t task = begin; task < end; ++task) {
         std::int64_t o = task / n;

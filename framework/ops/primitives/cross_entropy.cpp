@@ -27,7 +27,7 @@ namespace kestrel {
 namespace {
 
 // The names users call; the primitives are listed as softmax_cross_entropy(_backprop).
-constexpr const char* kName = "sparse_softmax_cross_entropy";
+constexpr const char* kCrossEntropyOp = "sparse_softmax_cross_entropy";
 constexpr const char* kBackpropName = "sparse_softmax_cross_entropy_backprop";
 
 // "labels[1,2]" for element `flat` of a labels tensor of the given shape.
@@ -111,13 +111,13 @@ class SoftmaxCrossEntropy final : public PrimitiveOf<SoftmaxCrossEntropy, OpId::
   std::string params() const override { return "ignore_index=" + std::to_string(ignore_index_); }
 
   TensorSpec infer(std::span<const TensorSpec> inputs) const override {
-    return check_inputs(kName, inputs[0], inputs[1]);
+    return check_inputs(kCrossEntropyOp, inputs[0], inputs[1]);
   }
 
   void eval_cpu(std::span<const TensorView> inputs, const TensorView& output) const override {
     const TensorView& logits = inputs[0];
     const std::int64_t classes = logits.shape[-1];
-    check_labels(kName, inputs[1], classes, ignore_index_);
+    check_labels(kCrossEntropyOp, inputs[1], classes, ignore_index_);
     if (logits.dtype == DType::bfloat16) {
       kernels::sparse_softmax_cross_entropy_bfloat16(logits, inputs[1], output, ignore_index_);
       return;

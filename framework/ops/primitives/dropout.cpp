@@ -19,7 +19,7 @@
 namespace kestrel {
 namespace {
 
-constexpr const char* kName = "dropout";
+constexpr const char* kDropoutOp = "dropout";
 
 void check_key(const char* op, const TensorSpec& key) {
   if (key.dtype != DType::int64) {
@@ -34,9 +34,9 @@ void check_key(const char* op, const TensorSpec& key) {
 
 TensorSpec check_inputs(const TensorSpec& x, const TensorSpec& key) {
   if (!is_floating(x.dtype)) {
-    throw TypeError(op_message(kName, "x is " + x.to_string() + "; it must be float32 or bfloat16"));
+    throw TypeError(op_message(kDropoutOp, "x is " + x.to_string() + "; it must be float32 or bfloat16"));
   }
-  check_key(kName, key);
+  check_key(kDropoutOp, key);
   return x;
 }
 
@@ -80,11 +80,11 @@ namespace ops {
 Tensor dropout(const Tensor& x, double rate, const Tensor& key) {
   if (!(rate >= 0.0 && rate < 1.0)) {
     throw ValueError(op_message(
-        kName, "rate is " + format_rate(rate) + "; it must be in [0, 1): the fraction of elements set to zero"));
+        kDropoutOp, "rate is " + format_rate(rate) + "; it must be in [0, 1): the fraction of elements set to zero"));
   }
   if (!x.defined() || !key.defined()) {
     throw ValueError(op_message(
-        kName, std::string(x.defined() ? "key" : "x") + " is an undefined tensor; pass a tensor with a value"));
+        kDropoutOp, std::string(x.defined() ? "key" : "x") + " is an undefined tensor; pass a tensor with a value"));
   }
   check_inputs(x.spec(), key.spec());
   if (rate == 0.0) return x;  // nothing is dropped and the scale is 1

@@ -18,7 +18,7 @@
 namespace kestrel {
 namespace {
 
-constexpr const char* kName = "layer_norm";
+constexpr const char* kLayerNormOp = "layer_norm";
 constexpr const char* kBackpropName = "layer_norm_backprop";
 constexpr const char* kGammaBackpropName = "layer_norm_gamma_backprop";
 
@@ -54,9 +54,9 @@ void check_parameter(const char* op, const char* what, const TensorSpec& p, cons
 // Inputs (x, gamma, beta).
 TensorSpec check_inputs(std::span<const TensorSpec> inputs) {
   const TensorSpec& x = inputs[0];
-  check_x(kName, x);
-  check_parameter(kName, "gamma", inputs[1], x);
-  check_parameter(kName, "beta", inputs[2], x);
+  check_x(kLayerNormOp, x);
+  check_parameter(kLayerNormOp, "gamma", inputs[1], x);
+  check_parameter(kLayerNormOp, "beta", inputs[2], x);
   return x;
 }
 
@@ -197,7 +197,7 @@ class LayerNormGammaBackprop final : public PrimitiveOf<LayerNormGammaBackprop, 
 namespace ops {
 
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, const LayerNormOptions& options) {
-  check_epsilon(kName, options.epsilon);
+  check_epsilon(kLayerNormOp, options.epsilon);
   return detail::apply_new<LayerNorm>({x, gamma, beta}, options.epsilon);
 }
 

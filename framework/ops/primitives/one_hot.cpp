@@ -14,8 +14,6 @@
 namespace kestrel::ops {
 namespace {
 
-constexpr std::int64_t kGrainBytes = 1 << 15;
-
 template <class T>
 T convert(double value) {
   if constexpr (std::is_same_v<T, bfloat16>) {
@@ -29,8 +27,8 @@ T convert(double value) {
 
 template <class T, class I>
 void one_hot_kernel(const I* labels, T* out, std::int64_t count, std::int64_t depth, T on, T off) {
-  std::int64_t grain =
-      std::max<std::int64_t>(1, kGrainBytes / std::max<std::int64_t>(1, depth * static_cast<std::int64_t>(sizeof(T))));
+  std::int64_t grain = std::max<std::int64_t>(
+      1, kCopyGrainBytes / std::max<std::int64_t>(1, depth * static_cast<std::int64_t>(sizeof(T))));
   parallel_for(count, grain, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
       T* row = out + i * depth;

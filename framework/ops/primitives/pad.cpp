@@ -15,8 +15,6 @@
 namespace kestrel::ops {
 namespace {
 
-constexpr std::int64_t kGrainBytes = 1 << 15;
-
 std::string paddings_to_string(const std::vector<std::int64_t>& before, const std::vector<std::int64_t>& after) {
   std::string out = "[";
   for (std::size_t i = 0; i < before.size(); ++i) {
@@ -79,8 +77,8 @@ void pad_kernel(const T* src, T* dst, const PadGeometry& g, T fill) {
     in_strides[static_cast<std::size_t>(d)] = stride;
     stride *= g.in_dims[static_cast<std::size_t>(d)];
   }
-  std::int64_t grain =
-      std::max<std::int64_t>(1, kGrainBytes / static_cast<std::int64_t>(std::max<std::int64_t>(row, 1) * sizeof(T)));
+  std::int64_t grain = std::max<std::int64_t>(
+      1, kCopyGrainBytes / static_cast<std::int64_t>(std::max<std::int64_t>(row, 1) * sizeof(T)));
 
   parallel_for(rows, grain, [&](std::int64_t begin, std::int64_t end) {
     std::vector<std::int64_t> index(static_cast<std::size_t>(k), 0);

@@ -17,16 +17,16 @@
 namespace kestrel {
 namespace {
 
-constexpr const char* kName = "random_fold_in";
+constexpr const char* kFoldInOp = "random_fold_in";
 
 void check_int64_scalar(const char* input, const TensorSpec& spec, const char* made_by) {
   if (spec.dtype != DType::int64) {
-    throw TypeError(
-        op_message(kName, std::string(input) + " is " + spec.to_string() + "; it must be an int64 scalar " + made_by));
+    throw TypeError(op_message(
+        kFoldInOp, std::string(input) + " is " + spec.to_string() + "; it must be an int64 scalar " + made_by));
   }
   if (spec.shape.rank() != 0) {
-    throw ShapeError(op_message(
-        kName, std::string(input) + " is " + spec.to_string() + "; it must be an int64 scalar (shape []) " + made_by));
+    throw ShapeError(op_message(kFoldInOp, std::string(input) + " is " + spec.to_string() +
+                                               "; it must be an int64 scalar (shape []) " + made_by));
   }
 }
 
@@ -58,8 +58,8 @@ namespace random {
 
 Tensor fold_in(const Tensor& key, const Tensor& data) {
   if (!key.defined() || !data.defined()) {
-    throw ValueError(op_message(
-        kName, std::string(key.defined() ? "data" : "key") + " is an undefined tensor; pass an int64 scalar tensor"));
+    throw ValueError(op_message(kFoldInOp, std::string(key.defined() ? "data" : "key") +
+                                               " is an undefined tensor; pass an int64 scalar tensor"));
   }
   check_inputs(key.spec(), data.spec());
   return detail::apply_new<RandomFoldIn>({key, data});

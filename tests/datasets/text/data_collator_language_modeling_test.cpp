@@ -6,9 +6,12 @@
 
 #include "datasets/text/data_collator.h"
 #include "framework/core/error.h"
+#include "tests/support/tensor_values.h"
 
 namespace kestrel::text {
 namespace {
+
+using testing::int64s;
 
 constexpr std::int64_t kPad = 0, kCls = 2, kSep = 3, kMask = 4, kFirstWord = 5;
 constexpr std::int64_t kVocab = 100;
@@ -20,17 +23,13 @@ WordPieceTokenizer tokenizer() {
   return WordPieceTokenizer(vocab);
 }
 
-Tensor ids_tensor(const std::vector<std::int64_t>& ids) {
-  return Tensor::from_vector<std::int64_t>(ids, Shape{static_cast<std::int64_t>(ids.size())});
-}
-
 // [CLS] + `words` ordinary tokens + [SEP], with attention_mask.
 data::Element example(std::int64_t words, std::int64_t offset = 0) {
   std::vector<std::int64_t> ids = {kCls};
   for (std::int64_t i = 0; i < words; ++i) ids.push_back(kFirstWord + (i + offset) % (kVocab - kFirstWord));
   ids.push_back(kSep);
-  return data::Element{{"input_ids", ids_tensor(ids)},
-                       {"attention_mask", ids_tensor(std::vector<std::int64_t>(ids.size(), 1))}};
+  return data::Element{{"input_ids", int64s(ids)},
+                       {"attention_mask", int64s(std::vector<std::int64_t>(ids.size(), 1))}};
 }
 
 // Examples of different lengths, so every batch has padding.
@@ -119,9 +118,9 @@ TEST(DataCollatorForLanguageModeling, ReproducibleWithASeedFreshEachBatch) {
 TEST(DataCollatorForLanguageModeling, HonoursSpecialTokensMaskAndDropsIt) {
   // Every ordinary token marked special: nothing may be selected even with mlm_probability = 1.
   data::Element e = example(10);
-  e.set("special_tokens_mask", ids_tensor(std::vector<std::int64_t>(12, 1)));
+  e.set("special_tokens_mask", int64s(std::vector<std::int64_t>(12, 1)));
   data::Element shorter = example(4);
-  shorter.set("special_tokens_mask", ids_tensor(std::vector<std::int64_t>(6, 1)));
+  shorter.set("special_tokens_mask", int64s(std::vector<std::int64_t>(6, 1)));
   auto batch = DataCollatorForLanguageModeling(tokenizer(), {.mlm_probability = 1.0})({e, shorter});
   EXPECT_FALSE(batch.contains("special_tokens_mask"));
   EXPECT_EQ(batch.tensor("labels").to_vector<std::int64_t>(), std::vector<std::int64_t>(24, kIgnoreIndex));

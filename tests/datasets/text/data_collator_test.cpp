@@ -8,24 +8,23 @@
 
 #include "framework/core/error.h"
 #include "framework/data/dataset.h"
+#include "tests/support/tensor_values.h"
 
 namespace kestrel::text {
 namespace {
+
+using testing::int64s;
 
 // ids: [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4 the=5 cat=6 sat=7 on=8 mat=9
 WordPieceTokenizer tiny_tokenizer() {
   return WordPieceTokenizer({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat"});
 }
 
-Tensor ids_tensor(const std::vector<std::int64_t>& ids) {
-  return Tensor::from_vector<std::int64_t>(ids, Shape{static_cast<std::int64_t>(ids.size())});
-}
-
 // One tokenized example as the tokenizer's map_fn makes it, plus a class label.
 data::Element example(const std::vector<std::int64_t>& ids, std::int64_t label) {
-  return data::Element{{"input_ids", ids_tensor(ids)},
-                       {"token_type_ids", ids_tensor(std::vector<std::int64_t>(ids.size(), 0))},
-                       {"attention_mask", ids_tensor(std::vector<std::int64_t>(ids.size(), 1))},
+  return data::Element{{"input_ids", int64s(ids)},
+                       {"token_type_ids", int64s(std::vector<std::int64_t>(ids.size(), 0))},
+                       {"attention_mask", int64s(std::vector<std::int64_t>(ids.size(), 1))},
                        {"label", Tensor::scalar(static_cast<double>(label), DType::int64)}};
 }
 
@@ -56,20 +55,20 @@ TEST(DataCollatorWithPadding, PadToMultipleOfAndMaxLength) {
 }
 
 TEST(DataCollatorWithPadding, AddsAnAttentionMaskWhenMissing) {
-  data::Element a{{"input_ids", ids_tensor({2, 5, 3})}};
-  data::Element b{{"input_ids", ids_tensor({2, 3})}};
+  data::Element a{{"input_ids", int64s({2, 5, 3})}};
+  data::Element b{{"input_ids", int64s({2, 3})}};
   data::Element batch = DataCollatorWithPadding(tiny_tokenizer())({a, b});
   EXPECT_EQ(batch.tensor("attention_mask").to_vector<std::int64_t>(), (std::vector<std::int64_t>{1, 1, 1, 1, 1, 0}));
   EXPECT_FALSE(batch.contains("token_type_ids"));
 }
 
 TEST(DataCollatorWithPadding, StacksOtherValuesAndRenamesLabelIds) {
-  data::Element a{{"input_ids", ids_tensor({2, 5, 3})},
-                  {"label_ids", ids_tensor({1, 0})},
+  data::Element a{{"input_ids", int64s({2, 5, 3})},
+                  {"label_ids", int64s({1, 0})},
                   {"text", data::Strings("the")},
                   {"weight", Tensor::scalar(0.5)}};
-  data::Element b{{"input_ids", ids_tensor({2, 3})},
-                  {"label_ids", ids_tensor({0, 1})},
+  data::Element b{{"input_ids", int64s({2, 3})},
+                  {"label_ids", int64s({0, 1})},
                   {"text", data::Strings("")},
                   {"weight", Tensor::scalar(2.0)}};
   data::Element batch = DataCollatorWithPadding(tiny_tokenizer())({a, b});
@@ -83,8 +82,8 @@ TEST(DataCollatorWithPadding, StacksOtherValuesAndRenamesLabelIds) {
 }
 
 TEST(DataCollatorWithPadding, KeepsSpecialTokensMaskPaddedAsSpecial) {
-  data::Element a{{"input_ids", ids_tensor({2, 5, 3})}, {"special_tokens_mask", ids_tensor({1, 0, 1})}};
-  data::Element b{{"input_ids", ids_tensor({2, 3})}, {"special_tokens_mask", ids_tensor({1, 1})}};
+  data::Element a{{"input_ids", int64s({2, 5, 3})}, {"special_tokens_mask", int64s({1, 0, 1})}};
+  data::Element b{{"input_ids", int64s({2, 3})}, {"special_tokens_mask", int64s({1, 1})}};
   data::Element batch = DataCollatorWithPadding(tiny_tokenizer())({a, b});
   EXPECT_EQ(batch.tensor("special_tokens_mask").to_vector<std::int64_t>(),
             (std::vector<std::int64_t>{1, 0, 1, 1, 1, 1}));
@@ -146,7 +145,7 @@ TEST(DataCollatorWithPadding, Errors) {
   EXPECT_THROW(collate({}), ValueError);
   EXPECT_THROW(collate({data::Element{{"label", Tensor::scalar(1, DType::int64)}}}), ValueError);
   // Examples disagreeing on the tokenizer's keys or on the other keys.
-  EXPECT_THROW(collate({example({2, 3}, 0), data::Element{{"input_ids", ids_tensor({2, 3})}}}), ValueError);
+  EXPECT_THROW(collate({example({2, 3}, 0), data::Element{{"input_ids", int64s({2, 3})}}}), ValueError);
   data::Element no_label = example({2, 3}, 0);
   no_label.erase("label");
   EXPECT_THROW(collate({example({2, 3}, 0), no_label}), ValueError);
@@ -155,15 +154,15 @@ TEST(DataCollatorWithPadding, Errors) {
   EXPECT_THROW(collate({batched}), ShapeError);
   data::Element floats{{"input_ids", Tensor::from_vector<float>({2, 3}, Shape{2})}};
   EXPECT_THROW(collate({floats}), TypeError);
-  data::Element short_mask{{"input_ids", ids_tensor({2, 5, 3})}, {"attention_mask", ids_tensor({1, 1})}};
+  data::Element short_mask{{"input_ids", int64s({2, 5, 3})}, {"attention_mask", int64s({1, 1})}};
   EXPECT_THROW(collate({short_mask}), ShapeError);
   // Both label and labels: renaming would silently drop one.
   data::Element both = example({2, 3}, 0);
   both.set("labels", Tensor::scalar(1, DType::int64));
   EXPECT_THROW(collate({both}), ValueError);
   // Other values that cannot be stacked.
-  data::Element a{{"input_ids", ids_tensor({2, 3})}, {"extra", ids_tensor({1, 2})}};
-  data::Element b{{"input_ids", ids_tensor({2, 3})}, {"extra", ids_tensor({1, 2, 3})}};
+  data::Element a{{"input_ids", int64s({2, 3})}, {"extra", int64s({1, 2})}};
+  data::Element b{{"input_ids", int64s({2, 3})}, {"extra", int64s({1, 2, 3})}};
   EXPECT_THROW(collate({a, b}), ShapeError);
   // Without padding, different lengths cannot make one tensor.
   EXPECT_THROW(DataCollatorWithPadding(tiny_tokenizer(),

@@ -13,6 +13,7 @@
 
 #include "framework/data/element.h"
 #include "tests/framework/io/io_test_support.h"
+#include "tests/support/tensor_values.h"
 
 namespace kestrel::testing {
 
@@ -26,14 +27,6 @@ inline std::vector<std::string> golden_records() {
   std::string all_bytes;
   for (int i = 0; i < 256; ++i) all_bytes.push_back(static_cast<char>(i));
   return {"", "a", "hello, kestrel", all_bytes};
-}
-
-inline Tensor int64s(const std::vector<std::int64_t>& v) {
-  return Tensor::from_vector<std::int64_t>(v, {static_cast<std::int64_t>(v.size())});
-}
-
-inline Tensor floats(const std::vector<float>& v) {
-  return Tensor::from_vector<float>(v, {static_cast<std::int64_t>(v.size())});
 }
 
 /// The Examples of examples*.tfrecord, as decode_example gives them.

@@ -27,16 +27,11 @@ using kestrel::testing::error_message;
 using kestrel::testing::read_file;
 using kestrel::testing::ScratchDir;
 using LogCapture = kestrel::testing::LogCapture;
+using kestrel::testing::compile_sgd;
 using kestrel::testing::TinyModel;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-void compile_sgd(Model& model, double lr) {
-  CompileOptions options;
-  options.optimizer = optimizers::SGD({.learning_rate = lr});
-  model.compile(options);
-}
 
 TEST(Callback, ModelThrowsUntilSet) {
   TerminateOnNaN cb;

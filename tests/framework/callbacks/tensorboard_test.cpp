@@ -21,16 +21,11 @@
 namespace kestrel::callbacks {
 namespace {
 
+using kestrel::testing::compile_sgd;
 using kestrel::testing::parse_records;
 using kestrel::testing::read_file;
 using kestrel::testing::ScratchDir;
 using kestrel::testing::TinyModel;
-
-void compile_sgd(Model& model, double lr) {
-  CompileOptions options;
-  options.optimizer = optimizers::SGD({.learning_rate = lr});
-  model.compile(options);
-}
 
 // The single events file in dir.
 std::string event_file(const std::filesystem::path& dir) {

@@ -1,4 +1,4 @@
-// Helpers for the callback tests: a one-weight model, a scratch directory, and a reader for
+// Helpers for the callback tests: a one-weight model compiled with SGD, a scratch directory, and a reader for
 // TFRecord framing written independently of the library.
 #pragma once
 
@@ -13,6 +13,7 @@
 
 #include "framework/model/model.h"
 #include "framework/ops/elementwise.h"
+#include "framework/optimizers/sgd.h"
 
 namespace kestrel::testing {
 
@@ -31,6 +32,13 @@ class TinyModel : public Model {
  private:
   Variable w_;
 };
+
+/// Compiles `model` with plain SGD at learning rate `lr`.
+inline void compile_sgd(Model& model, double lr) {
+  CompileOptions options;
+  options.optimizer = optimizers::SGD({.learning_rate = lr});
+  model.compile(options);
+}
 
 /// A fresh directory under the system temp dir, removed at the end of the test.
 class ScratchDir {

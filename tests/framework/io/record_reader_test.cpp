@@ -22,7 +22,7 @@ using kestrel::testing::read_file;
 using kestrel::testing::ScratchDir;
 using kestrel::testing::write_file;
 
-const Compression kAll[] = {Compression::none, Compression::gzip, Compression::zlib};
+const Compression kCompressions[] = {Compression::none, Compression::gzip, Compression::zlib};
 
 std::string framed(const std::vector<std::string>& records) {
   std::string out;
@@ -40,7 +40,7 @@ std::vector<std::size_t> record_offsets(const std::vector<std::string>& records)
 TEST(RecordReader, RoundTripsEachCompression) {
   ScratchDir dir;
   const std::vector<std::string> records{"", "a", std::string(1000, 'x'), std::string("\0\1\2", 3), noise(70000, 9)};
-  for (Compression c : kAll) {
+  for (Compression c : kCompressions) {
     const std::string path = dir / "data.tfrecord";
     {
       RecordWriter writer(path, {.compression = c});

@@ -29,8 +29,6 @@ void expect_matches_eager(const Executor& exec, const Fn& fn, const std::vector<
   for (std::size_t i = 0; i < jit.size(); ++i) expect_bitwise_equal(jit[i], eager[i], "output " + std::to_string(i));
 }
 
-std::int64_t allocations() { return allocator_stats().allocations; }
-
 TEST(ArenaExecutor, MlpTrainStepMatchesEagerBitForBit) {
   const std::vector<std::int64_t> widths{784, 512, 256, 10};
   std::vector<Tensor> in = mlp_inputs(64, widths, 1);
@@ -56,11 +54,11 @@ TEST(ArenaExecutor, ProgramsShareOneArenaSizedForTheLargest) {
     expect_matches_eager(first, mlp_train_step, small);
     expect_matches_eager(second, mlp_train_step, large);
   }
-  const std::int64_t before = allocations();
+  const std::int64_t before = allocator_stats().allocations;
   first.run(small, std::vector<bool>(small.size(), false));
   second.run(large, std::vector<bool>(large.size(), false));
   // Only the outputs: neither run grows or rebuilds the arena.
-  EXPECT_EQ(allocations() - before,
+  EXPECT_EQ(allocator_stats().allocations - before,
             static_cast<std::int64_t>(first.graph().outputs().size() + second.graph().outputs().size()));
 }
 
@@ -96,15 +94,15 @@ TEST(ArenaExecutor, SteadyStateAllocatesOnlyOutputs) {
   const std::vector<std::int64_t> widths{784, 256, 10};
   std::vector<Tensor> in = mlp_inputs(32, widths, 5);
   Graph graph = trace_graph(mlp_train_step, in);
-  const std::int64_t before_construction = allocations();
+  const std::int64_t before_construction = allocator_stats().allocations;
   Executor exec(std::move(graph));
-  EXPECT_EQ(allocations() - before_construction, 1);  // the arena
+  EXPECT_EQ(allocator_stats().allocations - before_construction, 1);  // the arena
   const auto num_outputs = static_cast<std::int64_t>(exec.graph().outputs().size());
   for (int run = 1; run <= 3; ++run) {
-    const std::int64_t before = allocations();
+    const std::int64_t before = allocator_stats().allocations;
     const std::int64_t bytes_before = allocator_stats().bytes_in_use;
     std::vector<Tensor> out = exec.run(in);
-    EXPECT_EQ(allocations() - before, num_outputs) << "run " << run;
+    EXPECT_EQ(allocator_stats().allocations - before, num_outputs) << "run " << run;
     out.clear();
     EXPECT_EQ(allocator_stats().bytes_in_use, bytes_before) << "run " << run << " kept memory";
   }
@@ -119,9 +117,9 @@ TEST(ArenaExecutor, OutputsGivenBackAreWrittenAgainWithoutAllocating) {
   std::vector<const void*> buffers;
   for (const Tensor& t : out) buffers.push_back(t.raw_data());
   for (int run = 1; run <= 2; ++run) {
-    const std::int64_t before = allocations();
+    const std::int64_t before = allocator_stats().allocations;
     out = exec.run(in, {}, &out);  // last run's outputs, given back
-    EXPECT_EQ(allocations() - before, 0) << "run " << run;
+    EXPECT_EQ(allocator_stats().allocations - before, 0) << "run " << run;
     for (std::size_t k = 0; k < out.size(); ++k) {
       EXPECT_EQ(out[k].raw_data(), buffers[k]) << "output " << k;
       expect_bitwise_equal(out[k], want[k], "output " + std::to_string(k));
@@ -131,9 +129,9 @@ TEST(ArenaExecutor, OutputsGivenBackAreWrittenAgainWithoutAllocating) {
   const Tensor held = out[0];
   std::vector<Tensor> given = out;
   out.clear();
-  const std::int64_t before = allocations();
+  const std::int64_t before = allocator_stats().allocations;
   const std::vector<Tensor> again = exec.run(in, {}, &given);
-  EXPECT_EQ(allocations() - before, 1);
+  EXPECT_EQ(allocator_stats().allocations - before, 1);
   EXPECT_NE(again[0].raw_data(), held.raw_data());
   expect_bitwise_equal(held, want[0], "the held output");
 }
@@ -149,9 +147,9 @@ TEST(ArenaExecutor, AReshapedOutputGivenBackIsWrittenAgain) {
       in));
   std::vector<Tensor> out = exec.run(in);
   const void* buffer = out[0].raw_data();
-  const std::int64_t before = allocations();
+  const std::int64_t before = allocator_stats().allocations;
   out = exec.run(in, {}, &out);
-  EXPECT_EQ(allocations() - before, 0);
+  EXPECT_EQ(allocator_stats().allocations - before, 0);
   EXPECT_EQ(out[0].raw_data(), buffer);
   EXPECT_EQ(out[0].shape(), (Shape{4, 2, 3}));
   expect_bitwise_equal(out[0], ops::reshape(in[0] * 2.0, {4, 2, 3}), "the reshaped output");
@@ -181,9 +179,9 @@ TEST(ArenaExecutor, BfloatOpsWidenIntoPlannedScratch) {
   Executor exec(trace_graph(fn, in));
   EXPECT_GT(exec.memory_plan().scratch_bytes, 0);
   expect_matches_eager(exec, fn, in);
-  const std::int64_t before = allocations();
+  const std::int64_t before = allocator_stats().allocations;
   exec.run(in);
-  EXPECT_EQ(allocations() - before, 2);  // the outputs; the widening copies live in the arena
+  EXPECT_EQ(allocator_stats().allocations - before, 2);  // the outputs; the widening copies live in the arena
 }
 
 TEST(ArenaExecutor, RecoversFromAKernelError) {

@@ -24,7 +24,7 @@ using testing::contains;
 using testing::error_message;
 
 // (x, labels, w1, b1, w2, b2) -> (w1', b1', w2', b2', loss): one SGD step of a 4-16-3 MLP.
-std::vector<Tensor> mlp_train_step(const std::vector<Tensor>& in) {
+std::vector<Tensor> mlp_sgd_step(const std::vector<Tensor>& in) {
   GradientTape tape;
   const std::vector<Tensor> params(in.begin() + 2, in.end());
   for (const Tensor& p : params) tape.watch(p);
@@ -38,7 +38,7 @@ std::vector<Tensor> mlp_train_step(const std::vector<Tensor>& in) {
   return out;
 }
 
-std::vector<Tensor> mlp_inputs() {
+std::vector<Tensor> mlp_sgd_step_inputs() {
   return {random::normal({8, 4}, random::Key(1)),
           Tensor::from_vector<std::int64_t>({0, 2, 1, 1, 0, 2, 2, 1}, {8}),
           random::normal({4, 16}, random::Key(2), 0.0, 0.5),
@@ -63,8 +63,8 @@ TEST(DefaultPipeline, RunsThePassesInTheDesignedOrder) {
 }
 
 TEST(DefaultPipeline, ShrinksAnMlpTrainStepAndKeepsItsResults) {
-  const std::vector<Tensor> inputs = mlp_inputs();
-  Graph g = trace_graph(mlp_train_step, inputs);
+  const std::vector<Tensor> inputs = mlp_sgd_step_inputs();
+  Graph g = trace_graph(mlp_sgd_step, inputs);
   g.verify();
   const Graph traced = g;
   const std::int64_t traced_ops = g.num_ops();
@@ -84,20 +84,20 @@ TEST(DefaultPipeline, ShrinksAnMlpTrainStepAndKeepsItsResults) {
   EXPECT_EQ(count_ops(g, OpId::softmax_cross_entropy), 1);
   EXPECT_EQ(g.inputs().size(), inputs.size());
 
-  const std::vector<Tensor> eager = mlp_train_step(inputs);
+  const std::vector<Tensor> eager = mlp_sgd_step(inputs);
   expect_all_bitwise_equal(Executor(traced).run(inputs), eager);
   expect_all_bitwise_equal(Executor(g).run(inputs), eager);
 }
 
 TEST(DefaultPipeline, FunctionCompilesWithIt) {
-  const std::vector<Tensor> inputs = mlp_inputs();
-  Function step(mlp_train_step, "mlp_step", {"x", "labels", "w1", "b1", "w2", "b2"});
-  expect_all_bitwise_equal(step(inputs), mlp_train_step(inputs));
+  const std::vector<Tensor> inputs = mlp_sgd_step_inputs();
+  Function step(mlp_sgd_step, "mlp_step", {"x", "labels", "w1", "b1", "w2", "b2"});
+  expect_all_bitwise_equal(step(inputs), mlp_sgd_step(inputs));
   std::vector<TensorSpec> specs;
   for (const Tensor& t : inputs) specs.push_back(t.spec());
   const Graph* compiled = step.graph(signature_of(specs, {"x", "labels", "w1", "b1", "w2", "b2"}));
   ASSERT_NE(compiled, nullptr);
-  EXPECT_LT(compiled->num_ops(), trace_graph(mlp_train_step, inputs).num_ops());
+  EXPECT_LT(compiled->num_ops(), trace_graph(mlp_sgd_step, inputs).num_ops());
 }
 
 TEST(JitVerify, SettingIsOneOrZero) {

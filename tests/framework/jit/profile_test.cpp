@@ -53,12 +53,12 @@ std::int64_t calls_of(const std::string& report, const std::string& label) {
   return -1;
 }
 
-std::vector<Tensor> mlp_inputs() { return {Tensor::ones({32, 64}), Tensor::ones({64, 64}), Tensor::ones({64})}; }
+std::vector<Tensor> mlp_layer_inputs() { return {Tensor::ones({32, 64}), Tensor::ones({64, 64}), Tensor::ones({64})}; }
 
 TEST(Profile, AnExecutorTimesEachKernelByKindAndMatmulShape) {
   const Profiling on;
   const Executor exec(mlp_layer(), nullptr, "'layer' #1");
-  for (int run = 0; run < 3; ++run) exec.run(mlp_inputs());
+  for (int run = 0; run < 3; ++run) exec.run(mlp_layer_inputs());
   const std::string report = profile_report();
   EXPECT_TRUE(contains(report, "KESTREL_PROFILE: kernel time per run of each compiled program")) << report;
   EXPECT_TRUE(contains(report, "'layer' #1: 3 runs, ")) << report;
@@ -92,8 +92,8 @@ TEST(Profile, ExecutorsOfOneProgramShareItsProfile) {
   const Profiling on;
   const Executor first(mlp_layer(), nullptr, "'layer' #1");
   const Executor second(mlp_layer(), nullptr, "'layer' #1");  // another replica's instance
-  first.run(mlp_inputs());
-  second.run(mlp_inputs());
+  first.run(mlp_layer_inputs());
+  second.run(mlp_layer_inputs());
   const std::string report = profile_report();
   EXPECT_EQ(count_of(report, "'layer' #1: "), 1u) << report;
   EXPECT_TRUE(contains(report, "'layer' #1: 2 runs, ")) << report;
@@ -103,11 +103,11 @@ TEST(Profile, ExecutorsOfOneProgramShareItsProfile) {
 TEST(Profile, NothingIsTimedWithProfilingOffAndResetForgets) {
   set_profiling(false);
   const Executor quiet(mlp_layer(), nullptr, "'quiet' #1");
-  quiet.run(mlp_inputs());
+  quiet.run(mlp_layer_inputs());
   EXPECT_FALSE(contains(profile_report(), "'quiet'"));
   const Profiling on;
   const Executor timed(mlp_layer(), nullptr, "'timed' #1");
-  timed.run(mlp_inputs());
+  timed.run(mlp_layer_inputs());
   EXPECT_TRUE(contains(profile_report(), "'timed' #1: 1 runs"));
   reset_profiles();
   EXPECT_EQ(profile_report(), "");

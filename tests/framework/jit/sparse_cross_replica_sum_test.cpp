@@ -18,7 +18,7 @@ using pass_testing::count_ops;
 using pass_testing::run_pass;
 using pass_testing::trace_graph;
 
-constexpr int kReplicas = 8;
+constexpr int kReplicasSummed = 8;
 const Shape kTable{64, 8};  // 512 elements; a replica's rows below are 2 * 3 * 8 = 48
 
 const std::vector<TensorSpec> kIdsAndRows{{{2, 3}, DType::int64}, {{2, 3, 8}, DType::float32}};
@@ -30,14 +30,14 @@ const Node& operand(const Graph& graph, ValueId id, std::size_t i) { return grap
 Graph embedding_gradient_sum() {
   return trace_graph(
       [](const std::vector<Tensor>& in) {
-        return std::vector<Tensor>{ops::cross_replica_sum(ops::scatter_add(in[0], in[1], kTable), kReplicas)};
+        return std::vector<Tensor>{ops::cross_replica_sum(ops::scatter_add(in[0], in[1], kTable), kReplicasSummed)};
       },
       kIdsAndRows);
 }
 
 TEST(SparseCrossReplicaSum, AnEmbeddingGradientsSumBecomesGathersOfItsRows) {
   Graph graph = embedding_gradient_sum();
-  ASSERT_TRUE(run_pass(SparseCrossReplicaSum(kReplicas), graph));
+  ASSERT_TRUE(run_pass(SparseCrossReplicaSum(kReplicasSummed), graph));
   EXPECT_EQ(count_ops(graph, OpId::cross_replica_sum), 0) << graph.to_string();
   EXPECT_EQ(count_ops(graph, OpId::all_gather), 2) << graph.to_string();
 
@@ -57,10 +57,10 @@ TEST(SparseCrossReplicaSum, ATiedEmbeddingSumsItsDensePartAndGathersItsRows) {
   Graph graph = trace_graph(
       [](const std::vector<Tensor>& in) {
         const Tensor tied = ops::add(in[2], ops::scatter_add(in[0], in[1], kTable));
-        return std::vector<Tensor>{ops::cross_replica_sum(tied, kReplicas)};
+        return std::vector<Tensor>{ops::cross_replica_sum(tied, kReplicasSummed)};
       },
       {kIdsAndRows[0], kIdsAndRows[1], {kTable, DType::float32}});
-  ASSERT_TRUE(run_pass(SparseCrossReplicaSum(kReplicas), graph));
+  ASSERT_TRUE(run_pass(SparseCrossReplicaSum(kReplicasSummed), graph));
   const ValueId out = graph.outputs()[0];
   ASSERT_EQ(graph.node(out).primitive->id(), OpId::add) << graph.to_string();
   const Node& dense = operand(graph, out, 0);
@@ -72,7 +72,7 @@ TEST(SparseCrossReplicaSum, ATiedEmbeddingSumsItsDensePartAndGathersItsRows) {
 
 TEST(SparseCrossReplicaSum, LeavesTheOldOpsDeadForTheDceAfterIt) {
   Graph graph = embedding_gradient_sum();
-  ASSERT_TRUE(run_pass(SparseCrossReplicaSum(kReplicas), graph));
+  ASSERT_TRUE(run_pass(SparseCrossReplicaSum(kReplicasSummed), graph));
   EXPECT_EQ(count_ops(graph, OpId::scatter_add), 2);  // the replica's own, which nothing reads now
   ASSERT_TRUE(run_pass(DeadCodeElimination(), graph));
   EXPECT_EQ(count_ops(graph, OpId::scatter_add), 1) << graph.to_string();
@@ -90,7 +90,7 @@ class SparseCrossReplicaSumLeaves : public ::testing::TestWithParam<Untouched> {
 TEST_P(SparseCrossReplicaSumLeaves, TheDenseSum) {
   Graph graph = trace_graph(GetParam().fn, GetParam().specs);
   const std::string before = graph.to_string();
-  EXPECT_FALSE(run_pass(SparseCrossReplicaSum(kReplicas), graph));
+  EXPECT_FALSE(run_pass(SparseCrossReplicaSum(kReplicasSummed), graph));
   EXPECT_EQ(graph.to_string(), before);
 }
 
@@ -98,27 +98,27 @@ const Untouched kUntouched[] = {
     {"a_scatter_read_elsewhere_too",
      [](const std::vector<Tensor>& in) {
        const Tensor g = ops::scatter_add(in[0], in[1], kTable);
-       return std::vector<Tensor>{ops::cross_replica_sum(g, kReplicas), g};
+       return std::vector<Tensor>{ops::cross_replica_sum(g, kReplicasSummed), g};
      },
      kIdsAndRows},
     {"a_scatter_along_axis_1",
      [](const std::vector<Tensor>& in) {
-       return std::vector<Tensor>{ops::cross_replica_sum(ops::scatter_add(in[0], in[1], {8, 64}, 1), kReplicas)};
+       return std::vector<Tensor>{ops::cross_replica_sum(ops::scatter_add(in[0], in[1], {8, 64}, 1), kReplicasSummed)};
      },
      {{{2, 3}, DType::int64}, {{8, 2, 3}, DType::float32}}},
     {"more_rows_than_the_table_holds",
      [](const std::vector<Tensor>& in) {
-       return std::vector<Tensor>{ops::cross_replica_sum(ops::scatter_add(in[0], in[1], {2, 8}), kReplicas)};
+       return std::vector<Tensor>{ops::cross_replica_sum(ops::scatter_add(in[0], in[1], {2, 8}), kReplicasSummed)};
      },
      kIdsAndRows},
     {"one_index",
      [](const std::vector<Tensor>& in) {
-       return std::vector<Tensor>{ops::cross_replica_sum(ops::scatter_add(in[0], in[1], kTable), kReplicas)};
+       return std::vector<Tensor>{ops::cross_replica_sum(ops::scatter_add(in[0], in[1], kTable), kReplicasSummed)};
      },
      {{{}, DType::int64}, {{8}, DType::float32}}},
     {"a_sum_of_anything_else",
      [](const std::vector<Tensor>& in) {
-       return std::vector<Tensor>{ops::cross_replica_sum(ops::multiply(in[0], in[0]), kReplicas)};
+       return std::vector<Tensor>{ops::cross_replica_sum(ops::multiply(in[0], in[0]), kReplicasSummed)};
      },
      {{kTable, DType::float32}}},
 };

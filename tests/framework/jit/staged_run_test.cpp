@@ -27,15 +27,15 @@
 namespace kestrel::jit {
 namespace {
 
-constexpr int kReplicas = 4;
+constexpr int kReplicasPerRun = 4;
 
 // Replicas one after another on the calling thread; sums in replica order, as the strategies'.
 class InOrderReplicas final : public distribute::Distribution {
  public:
   std::string name() const override { return "in-order replicas"; }
-  int num_replicas_in_sync() const override { return kReplicas; }
+  int num_replicas_in_sync() const override { return kReplicasPerRun; }
   void for_each_replica(const std::function<void(int)>& fn) const override {
-    for (int r = 0; r < kReplicas; ++r) fn(r);
+    for (int r = 0; r < kReplicasPerRun; ++r) fn(r);
   }
   void call_for_each_replica(const std::function<void(int)>& fn) const override { for_each_replica(fn); }
   std::vector<Tensor> all_reduce_sum(const std::vector<std::vector<Tensor>>& per_replica,
@@ -62,18 +62,18 @@ Graph dense_step(DType dtype) {
   const Tensor x = trace.input({{16, 8}, dtype}, "x");
   const Tensor dy = trace.input({{16, 6}, dtype}, "dy");
   const Tensor gradient = ops::cast(ops::matmul(x * 2.0, dy, {.transpose_a = true}), DType::float32);
-  Graph graph = trace.finish({w - ops::cross_replica_sum(gradient, kReplicas) * 0.5});
+  Graph graph = trace.finish({w - ops::cross_replica_sum(gradient, kReplicasPerRun) * 0.5});
   graph.alias_output(0, 0);
   return graph;
 }
 
-// The step on kReplicas replicas, one call at a time, keeping its buffers from call to call.
+// The step on kReplicasPerRun replicas, one call at a time, keeping its buffers from call to call.
 class DenseStep {
  public:
-  explicit DenseStep(DType dtype) : stages_(split_at_collectives(dense_step(dtype), 1, kReplicas, "train_step")) {
+  explicit DenseStep(DType dtype) : stages_(split_at_collectives(dense_step(dtype), 1, kReplicasPerRun, "train_step")) {
     for (const ReplicaStages::Part& part : stages_.parts) executors_.push_back(std::make_unique<Executor>(part.graph));
     for (const auto& e : executors_) parts_.push_back(e.get());
-    for (int r = 0; r < kReplicas; ++r) {
+    for (int r = 0; r < kReplicasPerRun; ++r) {
       args_.push_back({ops::cast(random::normal({16, 8}, random::Key(10 + r)), dtype),
                        ops::cast(random::normal({16, 6}, random::Key(20 + r)), dtype)});
     }
@@ -139,7 +139,7 @@ TEST_F(ContractionTest, TheReplicasRowsOfAPartOutputLieOneAfterAnother) {
   const std::vector<std::vector<Tensor>>& replicas = step_.buffers().part_outputs[part];
   const auto* base = static_cast<const std::byte*>(replicas[0][k].raw_data());
   const std::size_t bytes = 16 * 8 * sizeof(float);
-  for (std::size_t r = 1; r < kReplicas; ++r) {
+  for (std::size_t r = 1; r < kReplicasPerRun; ++r) {
     EXPECT_EQ(replicas[r][k].raw_data(), base + r * bytes) << "replica " << r;
   }
   // Read in place, the same bits as the first call's.
@@ -148,7 +148,7 @@ TEST_F(ContractionTest, TheReplicasRowsOfAPartOutputLieOneAfterAnother) {
 
 TEST_F(ContractionTest, AProfileTimesEachCollectiveAContractionAsTheProductItIs) {
   reset_profiles();
-  ProgramProfiler profiler("'dense_step' #1 collectives", profiled_collectives(step_.stages(), kReplicas));
+  ProgramProfiler profiler("'dense_step' #1 collectives", profiled_collectives(step_.stages(), kReplicasPerRun));
   step_(random::normal({8, 6}, random::Key(3)), &profiler);
   const std::string report = profile_report();
   reset_profiles();

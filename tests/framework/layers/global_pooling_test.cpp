@@ -21,7 +21,7 @@ using testing::contains;
 using testing::error_message;
 
 // Two sequences of three steps and two channels.
-Tensor sequences() {
+Tensor two_sequences() {
   return Tensor::from_vector<float>({1, -2, 4, 0, -3, 5,  //
                                      0, 0, 6, -6, 3, 3},
                                     {2, 3, 2});
@@ -53,7 +53,7 @@ TEST(GlobalPooling, ClassNamesDefaultNamesAndDefaults) {
 
 TEST(GlobalAveragePooling1D, MeansOverTheSteps) {
   layers::GlobalAveragePooling1D pool;
-  const Tensor y = pool(sequences());
+  const Tensor y = pool(two_sequences());
   EXPECT_EQ(y.shape(), Shape({2, 2}));
   const std::vector<float> v = y.to_vector<float>();
   EXPECT_FLOAT_EQ(v[0], 2.0f / 3.0f);
@@ -61,16 +61,16 @@ TEST(GlobalAveragePooling1D, MeansOverTheSteps) {
   EXPECT_FLOAT_EQ(v[2], 3.0f);
   EXPECT_FLOAT_EQ(v[3], -1.0f);
   layers::GlobalAveragePooling1D keep({.keepdims = true});
-  EXPECT_EQ(keep(sequences()).shape(), Shape({2, 1, 2}));
+  EXPECT_EQ(keep(two_sequences()).shape(), Shape({2, 1, 2}));
   EXPECT_EQ(keep(Tensor::ones({4, 100, 64})).shape(), Shape({4, 1, 64}));
 }
 
 TEST(GlobalMaxPooling1D, TakesTheMaximumOverTheSteps) {
   layers::GlobalMaxPooling1D pool;
-  EXPECT_EQ(pool(sequences()).shape(), Shape({2, 2}));
-  EXPECT_EQ(pool(sequences()).to_vector<float>(), (std::vector<float>{4, 5, 6, 3}));
+  EXPECT_EQ(pool(two_sequences()).shape(), Shape({2, 2}));
+  EXPECT_EQ(pool(two_sequences()).to_vector<float>(), (std::vector<float>{4, 5, 6, 3}));
   layers::GlobalMaxPooling1D keep({.keepdims = true});
-  const Tensor y = keep(sequences());
+  const Tensor y = keep(two_sequences());
   EXPECT_EQ(y.shape(), Shape({2, 1, 2}));
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{4, 5, 6, 3}));
 }
@@ -117,7 +117,7 @@ TEST(GlobalPooling, GradientsAndCompiledRuns) {
 
 TEST(GlobalPooling, MaximumGradientGoesToTheLargestStep) {
   layers::GlobalMaxPooling1D pool;
-  const Tensor x = sequences();
+  const Tensor x = two_sequences();
   GradientTape tape;
   tape.watch(x);
   const Tensor g = tape.gradient(ops::sum(pool(x)), {x})[0];
@@ -126,7 +126,7 @@ TEST(GlobalPooling, MaximumGradientGoesToTheLargestStep) {
 }
 
 TEST(GlobalPooling, ComputesInTheBfloat16Policy) {
-  const Tensor max = layers::GlobalMaxPooling1D({.dtype = "mixed_bfloat16"})(sequences());
+  const Tensor max = layers::GlobalMaxPooling1D({.dtype = "mixed_bfloat16"})(two_sequences());
   EXPECT_EQ(max.dtype(), DType::bfloat16);
   EXPECT_EQ(max.to_vector<float>(), (std::vector<float>{4, 5, 6, 3}));
   const Tensor mean = layers::GlobalAveragePooling2D({.dtype = "bfloat16"})(image());

@@ -25,10 +25,7 @@ namespace {
 
 using testing::contains;
 using testing::error_message;
-
-constexpr std::int64_t kBatch = 2, kSteps = 5, kFeatures = 3, kUnits = 4;
-
-Tensor sequences(std::uint64_t seed = 1) { return random::normal({kBatch, kSteps, kFeatures}, random::Key(seed)); }
+using namespace testing::recurrent;  // NOLINT(google-build-using-namespace): the sizes and inputs every case uses
 
 // Random weights everywhere (the bias too), so no term of the equations hides behind a zero.
 void randomize(const layers::LSTM& lstm) {
@@ -75,18 +72,6 @@ std::vector<std::vector<double>> keras_lstm(const Tensor& x, const layers::LSTM&
     outputs.push_back(h);
   }
   return outputs;
-}
-
-// The layer's expected output: the last h [batch, units], or every h [batch, time, units].
-std::vector<double> expected_output(const std::vector<std::vector<double>>& hs, bool return_sequences) {
-  if (!return_sequences) return hs.back();
-  std::vector<double> out;
-  for (std::int64_t b = 0; b < kBatch; ++b) {
-    for (const std::vector<double>& h : hs) {
-      out.insert(out.end(), h.begin() + b * kUnits, h.begin() + (b + 1) * kUnits);
-    }
-  }
-  return out;
 }
 
 TEST(LSTM, WeightsAsKerasNamesThem) {

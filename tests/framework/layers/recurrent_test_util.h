@@ -1,6 +1,7 @@
-// Test support for the recurrent layers (LSTM, GRU): comparing outputs, counting a traced call's ops,
-// and a toy sequence task.
+// Test support for the recurrent layers (LSTM, GRU): the sizes and inputs their tests share,
+// comparing outputs, counting a traced call's ops, and a toy sequence task.
 //
+//   using namespace testing::recurrent;      // kBatch, kSteps, kFeatures, kUnits, sequences()
 //   testing::expect_close(lstm(x), reference, 1e-5, "lstm");
 //   testing::traced_ops(lstm, x);            // ops of lstm(x) as the jit traces it
 //   auto [x, y] = testing::sum_sign_task(256, 8, random::Key(1));
@@ -26,6 +27,30 @@
 #include "tests/support/global_random_stream_guard.h"
 
 namespace kestrel::testing {
+
+// The sizes and inputs the LSTM and GRU tests share.
+namespace recurrent {
+
+/// 2 sequences of 5 steps of 3 features, into 4 units.
+inline constexpr std::int64_t kBatch = 2, kSteps = 5, kFeatures = 3, kUnits = 4;
+
+/// Input sequences [kBatch, kSteps, kFeatures], a fixed function of seed.
+inline Tensor sequences(std::uint64_t seed = 1) {
+  return random::normal({kBatch, kSteps, kFeatures}, random::Key(seed));
+}
+
+/// A layer's expected output from its state after each step (hs, each [kBatch, kUnits]): the last
+/// state, or every state as [batch, time, units] when the layer returns sequences.
+inline std::vector<double> expected_output(const std::vector<std::vector<double>>& hs, bool return_sequences) {
+  if (!return_sequences) return hs.back();
+  std::vector<double> out;
+  for (std::int64_t b = 0; b < kBatch; ++b) {
+    for (const std::vector<double>& h : hs) out.insert(out.end(), h.begin() + b * kUnits, h.begin() + (b + 1) * kUnits);
+  }
+  return out;
+}
+
+}  // namespace recurrent
 
 /// Every element within tolerance * (1 + |want|) of the wanted value, and the same shape.
 inline void expect_close(const Tensor& got, const std::vector<double>& want, const Shape& shape, double tolerance,

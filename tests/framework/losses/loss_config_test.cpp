@@ -15,6 +15,7 @@
 #include "framework/core/error.h"
 #include "framework/losses/losses.h"
 #include "tests/support/error_message.h"
+#include "tests/support/tensor_values.h"
 
 namespace kestrel::losses {
 namespace {
@@ -22,9 +23,8 @@ namespace {
 using nlohmann::json;
 using testing::contains;
 using testing::error_message;
-
-Tensor floats(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector<float>(v, s); }
-Tensor int64s(const std::vector<std::int64_t>& v, const Shape& s) { return Tensor::from_vector<std::int64_t>(v, s); }
+using testing::floats;
+using testing::int64s;
 
 // serialize -> deserialize gives the same class, the same config and the same loss, bit for bit.
 template <class T>

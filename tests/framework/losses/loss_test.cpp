@@ -12,22 +12,16 @@
 #include "framework/losses/losses.h"
 #include "framework/ops/ops.h"
 #include "tests/support/error_message.h"
+#include "tests/support/tensor_values.h"
 
 namespace kestrel::losses {
 namespace {
 
 using testing::contains;
 using testing::error_message;
-
-constexpr double kTol = 1e-5;
-
-Tensor floats(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector<float>(v, s); }
-
-void expect_values(const Tensor& t, const std::vector<double>& want, double tol = kTol) {
-  std::vector<double> got = t.to_vector<double>();
-  ASSERT_EQ(got.size(), want.size()) << t.to_string();
-  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
-}
+using testing::expect_values;
+using testing::floats;
+using testing::kLooseTol;
 
 // Keras's MeanSquaredError docstring example: per-sample losses [0.5, 0.5].
 class LossReduction : public ::testing::Test {
@@ -41,27 +35,27 @@ TEST_F(LossReduction, SumOverBatchSizeIsTheDefault) {
   EXPECT_EQ(mse.reduction(), Reduction::sum_over_batch_size);
   Tensor loss = mse(y_true_, y_pred_);
   EXPECT_EQ(loss.shape(), Shape{});
-  EXPECT_NEAR(loss.item(), 0.5, kTol);  // (0.5 + 0.5) / 2
+  EXPECT_NEAR(loss.item(), 0.5, kLooseTol);  // (0.5 + 0.5) / 2
 }
 
 TEST_F(LossReduction, SumAndNone) {
-  EXPECT_NEAR(MeanSquaredError({.reduction = Reduction::sum})(y_true_, y_pred_).item(), 1.0, kTol);
+  EXPECT_NEAR(MeanSquaredError({.reduction = Reduction::sum})(y_true_, y_pred_).item(), 1.0, kLooseTol);
   Tensor none = MeanSquaredError({.reduction = Reduction::none})(y_true_, y_pred_);
   EXPECT_EQ(none.shape(), Shape{2});
-  expect_values(none, {0.5, 0.5});
+  expect_values(none, {0.5, 0.5}, kLooseTol);
 }
 
 TEST_F(LossReduction, SampleWeightsScaleEachSample) {
   MeanSquaredError mse;
   Tensor w = floats({0.7f, 0.3f}, {2});
   // sum(0.5 * 0.7 + 0.5 * 0.3) / 2 samples = 0.25 (Keras's docstring value).
-  EXPECT_NEAR(mse(y_true_, y_pred_, w).item(), 0.25, kTol);
+  EXPECT_NEAR(mse(y_true_, y_pred_, w).item(), 0.25, kLooseTol);
   // [batch, 1] weights line up with [batch] losses.
-  EXPECT_NEAR(mse(y_true_, y_pred_, floats({0.7f, 0.3f}, {2, 1})).item(), 0.25, kTol);
+  EXPECT_NEAR(mse(y_true_, y_pred_, floats({0.7f, 0.3f}, {2, 1})).item(), 0.25, kLooseTol);
   // A scalar weight scales everything: 2 * 1.0 / 2.
-  EXPECT_NEAR(mse(y_true_, y_pred_, Tensor::scalar(2.0)).item(), 1.0, kTol);
-  expect_values(MeanSquaredError({.reduction = Reduction::none})(y_true_, y_pred_, w), {0.35, 0.15});
-  EXPECT_NEAR(MeanSquaredError({.reduction = Reduction::sum})(y_true_, y_pred_, w).item(), 0.5, kTol);
+  EXPECT_NEAR(mse(y_true_, y_pred_, Tensor::scalar(2.0)).item(), 1.0, kLooseTol);
+  expect_values(MeanSquaredError({.reduction = Reduction::none})(y_true_, y_pred_, w), {0.35, 0.15}, kLooseTol);
+  EXPECT_NEAR(MeanSquaredError({.reduction = Reduction::sum})(y_true_, y_pred_, w).item(), 0.5, kLooseTol);
 }
 
 TEST_F(LossReduction, PerSampleWeightsBroadcastOverSequencePositions) {
@@ -71,12 +65,12 @@ TEST_F(LossReduction, PerSampleWeightsBroadcastOverSequencePositions) {
   Tensor logits = Tensor::zeros({2, 3, 2});
   Tensor weighted = loss(labels, logits, floats({1.0f, 3.0f}, {2}));
   const double l = std::log(2.0);
-  expect_values(weighted, {l, l, l, 3 * l, 3 * l, 3 * l});
+  expect_values(weighted, {l, l, l, 3 * l, 3 * l, 3 * l}, kLooseTol);
 }
 
 TEST_F(LossReduction, IntegerSampleWeightsAreCastToFloat) {
   MeanSquaredError mse;
-  EXPECT_NEAR(mse(y_true_, y_pred_, Tensor::from_vector<std::int32_t>({1, 0}, {2})).item(), 0.25, kTol);
+  EXPECT_NEAR(mse(y_true_, y_pred_, Tensor::from_vector<std::int32_t>({1, 0}, {2})).item(), 0.25, kLooseTol);
 }
 
 TEST_F(LossReduction, SampleWeightShapeMismatchNamesTheLossAndShapes) {
@@ -108,11 +102,12 @@ TEST(LossMask, MaskedElementsLeaveTheSumAndTheCount) {
   Tensor t = floats({1, -1, 2, -1}, {4});
   Tensor p = floats({0, 5, 0, 7}, {4});
   // Unmasked |errors| 1 and 2: the mean is 3 / 2, not 3 / 4.
-  EXPECT_NEAR(MaskedAbsoluteError(Reduction::sum_over_batch_size)(t, p).item(), 1.5, kTol);
-  EXPECT_NEAR(MaskedAbsoluteError(Reduction::sum)(t, p).item(), 3.0, kTol);
-  expect_values(MaskedAbsoluteError(Reduction::none)(t, p), {1, 0, 2, 0});
+  EXPECT_NEAR(MaskedAbsoluteError(Reduction::sum_over_batch_size)(t, p).item(), 1.5, kLooseTol);
+  EXPECT_NEAR(MaskedAbsoluteError(Reduction::sum)(t, p).item(), 3.0, kLooseTol);
+  expect_values(MaskedAbsoluteError(Reduction::none)(t, p), {1, 0, 2, 0}, kLooseTol);
   // Weighted: (1 * 2 + 2 * 4) / 2 unmasked.
-  EXPECT_NEAR(MaskedAbsoluteError(Reduction::sum_over_batch_size)(t, p, floats({2, 3, 4, 5}, {4})).item(), 5.0, kTol);
+  EXPECT_NEAR(MaskedAbsoluteError(Reduction::sum_over_batch_size)(t, p, floats({2, 3, 4, 5}, {4})).item(), 5.0,
+              kLooseTol);
 }
 
 TEST(LossMask, EverythingMaskedGivesZeroAndAFiniteGradient) {
@@ -121,7 +116,7 @@ TEST(LossMask, EverythingMaskedGivesZeroAndAFiniteGradient) {
   auto [value, grads] =
       value_and_grad([&](const std::vector<Tensor>& a) { return loss(t, a[0]); }, {floats({3, 4}, {2})});
   EXPECT_EQ(value.item(), 0.0);
-  expect_values(grads[0], {0, 0});
+  expect_values(grads[0], {0, 0}, kLooseTol);
 }
 
 }  // namespace

@@ -9,30 +9,24 @@
 #include "framework/losses/losses.h"
 #include "framework/ops/ops.h"
 #include "tests/support/error_message.h"
+#include "tests/support/tensor_values.h"
 
 namespace kestrel::losses {
 namespace {
 
 using testing::contains;
 using testing::error_message;
-
-constexpr double kTol = 1e-6;
-
-Tensor floats(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector<float>(v, s); }
-
-void expect_values(const Tensor& t, const std::vector<double>& want) {
-  std::vector<double> got = t.to_vector<double>();
-  ASSERT_EQ(got.size(), want.size()) << t.to_string();
-  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], kTol) << "element " << i;
-}
+using testing::expect_values;
+using testing::floats;
+using testing::kTol;
 
 TEST(MeanSquaredError, MeanOverTheLastAxisPerSample) {
   // mean((y - p)^2, axis=-1): row 0 ((1-0.5)^2 + (2-4)^2) / 2 = 2.125; row 1 (0 + 3^2) / 2 = 4.5.
   Tensor y_true = floats({1, 2, 0, 0}, {2, 2});
   Tensor y_pred = floats({0.5f, 4, 0, 3}, {2, 2});
   EXPECT_EQ(MeanSquaredError().name(), "mean_squared_error");
-  expect_values(mean_squared_error(y_true, y_pred), {2.125, 4.5});
-  expect_values(MeanSquaredError({.reduction = Reduction::none})(y_true, y_pred), {2.125, 4.5});
+  expect_values(mean_squared_error(y_true, y_pred), {2.125, 4.5}, kTol);
+  expect_values(MeanSquaredError({.reduction = Reduction::none})(y_true, y_pred), {2.125, 4.5}, kTol);
   EXPECT_NEAR(MeanSquaredError()(y_true, y_pred).item(), (2.125 + 4.5) / 2, kTol);
 }
 
@@ -41,7 +35,7 @@ TEST(MeanAbsoluteError, MeanOverTheLastAxisPerSample) {
   Tensor y_true = floats({1, 2, 0, 0}, {2, 2});
   Tensor y_pred = floats({0.5f, 4, 0, 3}, {2, 2});
   EXPECT_EQ(MeanAbsoluteError().name(), "mean_absolute_error");
-  expect_values(mean_absolute_error(y_true, y_pred), {1.25, 1.5});
+  expect_values(mean_absolute_error(y_true, y_pred), {1.25, 1.5}, kTol);
   EXPECT_NEAR(MeanAbsoluteError()(y_true, y_pred).item(), 1.375, kTol);
   EXPECT_NEAR(MeanAbsoluteError({.reduction = Reduction::sum})(y_true, y_pred).item(), 2.75, kTol);
   // Weighted by [1, 3]: (1.25 + 4.5) / 2.
@@ -54,7 +48,7 @@ TEST(MeanSquaredError, RankOneTargetsAlignWithAColumnOfPredictions) {
   Tensor y_pred = floats({0, 2, 5}, {3, 1});
   Tensor none = MeanSquaredError({.reduction = Reduction::none})(y_true, y_pred);
   EXPECT_EQ(none.shape(), Shape{3});
-  expect_values(none, {1, 0, 4});
+  expect_values(none, {1, 0, 4}, kTol);
 }
 
 TEST(MeanSquaredError, IntegerTargetsAreCast) {

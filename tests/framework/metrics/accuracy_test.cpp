@@ -10,23 +10,17 @@
 #include "framework/core/error.h"
 #include "framework/ops/ops.h"
 #include "tests/support/error_message.h"
+#include "tests/support/tensor_values.h"
 
 namespace kestrel::metrics {
 namespace {
 
 using testing::contains;
 using testing::error_message;
-
-constexpr double kTol = 1e-6;
-
-Tensor floats(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector<float>(v, s); }
-Tensor int64s(const std::vector<std::int64_t>& v, const Shape& s) { return Tensor::from_vector<std::int64_t>(v, s); }
-
-void expect_values(const Tensor& t, const std::vector<double>& want) {
-  std::vector<double> got = t.to_vector<double>();
-  ASSERT_EQ(got.size(), want.size()) << t.to_string();
-  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], kTol) << "element " << i;
-}
+using testing::expect_values;
+using testing::floats;
+using testing::int64s;
+using testing::kTol;
 
 TEST(Accuracy, ExactMatches) {
   // Keras's docstring: [1, 2, 3, 4] vs [0, 2, 3, 4] -> 3 / 4; weighted [1, 1, 0, 0] -> 1 / 2.
@@ -40,7 +34,7 @@ TEST(Accuracy, ExactMatches) {
   acc.update_state(y_true, y_pred, floats({1, 1, 0, 0}, {4}));
   EXPECT_NEAR(acc.result(), 0.5, kTol);
   // Integer targets compare with float predictions.
-  expect_values(accuracy(Tensor::from_vector<std::int32_t>({1, 2}, {2}), floats({1, 3}, {2})), {1, 0});
+  expect_values(accuracy(Tensor::from_vector<std::int32_t>({1, 2}, {2}), floats({1, 3}, {2})), {1, 0}, kTol);
 }
 
 TEST(BinaryAccuracy, ThresholdedPredictions) {
@@ -100,7 +94,7 @@ TEST(SparseCategoricalAccuracy, AccumulatesOverBatchesAndSequences) {
 }
 
 TEST(SparseCategoricalAccuracy, TiesPickTheFirstClass) {
-  expect_values(sparse_categorical_accuracy(int64s({0, 1}, {2}), floats({3, 3, 3, 2, 2, 2}, {2, 3})), {1, 0});
+  expect_values(sparse_categorical_accuracy(int64s({0, 1}, {2}), floats({3, 3, 3, 2, 2, 2}, {2, 3})), {1, 0}, kTol);
 }
 
 TEST(TopKCategoricalAccuracy, TargetAmongTheKLargest) {
@@ -114,7 +108,7 @@ TEST(TopKCategoricalAccuracy, TargetAmongTheKLargest) {
   top1.update_state(y_true, y_pred, floats({0.7f, 0.3f}, {2}));
   EXPECT_NEAR(top1.result(), 0.3, kTol);
   // k = 2: class 2 (0.8) is second in row 0 -> both rows match.
-  expect_values(top_k_categorical_accuracy(y_true, y_pred, 2), {1, 1});
+  expect_values(top_k_categorical_accuracy(y_true, y_pred, 2), {1, 1}, kTol);
   TopKCategoricalAccuracy top5;
   EXPECT_EQ(top5.name(), "top_k_categorical_accuracy");
 }
@@ -130,12 +124,12 @@ TEST(SparseTopKCategoricalAccuracy, LabelAmongTheKLargest) {
   EXPECT_NEAR(top1.result(), 0.3, kTol);
   // Scores [0.4, 0.3, 0.2, 0.1]: label 2 is third, in the top 3 but not the top 2.
   Tensor row = floats({0.4f, 0.3f, 0.2f, 0.1f}, {1, 4});
-  expect_values(sparse_top_k_categorical_accuracy(int64s({2}, {1}), row, 2), {0});
-  expect_values(sparse_top_k_categorical_accuracy(int64s({2}, {1}), row, 3), {1});
+  expect_values(sparse_top_k_categorical_accuracy(int64s({2}, {1}), row, 2), {0}, kTol);
+  expect_values(sparse_top_k_categorical_accuracy(int64s({2}, {1}), row, 3), {1}, kTol);
   // Ties at the boundary count in: [0.5, 0.5, 0.1] with k = 1 puts both 0 and 1 in the top 1.
   expect_values(
       sparse_top_k_categorical_accuracy(int64s({0, 1}, {2}), floats({0.5f, 0.5f, 0.1f, 0.5f, 0.5f, 0.1f}, {2, 3}), 1),
-      {1, 1});
+      {1, 1}, kTol);
   // The default k is 5: with 6 classes the smallest score misses.
   SparseTopKCategoricalAccuracy top5;
   EXPECT_EQ(top5.name(), "sparse_top_k_categorical_accuracy");

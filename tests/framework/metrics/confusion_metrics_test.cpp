@@ -9,16 +9,15 @@
 #include "framework/core/error.h"
 #include "framework/ops/ops.h"
 #include "tests/support/error_message.h"
+#include "tests/support/tensor_values.h"
 
 namespace kestrel::metrics {
 namespace {
 
 using testing::contains;
 using testing::error_message;
-
-constexpr double kTol = 1e-6;
-
-Tensor floats(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector<float>(v, s); }
+using testing::floats;
+using testing::kTol;
 
 TEST(Precision, TruePositivesOverPredictedPositives) {
   // Keras's docstring: labels [0, 1, 1, 1], predictions [1, 0, 1, 1] -> tp 2, fp 1 -> 2 / 3;

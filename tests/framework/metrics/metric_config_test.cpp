@@ -17,6 +17,7 @@
 #include "framework/core/error.h"
 #include "framework/metrics/metrics.h"
 #include "tests/support/error_message.h"
+#include "tests/support/tensor_values.h"
 
 namespace kestrel::metrics {
 namespace {
@@ -24,10 +25,8 @@ namespace {
 using nlohmann::json;
 using testing::contains;
 using testing::error_message;
-
-constexpr double kTol = 1e-6;
-
-Tensor floats(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector<float>(v, s); }
+using testing::floats;
+using testing::kTol;
 
 // serialize -> deserialize gives the same class, the same config and the same result, bit for
 // bit; `want` is the result worked out by hand from the options.

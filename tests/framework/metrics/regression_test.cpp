@@ -7,16 +7,15 @@
 
 #include "framework/core/error.h"
 #include "tests/support/error_message.h"
+#include "tests/support/tensor_values.h"
 
 namespace kestrel::metrics {
 namespace {
 
 using testing::contains;
 using testing::error_message;
-
-constexpr double kTol = 1e-6;
-
-Tensor floats(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector<float>(v, s); }
+using testing::floats;
+using testing::kTol;
 
 TEST(MeanSquaredErrorMetric, RunningMeanOfPerSampleErrors) {
   // Keras's docstring: [[0, 1], [0, 0]] vs [[1, 1], [0, 0]] -> per-sample [0.5, 0] -> 0.25;

@@ -12,6 +12,7 @@
 #include "framework/losses/losses.h"
 #include "framework/model/model.h"
 #include "framework/optimizers/optimizers.h"
+#include "tests/framework/model/copy_weights.h"
 #include "tests/support/error_message.h"
 
 namespace kestrel {
@@ -19,17 +20,11 @@ namespace {
 
 using nlohmann::json;
 using testing::contains;
+using testing::copy_weights;
 using testing::error_message;
 
 constexpr std::int64_t kPositions = 6;
 constexpr std::int64_t kVocabulary = 20;
-
-void copy_weights(const Model& from, Model& to) {
-  const std::vector<Variable> source = from.weights();
-  const std::vector<Variable> target = to.weights();
-  ASSERT_EQ(source.size(), target.size());
-  for (std::size_t i = 0; i < source.size(); ++i) target[i].assign(source[i].value());
-}
 
 // A BERT-style classifier: token ids and a padding mask in, a class out.
 struct Encoder {

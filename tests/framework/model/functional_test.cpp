@@ -14,12 +14,14 @@
 #include "framework/model/sequential.h"
 #include "framework/ops/ops.h"
 #include "framework/optimizers/optimizers.h"
+#include "tests/framework/model/copy_weights.h"
 #include "tests/support/error_message.h"
 
 namespace kestrel {
 namespace {
 
 using testing::contains;
+using testing::copy_weights;
 using testing::error_message;
 
 // A layer that takes a list: the sum of its inputs (a merging layer of the test's own).
@@ -56,14 +58,6 @@ KESTREL_REGISTER_SERIALIZABLE("kestrel_tests", SumOfInputs);
 
 Tensor batch(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
   return random::normal({rows, cols}, random::Key(seed));
-}
-
-// Copies `from`'s weights into `to`, which has the same architecture.
-void copy_weights(const Model& from, Model& to) {
-  const std::vector<Variable> source = from.weights();
-  const std::vector<Variable> target = to.weights();
-  ASSERT_EQ(source.size(), target.size());
-  for (std::size_t i = 0; i < source.size(); ++i) target[i].assign(source[i].value());
 }
 
 TEST(Input, IsAKerasTensorWithTheBatchDimFirst) {

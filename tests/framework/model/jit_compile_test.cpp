@@ -79,15 +79,15 @@ TEST(JitCompile, MlpWithDropoutMatchesEagerOver20Steps) { expect_jit_matches_eag
 TEST(JitCompile, CnnMatchesEagerOver20Steps) { expect_jit_matches_eager(make_cnn, {8, 8, 1}); }
 
 // A dataset of `n` samples with 10 features and 4 classes.
-struct Data {
+struct ClassificationData {
   Tensor x, y;
 };
-Data data_of(std::int64_t n, std::uint64_t seed) {
+ClassificationData classification_data(std::int64_t n, std::uint64_t seed) {
   return {random::normal({n, 10}, random::Key(seed)), random::randint({n}, random::Key(seed + 1), 0, 4)};
 }
 
 TEST(JitCompile, PartialBatchNeitherCompilesAgainNorLosesSamples) {
-  const Data data = data_of(100, 5);  // batches of 32: 32, 32, 32 and 4
+  const ClassificationData data = classification_data(100, 5);  // batches of 32: 32, 32, 32 and 4
   Logs logs[2];
   Tensor predictions[2];
   for (const bool jit : {false, true}) {
@@ -112,7 +112,7 @@ TEST(JitCompile, PaddingRowsLeaveMaskedLossesAndWeightsExact) {
   // ignore_class masks elements inside the loss and sample weights weigh rows: with padding rows
   // in the batch, the compiled step must still give the real rows' loss.
   clear_session();
-  const Data data = data_of(20, 8);
+  const ClassificationData data = classification_data(20, 8);
   const Tensor y = ops::where(ops::equal(data.y, ops::scalar_like(data.y, 3)), ops::scalar_like(data.y, -1), data.y);
   Tensor w = random::uniform({20}, random::Key(9), 0.5, 2.0);
   Logs logs[2];
@@ -182,7 +182,7 @@ TEST(JitCompile, HostReadInCallIsARuleOneErrorAndRunsEagerly) {
     Thresholded() : dense_(add<layers::Dense>(4)) {}
     Tensor call(const Inputs& x, bool training) override {
       Tensor y = dense_(x, training);
-      // Data-dependent control flow: fine eagerly, impossible in a compiled step.
+      // ClassificationData-dependent control flow: fine eagerly, impossible in a compiled step.
       return ops::sum(y).item() > 0 ? y : ops::negative(y);
     }
 
@@ -190,7 +190,7 @@ TEST(JitCompile, HostReadInCallIsARuleOneErrorAndRunsEagerly) {
     layers::Dense& dense_;
   };
   clear_session();
-  const Data data = data_of(8, 1);
+  const ClassificationData data = classification_data(8, 1);
   Thresholded eager;
   eager.compile(classifier_options(false));
   EXPECT_NO_THROW(eager.train_on_batch(data.x, data.y));
@@ -208,7 +208,7 @@ TEST(JitCompile, HostReadInCallIsARuleOneErrorAndRunsEagerly) {
 TEST(JitCompile, StepsPerExecutionRunsStepsBetweenCallbackHooks) {
   clear_session();
   random::set_global_seed(3);
-  const Data data = data_of(80, 2);
+  const ClassificationData data = classification_data(80, 2);
   Sequential model({layers::Dense(4)});
   CompileOptions options = classifier_options(true);
   options.steps_per_execution = 4;
@@ -222,7 +222,7 @@ TEST(JitCompile, StepsPerExecutionRunsStepsBetweenCallbackHooks) {
 
 TEST(JitCompile, ProgressLineShowsCompiles) {
   clear_session();
-  const Data data = data_of(32, 2);
+  const ClassificationData data = classification_data(32, 2);
   Sequential model({layers::Dense(4)});
   model.compile(classifier_options(true));
   ::testing::internal::CaptureStdout();
@@ -234,7 +234,7 @@ TEST(JitCompile, ProgressLineShowsCompiles) {
 TEST(JitCompile, SteadyStateTrainStepAllocatesNothing) {
   clear_session();
   random::set_global_seed(3);
-  const Data data = data_of(320, 4);
+  const ClassificationData data = classification_data(320, 4);
   Sequential model({layers::Dense(64, {.activation = "relu"}), layers::Dropout(0.1), layers::Dense(4)});
   model.compile(classifier_options(true));
   testing::StepAllocations steps;

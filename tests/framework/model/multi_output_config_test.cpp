@@ -36,7 +36,7 @@ using testing::ScratchDir;
 // Input "features" -> Dense "trunk" -> two heads: "head_a" classifies into 3 classes, "head_b"
 // regresses one value. `named`: the outputs given as {{"label", head_a}, {"score", head_b}}
 // instead of the list {head_a, head_b}.
-std::unique_ptr<Model> two_headed(bool named) {
+std::unique_ptr<Model> label_and_score_model(bool named) {
   const Tensor x = Input({4}, {.name = "features"});
   const Tensor trunk = layers::Dense(8, {.activation = "relu", .name = "trunk"})(x);
   const Tensor head_a = layers::Dense(3, {.name = "head_a"})(trunk);
@@ -50,12 +50,12 @@ std::vector<std::string> names_of(bool named) {
   return named ? std::vector<std::string>{"label", "score"} : std::vector<std::string>{"head_a", "head_b"};
 }
 
-struct Data {
+struct TwoHeadData {
   Tensor x;
   Outputs y;
 };
 
-Data data_of(bool named, std::uint64_t seed) {
+TwoHeadData two_head_data(bool named, std::uint64_t seed) {
   const std::vector<std::string> names = names_of(named);
   return {random::normal({24, 4}, random::Key(seed)),
           Outputs{{names[0], random::randint({24}, random::Key(seed + 1), 0, 3)},
@@ -88,7 +88,7 @@ void expect_same_predictions(Model& a, Model& b, const Tensor& x, const std::vec
 
 TEST(MultiOutputConfig, ListOutputsAreWrittenAsAListAndReadBackAsOne) {
   clear_session();
-  const std::unique_ptr<Model> model = two_headed(/*named=*/false);
+  const std::unique_ptr<Model> model = label_and_score_model(/*named=*/false);
   const json config = model->get_config();
   EXPECT_EQ(config.at("output_layers"), json::parse(R"([["head_a", 0, 0], ["head_b", 0, 0]])"));
   EXPECT_EQ(config.at("input_layers"), json::parse(R"(["features", 0, 0])"));
@@ -103,7 +103,7 @@ TEST(MultiOutputConfig, ListOutputsAreWrittenAsAListAndReadBackAsOne) {
 
 TEST(MultiOutputConfig, NamedOutputsAreWrittenAsADictAndReadBackAsOne) {
   clear_session();
-  const std::unique_ptr<Model> model = two_headed(/*named=*/true);
+  const std::unique_ptr<Model> model = label_and_score_model(/*named=*/true);
   const json config = model->get_config();
   EXPECT_EQ(config.at("output_layers"), json::parse(R"({"label": ["head_a", 0, 0], "score": ["head_b", 0, 0]})"));
 
@@ -135,7 +135,7 @@ TEST(MultiOutputConfig, OneOutputStaysOneReferenceAndKeras2sListOfOneReadsAsOne)
 
 TEST(MultiOutputConfig, OutputLayersNamingALayerTheConfigLacksIsAnErrorNamingIt) {
   clear_session();
-  json config = two_headed(/*named=*/false)->get_config();
+  json config = label_and_score_model(/*named=*/false)->get_config();
   config["output_layers"][1] = json::parse(R"(["ghost_head", 0, 0])");
   std::string m = error_message<ValueError>([&] { Model::from_config(config); });
   EXPECT_TRUE(contains(m, "output_layers name layer 'ghost_head', which the config does not hold")) << m;
@@ -156,7 +156,7 @@ TEST(MultiOutputConfig, OutputLayersNamingALayerTheConfigLacksIsAnErrorNamingIt)
 
 TEST(MultiOutputConfig, CompileConfigWritesEachOutputsLossWeightAndMetricsByName) {
   clear_session();
-  const std::unique_ptr<Model> model = two_headed(/*named=*/false);
+  const std::unique_ptr<Model> model = label_and_score_model(/*named=*/false);
   model->compile(per_output_options(/*named=*/false));
   const json config = compile_config(*model);
   EXPECT_EQ(config.at("loss").size(), 2U);
@@ -188,7 +188,7 @@ TEST(MultiOutputConfig, CompileConfigWritesEachOutputsLossWeightAndMetricsByName
 
 TEST(MultiOutputConfig, CompileConfigReadsKerasListsInOutputOrder) {
   clear_session();
-  const std::unique_ptr<Model> model = two_headed(/*named=*/true);
+  const std::unique_ptr<Model> model = label_and_score_model(/*named=*/true);
   model->compile(per_output_options(/*named=*/true));
   json config = compile_config(*model);
   config["loss"] = json::array({config.at("loss").at("label"), "mse"});
@@ -242,9 +242,9 @@ void expect_file_round_trip(bool named, const std::string& file_name) {
   clear_session();
   random::set_global_seed(5);
   ScratchDir dir;
-  const std::unique_ptr<Model> model = two_headed(named);
+  const std::unique_ptr<Model> model = label_and_score_model(named);
   model->compile(per_output_options(named));
-  const Data data = data_of(named, 10);
+  const TwoHeadData data = two_head_data(named, 10);
   model->fit(data.x, data.y, quiet(1));
   const std::string path = dir.file(file_name);
   model->save(path);
@@ -281,7 +281,7 @@ TEST(MultiOutputConfig, PythonReadsThePerOutputConfigsInKerasLayout) {
   if (!testing::have_h5py()) GTEST_SKIP() << "needs /usr/bin/python3 with h5py (python3-h5py)";
   clear_session();
   ScratchDir dir;
-  const std::unique_ptr<Model> model = two_headed(/*named=*/true);
+  const std::unique_ptr<Model> model = label_and_score_model(/*named=*/true);
   model->compile(per_output_options(/*named=*/true));
   model->save(dir.file("heads.keras"));
   model->save(dir.file("heads.h5"));

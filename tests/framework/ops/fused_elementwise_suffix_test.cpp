@@ -21,10 +21,9 @@ namespace {
 
 using testing::contains;
 using testing::error_message;
+using testing::float_bits;
 using Value = ElementwiseBuilder::Value;
 using Op = ElementwiseOpcode;
-
-std::vector<std::uint32_t> bits(const Tensor& t) { return testing::float_bits(t); }
 
 ElementwiseProgram bias_relu() {
   ElementwiseBuilder b;
@@ -56,7 +55,7 @@ TEST(FusedElementwiseSuffix, EqualsTheBroadcastingOpsBitForBit) {
     Value xi = b.input(0), bi = b.input(1), si = b.input(2);
     ElementwiseProgram p = b.build(b.relu(xi * si + bi) - bi / (b.abs(si) + 1.0));
     Tensor want = ops::relu(x * scale + bias) - bias / (ops::abs(scale) + 1.0);
-    EXPECT_EQ(bits(ops::fused_elementwise(p, {x, bias, scale})), bits(want)) << c.x.to_string();
+    EXPECT_EQ(float_bits(ops::fused_elementwise(p, {x, bias, scale})), float_bits(want)) << c.x.to_string();
   }
 }
 
@@ -68,9 +67,9 @@ TEST(FusedElementwiseSuffix, ResultDoesNotDependOnTheThreadCount) {
   ElementwiseProgram program = b.build(b.tanh(xi * pl) + b.exp(r - xi));
   const int threads = num_threads();
   set_num_threads(1);
-  std::vector<std::uint32_t> one = bits(ops::fused_elementwise(program, {x, row, plane}));
+  std::vector<std::uint32_t> one = float_bits(ops::fused_elementwise(program, {x, row, plane}));
   set_num_threads(2);
-  std::vector<std::uint32_t> two = bits(ops::fused_elementwise(program, {x, row, plane}));
+  std::vector<std::uint32_t> two = float_bits(ops::fused_elementwise(program, {x, row, plane}));
   set_num_threads(threads);
   EXPECT_EQ(one, two);
   std::vector<float> got = ops::fused_elementwise(program, {x, row, narrow}).to_vector<float>();

@@ -24,10 +24,9 @@ namespace {
 
 using testing::contains;
 using testing::error_message;
+using testing::float_bits;
 using Value = ElementwiseBuilder::Value;
 using Op = ElementwiseOpcode;
-
-std::vector<std::uint32_t> bits(const Tensor& t) { return testing::float_bits(t); }
 
 ElementwiseProgram adam_update() {
   ElementwiseBuilder b;
@@ -136,7 +135,7 @@ TEST(FusedElementwise, ConstantAndIdentityProgramsFillAndCopy) {
   ElementwiseBuilder b;
   Value x = b.input(0);
   Tensor x_value = testing::uniform_tensor({700}, 5);
-  EXPECT_EQ(bits(ops::fused_elementwise(b.build(x), {x_value})), bits(x_value));
+  EXPECT_EQ(float_bits(ops::fused_elementwise(b.build(x), {x_value})), float_bits(x_value));
   Tensor filled = ops::fused_elementwise(b.build(b.constant(3.0) * 2.0), {x_value});
   EXPECT_EQ(filled.shape(), Shape({700}));
   EXPECT_EQ(filled.to_vector<float>(), std::vector<float>(700, 6.0f));
@@ -156,8 +155,8 @@ TEST(FusedElementwise, ConstantAndIdentityProgramsConvertBetweenDtypes) {
       for (DType out : {DType::float32, DType::bfloat16}) {
         const Tensor got = ops::fused_elementwise(identity, {ops::cast(x, in)}, {.shape = shape, .dtype = out});
         ASSERT_EQ(got.dtype(), out);
-        EXPECT_EQ(bits(ops::cast(got, DType::float32)),
-                  bits(ops::cast(ops::cast(ops::cast(want, in), out), DType::float32)))
+        EXPECT_EQ(float_bits(ops::cast(got, DType::float32)),
+                  float_bits(ops::cast(ops::cast(ops::cast(want, in), out), DType::float32)))
             << x.shape().to_string() << " " << to_string(in) << " -> " << to_string(out);
       }
     }
@@ -241,7 +240,8 @@ TEST(FusedElementwise, Bfloat16InputsOfEveryLayoutAndEitherOutputDtype) {
     for (DType dtype : {DType::float32, DType::bfloat16}) {
       const Tensor got = ops::fused_elementwise(p, inputs, {.dtype = dtype});
       ASSERT_EQ(got.dtype(), dtype);
-      EXPECT_EQ(bits(ops::cast(got, DType::float32)), bits(ops::cast(ops::cast(want, dtype), DType::float32)))
+      EXPECT_EQ(float_bits(ops::cast(got, DType::float32)),
+                float_bits(ops::cast(ops::cast(want, dtype), DType::float32)))
           << "bfloat16 inputs mask " << mask << ", output " << to_string(dtype);
     }
   }
@@ -272,8 +272,8 @@ TEST(FusedElementwise, RoundBfloat16IsTheCastThereAndBack) {
   }
   Tensor x = Tensor::from_vector(repeated, {static_cast<std::int64_t>(repeated.size())});
   const Tensor w = Tensor::from_vector(want, x.shape());
-  EXPECT_EQ(bits(ops::fused_elementwise(p, {x})), bits(w));
-  EXPECT_EQ(bits(ops::cast(ops::cast(x, DType::bfloat16), DType::float32)), bits(w));
+  EXPECT_EQ(float_bits(ops::fused_elementwise(p, {x})), float_bits(w));
+  EXPECT_EQ(float_bits(ops::cast(ops::cast(x, DType::bfloat16), DType::float32)), float_bits(w));
 }
 
 // The point of the op: one pass, the same bits as the ops it replaces.
@@ -296,9 +296,9 @@ TEST(FusedElementwise, AdamUpdateEqualsTheOpsOneByOneBitForBit) {
   Tensor m_ops = m + (g - m) * (1.0 - 0.9);
   Tensor v_ops = v + (ops::square(g) - v) * (1.0 - 0.999);
   Tensor var_ops = var - m_ops * alpha / (ops::sqrt(v_ops) + 1e-7);
-  EXPECT_EQ(bits(m_fused), bits(m_ops));
-  EXPECT_EQ(bits(v_fused), bits(v_ops));
-  EXPECT_EQ(bits(var_fused), bits(var_ops));
+  EXPECT_EQ(float_bits(m_fused), float_bits(m_ops));
+  EXPECT_EQ(float_bits(v_fused), float_bits(v_ops));
+  EXPECT_EQ(float_bits(var_fused), float_bits(var_ops));
 }
 
 TEST(FusedElementwise, ResultDoesNotDependOnTheThreadCount) {
@@ -308,9 +308,9 @@ TEST(FusedElementwise, ResultDoesNotDependOnTheThreadCount) {
   ElementwiseProgram program = b.build(b.tanh(p) * b.log(q) + b.exp(p / q));
   const int threads = num_threads();
   set_num_threads(1);
-  std::vector<std::uint32_t> one = bits(ops::fused_elementwise(program, {x, y}));
+  std::vector<std::uint32_t> one = float_bits(ops::fused_elementwise(program, {x, y}));
   set_num_threads(2);
-  std::vector<std::uint32_t> two = bits(ops::fused_elementwise(program, {x, y}));
+  std::vector<std::uint32_t> two = float_bits(ops::fused_elementwise(program, {x, y}));
   set_num_threads(threads);
   EXPECT_EQ(one, two);
 }
@@ -342,7 +342,7 @@ TEST(FusedElementwise, EveryInstructionMatchesItsOpBitForBit) {
   for (const auto& [name, emit, op, input] : unary) {
     ElementwiseBuilder b;
     Tensor fused = ops::fused_elementwise(b.build(emit(b, b.input(0))), {input});
-    EXPECT_EQ(bits(fused), bits(op(input))) << name;
+    EXPECT_EQ(float_bits(fused), float_bits(op(input))) << name;
   }
   using Binary = Tensor (*)(const Tensor&, const Tensor&);
   const std::vector<std::tuple<Op, Binary>> binary = {
@@ -365,14 +365,14 @@ TEST(FusedElementwise, EveryInstructionMatchesItsOpBitForBit) {
       ElementwiseProgram p = b.build(b.apply(opcode, operands));
       Tensor want = op(lhs, rhs);
       if (comparison) want = ops::cast(want, DType::float32);
-      EXPECT_EQ(bits(ops::fused_elementwise(p, {lhs, rhs})), bits(want)) << opcode_name(opcode);
+      EXPECT_EQ(float_bits(ops::fused_elementwise(p, {lhs, rhs})), float_bits(want)) << opcode_name(opcode);
     }
   }
   ElementwiseBuilder b;
   Tensor mask = ops::greater(x, y);
   Tensor selected = ops::fused_elementwise(b.build(b.select(b.input(0), b.input(1), b.input(2))),
                                            {ops::cast(mask, DType::float32), x, Tensor::scalar(7.0)});
-  EXPECT_EQ(bits(selected), bits(ops::where(mask, x, Tensor::scalar(7.0))));
+  EXPECT_EQ(float_bits(selected), float_bits(ops::where(mask, x, Tensor::scalar(7.0))));
 }
 
 TEST(FusedElementwise, MatchesTheDoubleReferenceOnManyBlocks) {

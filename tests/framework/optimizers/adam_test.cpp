@@ -58,14 +58,14 @@ AdamReference reference(double lr, double beta_1, double beta_2, double epsilon,
 }
 
 // Large gradients first, then small ones: v decays, so amsgrad's running maximum differs from v.
-const std::vector<std::vector<double>> kGradients = {
+const std::vector<std::vector<double>> kAdamGradients = {
     {2.0, -1.0, 0.5}, {1.5, 0.5, -0.25}, {-0.1, 0.05, 0.02}, {0.01, -0.02, 0.03}, {0.3, 0.1, -0.2}};
 
 TEST(Adam, StepsFollowTheFormula) {
   Adam adam({.learning_rate = 0.01, .beta_1 = 0.8, .beta_2 = 0.95, .epsilon = 1e-3});
   Variable w = make_variable("w", {1.0f, -2.0f, 0.5f});
   AdamReference want = reference(0.01, 0.8, 0.95, 1e-3, {1.0, -2.0, 0.5});
-  for (const auto& g : kGradients) {
+  for (const auto& g : kAdamGradients) {
     adam.apply({gradient(g)}, {w});
     want.step(g);
     expect_values(w, want.var);
@@ -77,7 +77,7 @@ TEST(Adam, DefaultsFollowTheFormula) {
   Adam adam;
   Variable w = make_variable("w", {1.0f, -2.0f, 0.5f});
   AdamReference want = reference(0.001, 0.9, 0.999, 1e-7, {1.0, -2.0, 0.5});
-  for (const auto& g : kGradients) {
+  for (const auto& g : kAdamGradients) {
     adam.apply({gradient(g)}, {w});
     want.step(g);
     expect_values(w, want.var);
@@ -91,7 +91,7 @@ TEST(Adam, AmsgradUsesTheLargestVelocity) {
   want.amsgrad = true;
   AdamReference plain = want;
   plain.amsgrad = false;
-  for (const auto& g : kGradients) {
+  for (const auto& g : kAdamGradients) {
     adam.apply({gradient(g)}, {w});
     want.step(g);
     plain.step(g);
@@ -153,7 +153,7 @@ TEST(AdamW, DecaysThenAppliesAdam) {
   Variable w = make_variable("w", {1.0f, -2.0f, 0.5f});
   AdamReference want = reference(0.01, 0.9, 0.999, 1e-7, {1.0, -2.0, 0.5});
   want.weight_decay = 0.1;
-  for (const auto& g : kGradients) {
+  for (const auto& g : kAdamGradients) {
     adamw.apply({gradient(g)}, {w});
     want.step(g);  // Keras: var -= var * weight_decay * lr, then Adam's update
     expect_values(w, want.var);

@@ -45,7 +45,7 @@ struct RMSpropReference {
   }
 };
 
-const std::vector<std::vector<double>> kGradients = {
+const std::vector<std::vector<double>> kRmspropGradients = {
     {2.0, -1.0, 0.5}, {1.5, 0.5, -0.25}, {-0.1, 0.05, 0.02}, {0.01, -0.02, 0.03}, {0.3, 0.1, -0.2}};
 
 void run_variant(RMSpropOptions options, bool centered) {
@@ -53,7 +53,7 @@ void run_variant(RMSpropOptions options, bool centered) {
   RMSprop rmsprop(options);
   Variable w = make_variable("w", {1.0f, -2.0f, 0.5f});
   RMSpropReference want{lr, options.rho, options.momentum, options.epsilon, centered, {1.0, -2.0, 0.5}};
-  for (const auto& g : kGradients) {
+  for (const auto& g : kRmspropGradients) {
     rmsprop.apply({gradient(g)}, {w});
     want.step(g);
     expect_values(w, want.var);

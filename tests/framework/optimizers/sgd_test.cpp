@@ -21,13 +21,13 @@ using testing::gradient;
 using testing::make_variable;
 
 // Gradients for four steps of a two-element variable; they change sign so momentum matters.
-const std::vector<std::vector<double>> kGradients = {{0.5, -1.0}, {0.25, 2.0}, {-1.5, 0.75}, {1.0, -0.5}};
+const std::vector<std::vector<double>> kSgdGradients = {{0.5, -1.0}, {0.25, 2.0}, {-1.5, 0.75}, {1.0, -0.5}};
 
 TEST(SGD, PlainStepsFollowTheFormula) {
   SGD sgd({.learning_rate = 0.1});
   Variable w = make_variable("w", {1.0f, -2.0f});
   std::vector<double> want = {1.0, -2.0};
-  for (const auto& g : kGradients) {
+  for (const auto& g : kSgdGradients) {
     sgd.apply({gradient(g)}, {w});
     for (std::size_t i = 0; i < want.size(); ++i) want[i] -= 0.1 * g[i];  // Keras: var -= lr * g
     expect_values(w, want);
@@ -39,7 +39,7 @@ TEST(SGD, MomentumFollowsTheFormula) {
   SGD sgd({.learning_rate = 0.1, .momentum = 0.9});
   Variable w = make_variable("w", {1.0f, -2.0f});
   std::vector<double> want = {1.0, -2.0}, m = {0.0, 0.0};
-  for (const auto& g : kGradients) {
+  for (const auto& g : kSgdGradients) {
     sgd.apply({gradient(g)}, {w});
     for (std::size_t i = 0; i < want.size(); ++i) {
       m[i] = 0.9 * m[i] - 0.1 * g[i];  // Keras: m = momentum * m - lr * g; var += m
@@ -53,7 +53,7 @@ TEST(SGD, NesterovFollowsTheFormula) {
   SGD sgd({.learning_rate = 0.05, .momentum = 0.8, .nesterov = true});
   Variable w = make_variable("w", {1.0f, -2.0f});
   std::vector<double> want = {1.0, -2.0}, m = {0.0, 0.0};
-  for (const auto& g : kGradients) {
+  for (const auto& g : kSgdGradients) {
     sgd.apply({gradient(g)}, {w});
     for (std::size_t i = 0; i < want.size(); ++i) {
       m[i] = 0.8 * m[i] - 0.05 * g[i];      // Keras: m = momentum * m - lr * g
@@ -67,7 +67,7 @@ TEST(SGD, WeightDecayShrinksBeforeTheUpdate) {
   SGD sgd({.learning_rate = 0.1, .weight_decay = 0.5});
   Variable w = make_variable("w", {1.0f, -2.0f});
   std::vector<double> want = {1.0, -2.0};
-  for (const auto& g : kGradients) {
+  for (const auto& g : kSgdGradients) {
     sgd.apply({gradient(g)}, {w});
     for (std::size_t i = 0; i < want.size(); ++i) {
       want[i] -= want[i] * 0.5 * 0.1;  // Keras: var -= var * weight_decay * lr, then the update

@@ -26,11 +26,11 @@ namespace {
 using testing::contains;
 using testing::ScratchDir;
 
-constexpr std::int64_t kBatch = 2, kPositions = 3, kDim = 8, kHeads = 2, kHeadDim = 4, kIntermediate = 16;
+constexpr std::int64_t kAttentionBatch = 2, kPositions = 3, kDim = 8, kHeads = 2, kHeadDim = 4, kIntermediate = 16;
 
 // Each weight's values come from fill(shape, salt): multiples of 1/32 that float32 holds exactly,
 // a different pattern per salt. The same formula here gives the values the variables must hold.
-constexpr const char* kValuesPy = R"PY(
+constexpr const char* kAttentionValuesPy = R"PY(
 import sys, h5py, numpy as np
 B, T, D, H, K, I = 2, 3, 8, 2, 4, 16
 def fill(shape, salt):
@@ -108,7 +108,7 @@ def encoder(h):
 def show(label, h): print(label, ' '.join('%.9g' % v for v in h.reshape(-1)))
 )PY";
 
-constexpr const char* kKeras3Writer = R"PY(
+constexpr const char* kAttentionKeras3Writer = R"PY(
 functional(sys.argv[1], lambda f: multi_head_attention(f, 'layers/multi_head_attention', 'multi_head_attention'))
 functional(sys.argv[2], lambda f: transformer_encoder(f, 'layers/transformer_encoder', 'transformer_encoder'))
 show('attention', attention(x))
@@ -122,10 +122,10 @@ std::vector<double> fill(std::int64_t n, int salt) {
 }
 
 // The scripts' input x [batch, positions, dim].
-Tensor sequences() {
+Tensor attention_inputs() {
   std::vector<float> x;
-  for (std::int64_t i = 0; i < kBatch * kPositions * kDim; ++i) x.push_back(static_cast<float>(i % 9 - 4) / 8);
-  return Tensor::from_vector(x, {kBatch, kPositions, kDim});
+  for (std::int64_t i = 0; i < kAttentionBatch * kPositions * kDim; ++i) x.push_back(static_cast<float>(i % 9 - 4) / 8);
+  return Tensor::from_vector(x, {kAttentionBatch, kPositions, kDim});
 }
 
 void expect_values(const Variable& v, const std::string& name, const Shape& shape, int salt) {
@@ -198,7 +198,7 @@ class AttentionWeights : public ::testing::Test {
     clear_session();
   }
   std::string write_keras_files() {
-    return testing::run_python(dir_, std::string(kValuesPy) + kKeras3Writer,
+    return testing::run_python(dir_, std::string(kAttentionValuesPy) + kAttentionKeras3Writer,
                                dir_.file("attention.weights.h5") + " " + dir_.file("encoder.weights.h5"));
   }
   std::string dump(const std::string& path) { return testing::run_python(dir_, testing::kH5DumpScript, path); }
@@ -210,7 +210,7 @@ TEST_F(AttentionWeights, AKeras3MultiHeadAttentionFileLoadsWithItsValues) {
   const std::unique_ptr<Model> model = attention_model();
   model->load_weights(dir_.file("attention.weights.h5"));
   expect_attention_values(only_layer_of<layers::MultiHeadAttention>(*model), "multi_head_attention");
-  expect_near((*model)(sequences()), testing::printed_numbers(out, "attention"), 1e-5,
+  expect_near((*model)(attention_inputs()), testing::printed_numbers(out, "attention"), 1e-5,
               "MultiHeadAttention output against Keras's in NumPy");
 }
 
@@ -258,7 +258,7 @@ TEST_F(AttentionWeights, AKerasHubTransformerEncoderFileLoadsWithItsValues) {
   expect_values(w[13], "transformer_encoder/feedforward_intermediate_dense/bias", {kIntermediate}, 14);
   expect_values(w[14], "transformer_encoder/feedforward_output_dense/kernel", {kIntermediate, kDim}, 15);
   expect_values(w[15], "transformer_encoder/feedforward_output_dense/bias", {kDim}, 16);
-  expect_near((*model)(sequences()), testing::printed_numbers(out, "encoder"), 1e-4,
+  expect_near((*model)(attention_inputs()), testing::printed_numbers(out, "encoder"), 1e-4,
               "TransformerEncoder output against keras_hub's in NumPy");
 }
 

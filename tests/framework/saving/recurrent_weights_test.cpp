@@ -25,7 +25,7 @@ constexpr std::int64_t kBatch = 2, kSteps = 5, kFeatures = 3, kUnits = 4;
 
 // The values the Python scripts write, multiples of 1/16, 1/32 and 1/64 so that float32 holds them
 // exactly; the same formulas here give the values the loaded variables must hold.
-constexpr const char* kValuesPy = R"PY(
+constexpr const char* kRecurrentValuesPy = R"PY(
 import sys, h5py, numpy as np
 F, U, T, N = 3, 4, 5, 2
 def kernel(shape): return ((np.arange(np.prod(shape)) % 13 - 6) / 16).reshape(shape).astype(np.float32)
@@ -60,7 +60,7 @@ def show(label, h): print(label, ' '.join('%.9g' % v for v in h.reshape(-1)))
 // ...}) makes <path>/vars with the name on it, for the model (""), for the layer under
 // layers/<snake_case class> (an LSTM holds no weights of its own: an empty vars) and for the cell
 // under the layer's attribute "cell", whose save_own_variables stores "0", "1", "2".
-constexpr const char* kKeras3Writer = R"PY(
+constexpr const char* kRecurrentKeras3Writer = R"PY(
 def write(path, layer, cell, weights):
     with h5py.File(path, 'w') as f:
         f.create_group('vars').attrs['name'] = 'sequential'
@@ -76,7 +76,7 @@ show('gru', gru(*gru_weights))
 
 // tf.keras 2's save_weights: a group per layer with its weight_names, and each weight a dataset
 // under its full name (so "lstm/lstm_cell/kernel:0" is nested in groups).
-constexpr const char* kKeras2Writer = R"PY(
+constexpr const char* kRecurrentKeras2Writer = R"PY(
 with h5py.File(sys.argv[1], 'w') as f:
     f.attrs['layer_names'] = np.array([b'lstm', b'gru'])
     f.attrs['backend'] = b'tensorflow'
@@ -107,7 +107,7 @@ std::vector<double> bias_values(std::int64_t n) {
 }
 
 // The scripts' input x [batch, time, features].
-Tensor sequences() {
+Tensor recurrent_inputs() {
   std::vector<float> x;
   for (std::int64_t i = 0; i < kBatch * kSteps * kFeatures; ++i) x.push_back(static_cast<float>(i % 9 - 4) / 8);
   return Tensor::from_vector(x, {kBatch, kSteps, kFeatures});
@@ -146,26 +146,26 @@ class RecurrentWeights : public ::testing::Test {
     clear_session();
   }
   std::string run(const std::string& writer, const std::string& args) {
-    return testing::run_python(dir_, std::string(kValuesPy) + writer, args);
+    return testing::run_python(dir_, std::string(kRecurrentValuesPy) + writer, args);
   }
   std::string dump(const std::string& path) { return testing::run_python(dir_, testing::kH5DumpScript, path); }
   ScratchDir dir_;
 };
 
 TEST_F(RecurrentWeights, Keras3FilesWrittenAsKerasWritesThemLoad) {
-  const std::string out = run(kKeras3Writer, dir_.file("lstm.weights.h5") + " " + dir_.file("gru.weights.h5"));
+  const std::string out = run(kRecurrentKeras3Writer, dir_.file("lstm.weights.h5") + " " + dir_.file("gru.weights.h5"));
   Sequential lstm_model({layers::LSTM(kUnits)});
   lstm_model.build({kBatch, kSteps, kFeatures});
   lstm_model.load_weights(dir_.file("lstm.weights.h5"));
   expect_lstm_values(dynamic_cast<const layers::LSTM&>(*lstm_model.layers()[0]));
-  expect_near(lstm_model(sequences()), testing::printed_numbers(out, "lstm"),
+  expect_near(lstm_model(recurrent_inputs()), testing::printed_numbers(out, "lstm"),
               "LSTM output against Keras's LSTMCell in NumPy");
 
   Sequential gru_model({layers::GRU(kUnits)});
   gru_model.build({kBatch, kSteps, kFeatures});
   gru_model.load_weights(dir_.file("gru.weights.h5"));
   expect_gru_values(dynamic_cast<const layers::GRU&>(*gru_model.layers()[0]));
-  expect_near(gru_model(sequences()), testing::printed_numbers(out, "gru"),
+  expect_near(gru_model(recurrent_inputs()), testing::printed_numbers(out, "gru"),
               "GRU output against Keras's GRUCell in NumPy");
 }
 
@@ -187,7 +187,7 @@ with h5py.File(sys.argv[1], 'w') as f:
 }
 
 TEST_F(RecurrentWeights, KestrelsKeras3FileKeepsTheCellWhereKerasDoes) {
-  run(kKeras3Writer, dir_.file("lstm.weights.h5") + " " + dir_.file("gru.weights.h5"));
+  run(kRecurrentKeras3Writer, dir_.file("lstm.weights.h5") + " " + dir_.file("gru.weights.h5"));
   Sequential saved({layers::LSTM(kUnits, {.return_sequences = true}), layers::GRU(kUnits)});
   saved.build({kBatch, kSteps, kFeatures});
   saved.weights()[0].assign(Tensor::full({kFeatures, 4 * kUnits}, 0.5));
@@ -219,7 +219,7 @@ TEST_F(RecurrentWeights, KestrelsKeras3FileKeepsTheCellWhereKerasDoes) {
 }
 
 TEST_F(RecurrentWeights, Keras2FileWithCellNamesLoads) {
-  run(kKeras2Writer, dir_.file("keras2.h5"));
+  run(kRecurrentKeras2Writer, dir_.file("keras2.h5"));
   for (bool by_name : {false, true}) {
     clear_session();
     Sequential model({layers::LSTM(kUnits, {.return_sequences = true}), layers::GRU(kUnits)});

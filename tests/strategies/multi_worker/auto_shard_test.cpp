@@ -29,6 +29,7 @@
 #include "strategies/workers.h"
 #include "tests/strategies/multi_worker/gathered_from_every_worker.h"
 #include "tests/strategies/multi_worker/same_on_every_worker.h"
+#include "tests/strategies/multi_worker/this_job.h"
 #include "tests/support/error_message.h"
 
 namespace kestrel::distribute {
@@ -37,8 +38,7 @@ namespace {
 using testing::contains;
 using testing::error_message;
 using testing::same_on_every_worker;
-
-const Workers& workers() { return *Workers::of_this_job(); }
+using testing::workers;
 
 // Every worker's values, sorted.
 std::vector<std::int64_t> gather_all(const std::vector<std::int64_t>& mine) {

@@ -9,12 +9,12 @@
 #include "strategies/workers.h"
 #include "tests/strategies/bert_training.h"
 #include "tests/strategies/multi_worker/same_on_every_worker.h"
+#include "tests/strategies/multi_worker/this_job.h"
 
 namespace kestrel::distribute {
 namespace {
 
-const Workers& workers() { return *Workers::of_this_job(); }
-
+using testing::workers;
 TEST(MultiWorkerBert, EightReplicasOverTheWorkersTrainLikeOneAndRepeatTheirBits) {
   const MultiWorkerMirroredStrategy strategy({.local_replicas = 8 / workers().count()});
   for (const bool jit : {false, true}) {

@@ -10,12 +10,12 @@
 #include "strategies/multi_worker_mirrored_strategy.h"
 #include "strategies/workers.h"
 #include "tests/strategies/multi_worker/gathered_from_every_worker.h"
+#include "tests/strategies/multi_worker/this_job.h"
 
 namespace kestrel::distribute {
 namespace {
 
-const Workers& workers() { return *Workers::of_this_job(); }
-
+using testing::workers;
 TEST(MultiWorkerData, EachSampleIsSeenOncePerEpochOverTheWorkers) {
   const MultiWorkerMirroredStrategy strategy({.local_replicas = 2});
   const int in_sync = strategy.num_replicas_in_sync();

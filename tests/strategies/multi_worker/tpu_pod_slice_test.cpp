@@ -9,6 +9,7 @@
 #include "framework/model/sequential.h"
 #include "strategies/tpu_strategy.h"
 #include "strategies/workers.h"
+#include "tests/strategies/multi_worker/this_job.h"
 #include "tests/support/error_message.h"
 #include "tests/support/log_capture.h"
 
@@ -17,8 +18,7 @@ namespace {
 
 using testing::contains;
 using testing::error_message;
-
-const Workers& workers() { return *Workers::of_this_job(); }
+using testing::workers;
 
 TEST(TPUPodSlice, EachHostIsAWorkerWithItsEightCores) {
   const std::string type = "v3-" + std::to_string(8 * workers().count());  // v3-16 on 2 ranks, v3-32 on 4

@@ -27,6 +27,7 @@
 #include "strategies/multi_worker_mirrored_strategy.h"
 #include "strategies/workers.h"
 #include "tests/strategies/multi_worker/same_on_every_worker.h"
+#include "tests/strategies/multi_worker/this_job.h"
 #include "tests/support/error_message.h"
 
 namespace kestrel::distribute {
@@ -35,10 +36,9 @@ namespace {
 using testing::contains;
 using testing::error_message;
 using testing::same_on_every_worker;
+using testing::workers;
 
 constexpr int kReplicasInSync = 8;
-
-const Workers& workers() { return *Workers::of_this_job(); }
 
 // Local replicas per worker so that 8 replicas are in sync, whatever mpirun's -np (2 or 4).
 MultiWorkerOptions eight_in_sync() { return {.local_replicas = kReplicasInSync / workers().count()}; }

@@ -7,6 +7,7 @@
 
 #include "framework/core/error.h"
 #include "strategies/workers.h"
+#include "tests/strategies/multi_worker/this_job.h"
 #include "tests/support/error_message.h"
 
 namespace kestrel::distribute {
@@ -14,8 +15,7 @@ namespace {
 
 using testing::contains;
 using testing::error_message;
-
-const Workers& workers() { return *Workers::of_this_job(); }
+using testing::workers;
 
 // Worker w's value at element i: different on each worker, with magnitudes that make the order
 // of additions show in float32 (1e8 + 1 - 1e8 is 0 or 1 by order).

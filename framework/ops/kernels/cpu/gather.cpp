@@ -11,7 +11,6 @@
 namespace kestrel::kernels::KESTREL_CPU_LEVEL {
 namespace {
 
-constexpr std::int64_t kGrainBytes = 1 << 15;
 // scatter_add splits columns no finer than this, so each task still streams whole cache lines.
 constexpr std::int64_t kMinColumns = 16;
 
@@ -25,7 +24,7 @@ void scatter_add_columns(std::span<const std::int64_t> indices, const T* updates
   splits = std::clamp<std::int64_t>(splits, 1, std::max<std::int64_t>(1, inner / kMinColumns));
   const std::int64_t columns = (inner + splits - 1) / splits;
   const std::int64_t work = std::max<std::int64_t>(1, (n + k_count) * columns * static_cast<std::int64_t>(sizeof(T)));
-  std::int64_t grain = std::max<std::int64_t>(1, kGrainBytes / work);
+  std::int64_t grain = std::max<std::int64_t>(1, kCopyGrainBytes / work);
   parallel_for(outer * splits, grain, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t task = begin; task < end; ++task) {
       std::int64_t o = task / splits;
@@ -51,7 +50,7 @@ void gather_rows(const void* params, std::span<const std::int64_t> indices, void
   const auto k_count = static_cast<std::int64_t>(indices.size());
   const auto* src = static_cast<const std::uint8_t*>(params);
   auto* dst = static_cast<std::uint8_t*>(out);
-  const std::int64_t grain = std::max<std::int64_t>(1, kGrainBytes / static_cast<std::int64_t>(row_bytes));
+  const std::int64_t grain = std::max<std::int64_t>(1, kCopyGrainBytes / static_cast<std::int64_t>(row_bytes));
   parallel_for(outer * k_count, grain, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t task = begin; task < end; ++task) {
       const std::int64_t o = task / k_count;
