@@ -19,6 +19,26 @@
 #include "framework/core/error.h"
 
 namespace kestrel::io {
+
+// libzip's handles, owned. Members of the Impls below, so not file-local: a class of the library
+// holding a type of an anonymous namespace is what GCC's -Wsubobject-linkage flags in a header,
+// and a unity build compiles this file as one included into its batch.
+
+/// A zip_error_t that libzip's constructors fill in, released when it goes out of scope.
+struct ZipError {
+  zip_error_t error{};
+  ZipError() { zip_error_init(&error); }
+  ~ZipError() { zip_error_fini(&error); }
+  ZipError(const ZipError&) = delete;
+  ZipError& operator=(const ZipError&) = delete;
+  zip_error_t* get() { return &error; }
+};
+
+/// Closes an entry opened with zip_fopen_index.
+struct ZipFileCloser {
+  void operator()(zip_file_t* file) const { zip_fclose(file); }
+};
+
 namespace {
 
 void append_hex(std::string& out, unsigned char byte) {
@@ -46,16 +66,6 @@ std::string archive_prefix(std::string_view name) { return "zip archive " + in_q
 
 /// libzip's description of an error ("Read error: No such file or directory").
 std::string zip_reason(zip_error_t* error) { return zip_error_strerror(error); }
-
-/// A zip_error_t that libzip's constructors fill in, released when it goes out of scope.
-struct ZipError {
-  zip_error_t error{};
-  ZipError() { zip_error_init(&error); }
-  ~ZipError() { zip_error_fini(&error); }
-  ZipError(const ZipError&) = delete;
-  ZipError& operator=(const ZipError&) = delete;
-  zip_error_t* get() { return &error; }
-};
 
 /// message, then what to do about an archive whose bytes are not what was written.
 std::string damaged(std::string message) {
@@ -396,10 +406,6 @@ std::string open_failure(const std::string& path, std::uint64_t file_size, zip_e
   }
 }
 
-struct FileCloser {
-  void operator()(zip_file_t* file) const { zip_fclose(file); }
-};
-
 }  // namespace
 
 /// One entry's bytes, in order, never past the size its header declares; at the end the CRC-32
@@ -497,7 +503,7 @@ class ZipReader::Impl::EntryStream {
   std::uint64_t reserve_ = 0;
   std::uint64_t position_ = 0;
   bool checked_end_ = false;
-  std::unique_ptr<zip_file_t, FileCloser> file_;
+  std::unique_ptr<zip_file_t, ZipFileCloser> file_;
 };
 
 ZipReader::ZipReader(std::string path) : impl_(std::make_unique<Impl>()) {

@@ -6,11 +6,16 @@
 #include "framework/core/error.h"
 
 namespace kestrel::layers {
-namespace {
+
+// Not file-local: TrainingStepScope::Saved holds one, and GCC's -Wsubobject-linkage flags a
+// class of the library holding a type of an anonymous namespace when a unity build compiles this
+// file as one included into its batch.
 struct StepState {
   Tensor step;                                          // undefined: step 0
   std::unordered_map<const void*, std::int64_t> calls;  // restarted each step, so it stays small
 };
+
+namespace {
 thread_local StepState state;
 
 Tensor checked_step(Tensor step) {

@@ -1,5 +1,5 @@
-// For the model tests that compare two models of one architecture: the second made to start from
-// the first's weights.
+// For the model tests that compare two models (or layers) of one architecture: the second made to
+// start from the first's weights.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,12 +7,12 @@
 #include <cstddef>
 #include <vector>
 
-#include "framework/model/model.h"
+#include "framework/layers/layer.h"
 
 namespace kestrel::testing {
 
-/// Copies `from`'s weights into `to`, which has the same architecture.
-inline void copy_weights(const Model& from, Model& to) {
+/// Copies `from`'s weights into `to`, which has the same architecture (a Model is a Layer).
+inline void copy_weights(const Layer& from, const Layer& to) {
   const std::vector<Variable> source = from.weights();
   const std::vector<Variable> target = to.weights();
   ASSERT_EQ(source.size(), target.size());

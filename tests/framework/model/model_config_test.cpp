@@ -13,6 +13,7 @@
 #include "framework/layers/serialization.h"
 #include "framework/model/sequential.h"
 #include "framework/ops/ops.h"
+#include "tests/framework/model/copy_weights.h"
 #include "tests/support/error_message.h"
 
 namespace kestrel {
@@ -20,6 +21,7 @@ namespace {
 
 using nlohmann::json;
 using testing::contains;
+using testing::copy_weights;
 using testing::error_message;
 
 // A user's layer with an option, registered so configs can name it.
@@ -48,13 +50,6 @@ class PairSum : public Layer {
   Tensor call_list(const std::vector<Tensor>& xs, bool /*training*/) override { return ops::add(xs.at(0), xs.at(1)); }
 };
 KESTREL_REGISTER_SERIALIZABLE("kestrel_tests", PairSum);
-
-void copy_weights(const Layer& from, const Layer& to) {
-  const std::vector<Variable> source = from.weights();
-  const std::vector<Variable> target = to.weights();
-  ASSERT_EQ(source.size(), target.size());
-  for (std::size_t i = 0; i < source.size(); ++i) target[i].assign(source[i].value());
-}
 
 TEST(LayerConfig, DenseWritesKerasKeysAndReadsThemBack) {
   clear_session();
