@@ -9,6 +9,42 @@
 # are renamed with the level as prefix: every level keeps its own copies, and only the kernels'
 # own (level-namespaced) functions are shared.
 
+# The levels built: every one by default. A build that runs only on the machine that builds it
+# (KESTREL_HIGHEST_CPU_LEVEL=host, as CI's sanitizer builds) can leave out the levels above that
+# machine's, which would never run; the library then caps its choice at the highest built
+# (framework/core/cpu_capability.h).
+set(KESTREL_HIGHEST_CPU_LEVEL avx512 CACHE STRING "The highest CPU level to compile Kestrel's kernels for:
+  avx512 (every level, the default: the library runs fast on every x86-64 CPU), avx2, baseline, or host (the
+  highest this machine runs, for a build that only runs here: the levels above it would never run)")
+set_property(CACHE KESTREL_HIGHEST_CPU_LEVEL PROPERTY STRINGS avx512 avx2 baseline host)
+set(kestrel_all_cpu_levels baseline avx2 avx512)
+set(kestrel_highest_cpu_level "${KESTREL_HIGHEST_CPU_LEVEL}")
+if(kestrel_highest_cpu_level STREQUAL "host")
+  # The library's own detection, run at configure time.
+  try_run(kestrel_host_level_ran kestrel_host_level_compiled
+          SOURCES "${PROJECT_SOURCE_DIR}/cmake/print_host_cpu_level.cpp"
+                  "${PROJECT_SOURCE_DIR}/framework/core/cpu_capability.cpp"
+                  "${PROJECT_SOURCE_DIR}/framework/core/error.cpp"
+          CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${PROJECT_SOURCE_DIR}"
+          COMPILE_DEFINITIONS -DKESTREL_HIGHEST_BUILT_CPU_LEVEL=2
+          CXX_STANDARD 20
+          COMPILE_OUTPUT_VARIABLE kestrel_host_level_log
+          RUN_OUTPUT_VARIABLE kestrel_highest_cpu_level)
+  if(NOT kestrel_host_level_compiled OR NOT kestrel_host_level_ran EQUAL 0)
+    message(FATAL_ERROR "KESTREL_HIGHEST_CPU_LEVEL=host: could not run cmake/print_host_cpu_level.cpp on this "
+                        "machine (cross-compiling?); name a level instead.\n${kestrel_host_level_log}")
+  endif()
+  message(STATUS "Kestrel: this machine's highest CPU level is ${kestrel_highest_cpu_level}")
+endif()
+list(FIND kestrel_all_cpu_levels "${kestrel_highest_cpu_level}" kestrel_highest_cpu_level_index)
+if(kestrel_highest_cpu_level_index LESS 0)
+  message(FATAL_ERROR "KESTREL_HIGHEST_CPU_LEVEL=${KESTREL_HIGHEST_CPU_LEVEL} names no CPU level: use avx512, avx2, "
+                      "baseline or host")
+endif()
+# The levels built, lowest first: baseline always, as every x86-64 CPU's fallback.
+list(SUBLIST kestrel_all_cpu_levels 0 ${kestrel_highest_cpu_level_index} KESTREL_CPU_LEVELS)
+list(APPEND KESTREL_CPU_LEVELS ${kestrel_highest_cpu_level})
+
 # psABI level flags. The avx512 level takes KESTREL_AVX512_FLAGS (KestrelCompileOptions.cmake),
 # which keep GCC 12 away from its wide-constant miscompile; Eigen still uses 512-bit registers
 # through its intrinsics. Under GCC the avx512 objects are compiled with the dumps that
@@ -16,7 +52,6 @@
 # (tests/framework/ops) fails on either of its findings: it checks the very objects the library
 # links, and compiles nothing again. (ccache does not cache a compile that writes dumps; these few
 # objects build every time a fresh build directory does.)
-set(KESTREL_CPU_LEVELS baseline avx2 avx512)
 set(KESTREL_CPU_FLAGS_baseline "")
 set(KESTREL_CPU_FLAGS_avx2 -march=x86-64-v3 -mtune=generic)
 set(KESTREL_CPU_FLAGS_avx512 ${KESTREL_AVX512_FLAGS} -mtune=generic)
@@ -36,10 +71,12 @@ endif()
 set_property(GLOBAL PROPERTY KESTREL_AVX512_DUMPED_OBJECT_LIBRARIES "")
 
 # kestrel_add_cpu_kernels(TARGET SOURCES... LIBS...): compiles SOURCES once per level, with the
-# usage requirements of LIBS, into TARGET.
+# usage requirements of LIBS, into TARGET. TARGET's own files learn the highest level built from
+# KESTREL_HIGHEST_BUILT_CPU_LEVEL, CpuCapability's value (framework/core/cpu_capability.h).
 function(kestrel_add_cpu_kernels target)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
   set(sources ${ARG_SOURCES})
+  target_compile_definitions(${target} PRIVATE KESTREL_HIGHEST_BUILT_CPU_LEVEL=${kestrel_highest_cpu_level_index})
   foreach(level IN LISTS KESTREL_CPU_LEVELS)
     set(objects ${target}_cpu_${level})
     add_library(${objects} OBJECT ${sources})

@@ -2,10 +2,17 @@
 
 #include <cpuid.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
 #include "framework/core/error.h"
+
+// The highest level whose kernels this build compiled, as CpuCapability's value: set by
+// kestrel_add_cpu_kernels (cmake/KestrelCpuKernels.cmake) on the library holding the tables.
+#ifndef KESTREL_HIGHEST_BUILT_CPU_LEVEL
+#error "KESTREL_HIGHEST_BUILT_CPU_LEVEL is set by cmake/KestrelCpuKernels.cmake"
+#endif
 
 namespace kestrel {
 namespace {
@@ -17,7 +24,7 @@ const detail::CpuCapabilityChoice& choice() {
   static const detail::CpuCapabilityChoice c = [] {
     const char* setting = std::getenv(kVariable);
     return detail::choose_cpu_capability(setting ? std::optional<std::string_view>(setting) : std::nullopt,
-                                         detected_cpu_capability());
+                                         detected_cpu_capability(), built_cpu_capability());
   }();
   return c;
 }
@@ -44,6 +51,8 @@ CpuCapability detected_cpu_capability() {
   return CpuCapability::baseline;
 }
 
+CpuCapability built_cpu_capability() { return static_cast<CpuCapability>(KESTREL_HIGHEST_BUILT_CPU_LEVEL); }
+
 CpuCapability cpu_capability() { return choice().level; }
 
 bool cpu_has_avx512_bf16() {
@@ -54,6 +63,10 @@ bool cpu_has_avx512_bf16() {
     return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 5)) != 0;
   }();
   return has;
+}
+
+void require_cpu_level(CpuCapability level, std::string_view caller) {
+  detail::require_cpu_level(level, detected_cpu_capability(), built_cpu_capability(), caller);
 }
 
 std::string cpu_capability_reason() { return choice().reason; }
@@ -69,21 +82,43 @@ std::string_view to_string(CpuCapability level) {
 
 namespace detail {
 
-CpuCapabilityChoice choose_cpu_capability(std::optional<std::string_view> setting, CpuCapability detected) {
-  const std::string highest(to_string(detected));
-  if (!setting || setting->empty()) return {detected, highest + " (the CPU's highest level)"};
+CpuCapabilityChoice choose_cpu_capability(std::optional<std::string_view> setting, CpuCapability detected,
+                                          CpuCapability built) {
+  // Kernels the CPU cannot execute would crash, and kernels the build left out do not exist: the
+  // highest level both have is the closest this process can run.
+  const CpuCapability runnable = std::min(detected, built);
+  const std::string cpu_has = "the CPU has " + std::string(to_string(detected));
+  const std::string highest =
+      std::string(to_string(runnable)) + " (" +
+      (built < detected ? "this build's highest level; " + cpu_has : "the CPU's highest level") + ")";
+  if (!setting || setting->empty()) return {runnable, highest};
   const std::string pinned = std::string(kVariable) + "=" + std::string(*setting);
   const std::optional<CpuCapability> wanted = parse_cpu_capability(*setting);
   if (!wanted) {
     throw ValueError(pinned +
-                     " names no CPU level: use baseline, avx2 or avx512, or unset it to use the CPU's highest (" +
-                     highest + ")");
+                     " names no CPU level: use baseline, avx2 or avx512, or unset it to use the highest this CPU "
+                     "and this build have (" +
+                     std::string(to_string(runnable)) + ")");
   }
-  if (*wanted > detected) {
-    // Kernels the CPU cannot execute would crash; its own level is the closest it can run.
-    return {detected, highest + " (" + pinned + ", but the CPU's highest level is " + highest + ")"};
+  if (*wanted > runnable) {
+    const std::string limit = built < detected ? "this build's highest level is " + std::string(to_string(built))
+                                               : "the CPU's highest level is " + std::string(to_string(detected));
+    return {runnable, std::string(to_string(runnable)) + " (" + pinned + ", but " + limit + ")"};
   }
-  return {*wanted, std::string(to_string(*wanted)) + " (" + pinned + "; the CPU has " + highest + ")"};
+  return {*wanted, std::string(to_string(*wanted)) + " (" + pinned + "; " + cpu_has + ")"};
+}
+
+void require_cpu_level(CpuCapability level, CpuCapability detected, CpuCapability built, std::string_view caller) {
+  const std::string name(to_string(level));
+  if (level > detected) {
+    throw ValueError(std::string(caller) + ": this CPU cannot run " + name + " kernels; its highest level is " +
+                     std::string(to_string(detected)));
+  }
+  if (level > built) {
+    throw ValueError(std::string(caller) + ": this build has no " + name + " kernels; its highest level is " +
+                     std::string(to_string(built)) + " (configure with -DKESTREL_HIGHEST_CPU_LEVEL=" + name +
+                     " to build them)");
+  }
 }
 
 }  // namespace detail

@@ -6,7 +6,9 @@
 // Kestrel's hot kernels are compiled once per level (framework/ops/kernels/cpu/) and the one for
 // this level is chosen at start-up, as PyTorch's ATen does with its CPU capability. The variable
 // pins a level at or below the CPU's own, so every lower path can be tested on one machine; oneDNN
-// is capped to the same level.
+// is capped to the same level. A build may leave the upper levels out
+// (-DKESTREL_HIGHEST_CPU_LEVEL, cmake/KestrelCpuKernels.cmake); the level is capped at its
+// highest too.
 #pragma once
 
 #include <optional>
@@ -23,16 +25,26 @@ enum class CpuCapability : int { baseline = 0, avx2 = 1, avx512 = 2 };
 /// The highest level this CPU (and its operating system) supports.
 CpuCapability detected_cpu_capability();
 
-/// The level Kestrel's kernels run at: the detected one, or KESTREL_CPU_CAPABILITY when it names a
-/// lower one. Read once. Throws ValueError naming the variable when it names no level.
+/// The highest level this build compiled Kestrel's kernels for: avx512 unless it was configured
+/// with a lower -DKESTREL_HIGHEST_CPU_LEVEL.
+CpuCapability built_cpu_capability();
+
+/// The level Kestrel's kernels run at: the highest this CPU and this build both have, or
+/// KESTREL_CPU_CAPABILITY when it names a lower one. Read once. Throws ValueError naming the
+/// variable when it names no level.
 CpuCapability cpu_capability();
 
 /// True when the kernels run at the avx512 level on a CPU with AVX512_BF16 (Zen 4 and later,
 /// Cooper Lake, Sapphire Rapids): its instructions round float32 to bfloat16 there. Read once.
 bool cpu_has_avx512_bf16();
 
-/// Why cpu_capability() is what it is, for the log: "avx2 (the CPU's highest level)" or
-/// "baseline (KESTREL_CPU_CAPABILITY=baseline; the CPU has avx2)".
+/// Throws ValueError, naming `caller` and the fix, unless this CPU runs `level` and this build
+/// has its kernels.
+void require_cpu_level(CpuCapability level, std::string_view caller);
+
+/// Why cpu_capability() is what it is, for the log: "avx2 (the CPU's highest level)",
+/// "baseline (KESTREL_CPU_CAPABILITY=baseline; the CPU has avx2)" or "avx2 (this build's highest
+/// level; the CPU has avx512)".
 std::string cpu_capability_reason();
 
 /// "baseline", "avx2" or "avx512".
@@ -49,8 +61,14 @@ struct CpuCapabilityChoice {
 };
 
 /// The rule cpu_capability() applies to KESTREL_CPU_CAPABILITY's value (nullopt or empty: unset):
-/// the named level, capped at the detected one. Throws ValueError when it names no level.
-CpuCapabilityChoice choose_cpu_capability(std::optional<std::string_view> setting, CpuCapability detected);
+/// the named level, capped at the detected one and at the built one. Throws ValueError when it
+/// names no level.
+CpuCapabilityChoice choose_cpu_capability(std::optional<std::string_view> setting, CpuCapability detected,
+                                          CpuCapability built);
+
+/// require_cpu_level's rule, for a CPU whose highest level is `detected` and a build whose highest
+/// is `built`.
+void require_cpu_level(CpuCapability level, CpuCapability detected, CpuCapability built, std::string_view caller);
 
 }  // namespace detail
 

@@ -1,4 +1,5 @@
-// The CPU levels of Kestrel's kernels this machine can run, for tests that check every one.
+// The CPU levels of Kestrel's kernels this machine can run and this build has, for tests that
+// check every one.
 //
 //   for (const CpuCapability level : testing::runnable_cpu_levels()) cpu_kernels_at(level)...
 #pragma once
@@ -9,11 +10,11 @@
 
 namespace kestrel::testing {
 
-/// baseline, then avx2 and avx512 where the CPU has them.
+/// baseline, then avx2 and avx512 where the CPU and the build have them.
 inline std::vector<CpuCapability> runnable_cpu_levels() {
   std::vector<CpuCapability> levels;
   for (const CpuCapability level : {CpuCapability::baseline, CpuCapability::avx2, CpuCapability::avx512}) {
-    if (level <= detected_cpu_capability()) levels.push_back(level);
+    if (level <= detected_cpu_capability() && level <= built_cpu_capability()) levels.push_back(level);
   }
   return levels;
 }

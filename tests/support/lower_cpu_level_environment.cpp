@@ -1,10 +1,11 @@
 // Linked into the test executables that run again at each CPU level below the machine's own
-// (kestrel_add_test's PER_CPU_LEVEL). ctest sets KESTREL_TEST_CPU_LEVEL to a level; before any
-// test runs, this pins the kernels to it through KESTREL_CPU_CAPABILITY, or skips every test when
-// the level is not below the CPU's own: the unpinned run covers that one, and a higher one
-// cannot run here.
+// (kestrel_add_test's PER_CPU_LEVEL). ctest sets KESTREL_TEST_CPU_LEVEL to a level the build has;
+// before any test runs, this pins the kernels to it through KESTREL_CPU_CAPABILITY, or skips every
+// test when the level is not below the highest this CPU and build run: the unpinned run covers
+// that one, and a higher one cannot run here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -20,10 +21,10 @@ class LowerCpuLevelEnvironment : public ::testing::Environment {
     if (wanted == nullptr) return;
     const auto level = parse_cpu_capability(wanted);
     ASSERT_TRUE(level.has_value()) << "KESTREL_TEST_CPU_LEVEL=" << wanted << " names no CPU level";
-    const CpuCapability detected = detected_cpu_capability();
-    if (*level >= detected) {
-      GTEST_SKIP() << "KESTREL_TEST_CPU_LEVEL=" << wanted << " is not below this CPU's level (" << to_string(detected)
-                   << "): the unpinned run covers this CPU's own level";
+    const CpuCapability highest = std::min(detected_cpu_capability(), built_cpu_capability());
+    if (*level >= highest) {
+      GTEST_SKIP() << "KESTREL_TEST_CPU_LEVEL=" << wanted << " is not below the highest level this CPU and build run ("
+                   << to_string(highest) << "): the unpinned run covers that one";
     }
     setenv("KESTREL_CPU_CAPABILITY", wanted, /*overwrite=*/1);
     // The level is read once per process: a kernel run before this point would have fixed it.

@@ -1,29 +1,36 @@
 #include "framework/ops/kernels/cpu_kernels.h"
 
-#include <string>
-
-#include "framework/core/error.h"
 #include "framework/logging/logging.h"
 
-// Each level's table, defined by framework/ops/kernels/cpu/table.cpp compiled for that level.
+// Each level's table, defined by framework/ops/kernels/cpu/table.cpp compiled for that level. A
+// build has the levels up to KESTREL_HIGHEST_BUILT_CPU_LEVEL (CpuCapability's value, set by
+// cmake/KestrelCpuKernels.cmake), and cpu_capability() never names a level above it.
 namespace kestrel::kernels::baseline {
 const CpuKernels& table();
 }
+#if KESTREL_HIGHEST_BUILT_CPU_LEVEL >= 1
 namespace kestrel::kernels::avx2 {
 const CpuKernels& table();
 }
+#endif
+#if KESTREL_HIGHEST_BUILT_CPU_LEVEL >= 2
 namespace kestrel::kernels::avx512 {
 const CpuKernels& table();
 }
+#endif
 
 namespace kestrel::kernels {
 namespace {
 
 const CpuKernels& table_of(CpuCapability level) {
   switch (level) {
+#if KESTREL_HIGHEST_BUILT_CPU_LEVEL >= 2
     case CpuCapability::avx512: return avx512::table();
+#endif
+#if KESTREL_HIGHEST_BUILT_CPU_LEVEL >= 1
     case CpuCapability::avx2: return avx2::table();
-    case CpuCapability::baseline: break;
+#endif
+    default: break;
   }
   return baseline::table();
 }
@@ -42,10 +49,7 @@ const CpuKernels& cpu() {
 }
 
 const CpuKernels& cpu_kernels_at(CpuCapability level) {
-  if (level > detected_cpu_capability()) {
-    throw ValueError("cpu_kernels_at: this CPU cannot run " + std::string(to_string(level)) +
-                     " kernels; its highest level is " + std::string(to_string(detected_cpu_capability())));
-  }
+  require_cpu_level(level, "cpu_kernels_at");
   return table_of(level);
 }
 

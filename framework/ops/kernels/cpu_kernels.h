@@ -105,7 +105,8 @@ struct CpuKernels {
 /// The kernels of cpu_capability()'s level; the first call logs which level and why.
 const CpuKernels& cpu();
 
-/// The kernels of one level. Throws ValueError for a level above detected_cpu_capability().
+/// The kernels of one level. Throws ValueError for a level above detected_cpu_capability() or
+/// built_cpu_capability().
 const CpuKernels& cpu_kernels_at(CpuCapability level);
 
 }  // namespace kestrel::kernels
