@@ -14,8 +14,6 @@
 #include <string_view>
 #include <thread>
 
-#include <CLI/CLI.hpp>
-
 namespace kestrel::bench {
 namespace {
 
@@ -193,35 +191,26 @@ std::string figure_unit(const std::string& key) {
 }
 
 Harness::Harness(std::string program, std::string description)
-    : program_(std::move(program)), cli_(std::make_unique<CLI::App>(std::move(description), program_)) {
-  cli_->add_option("--repeats", options_.repeats, "timed calls per case; the median is reported")
-      ->check(CLI::Range(1, 1'000'000))
-      ->capture_default_str();
-  cli_->add_option("--warmup", options_.warmup, "untimed calls before timing each case")
-      ->check(CLI::Range(0, 1'000'000))
-      ->capture_default_str();
-  cli_->add_option("--json-out", options_.json_out, "write every record, the settings and notes to this JSON file");
-  cli_->add_option("--filter", options_.filter, "run only cases whose label matches this regex, e.g. 'matmul.*n=1024'");
-  cli_->add_flag("--no-peer", options_.no_peer, "do not run the PyTorch/NumPy peer scripts");
-  cli_->add_option("--python", options_.python, "the Python interpreter for the peer scripts")->capture_default_str();
+    : program_(std::move(program)), cli_(program_, std::move(description)) {
+  cli_.add_option("--repeats", options_.repeats, "timed calls per case; the median is reported").range(1, 1'000'000);
+  cli_.add_option("--warmup", options_.warmup, "untimed calls before timing each case").range(0, 1'000'000);
+  cli_.add_option("--json-out", options_.json_out, "write every record, the settings and notes to this JSON file");
+  cli_.add_option("--filter", options_.filter, "run only cases whose label matches this regex, e.g. 'matmul.*n=1024'");
+  cli_.add_flag("--no-peer", options_.no_peer, "do not run the PyTorch/NumPy peer scripts");
+  cli_.add_option("--python", options_.python, "the Python interpreter for the peer scripts");
 }
 
 void Harness::offer_rounds() {
-  cli_->add_option("--rounds", options_.rounds,
-                   "measure each case and its peer this many times, alternating, and report each case's median "
-                   "round: a burst of other work then falls on both sides")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
+  cli_.add_option("--rounds", options_.rounds,
+                  "measure each case and its peer this many times, alternating, and report each case's median "
+                  "round: a burst of other work then falls on both sides")
+      .range(1, 1000);
 }
 
 Harness::~Harness() = default;
 
 std::optional<int> Harness::parse(int argc, char** argv) {
-  try {
-    cli_->parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return cli_->exit(e);
-  }
+  if (auto exit_code = cli_.parse(argc, argv)) return exit_code;
   if (!options_.filter.empty()) {
     try {
       filter_.emplace(options_.filter, std::regex::ECMAScript);

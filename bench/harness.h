@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
-#include <memory>
 #include <optional>
 #include <regex>
 #include <string>
@@ -30,12 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
-// CLI11 defines objects at namespace scope, which every file that includes it compiles anew (about
-// 5 s at -O3): the harness names its parser only, and the programs that add flags include CLI11.
-// NOLINTNEXTLINE(readability-identifier-naming): CLI11's namespace, declared as CLI11 names it
-namespace CLI {
-class App;
-}
+#include "programs/command_line.h"
 
 namespace kestrel::bench {
 
@@ -121,8 +115,8 @@ class Harness {
   Harness(const Harness&) = delete;
   Harness& operator=(const Harness&) = delete;
 
-  /// The flag parser, for a program to add its own flags before parse().
-  CLI::App& cli() { return *cli_; }
+  /// The command line, for a program to add its own flags before parse().
+  programs::CommandLine& cli() { return cli_; }
   /// Parses the flags; returns an exit code when the program should stop (--help, a bad flag).
   std::optional<int> parse(int argc, char** argv);
   const HarnessOptions& options() const { return options_; }
@@ -171,7 +165,7 @@ class Harness {
   void keep(Record record);
 
   std::string program_;
-  std::unique_ptr<CLI::App> cli_;
+  programs::CommandLine cli_;
   HarnessOptions options_;
   std::vector<Record> records_;              // one per case and source; the median round of several
   std::vector<std::vector<Record>> rounds_;  // every round of the cases measured more than once

@@ -31,8 +31,6 @@
 #include <string_view>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "bench/child_process.h"
 #include "bench/harness.h"
 #include "bench/train_step_workloads.h"
@@ -146,13 +144,10 @@ int main(int argc, char** argv) {
   std::string mpirun = "mpirun";
   Link link{.gb_per_s = 12.5, .latency_us = 10, .host_compute_ms = 0};
   harness.cli().add_option("--worker-child", worker_model, "(internal) run as one worker of a layout, for this model");
-  harness.cli().add_option("--mpirun", mpirun, "the MPI launcher")->capture_default_str();
-  harness.cli()
-      .add_option("--link-gb-per-s", link.gb_per_s, "the projection's link bandwidth per host (12.5: 100 Gb Ethernet)")
-      ->capture_default_str();
-  harness.cli()
-      .add_option("--link-latency-us", link.latency_us, "the projection's latency per ring hop")
-      ->capture_default_str();
+  harness.cli().add_option("--mpirun", mpirun, "the MPI launcher");
+  harness.cli().add_option("--link-gb-per-s", link.gb_per_s,
+                           "the projection's link bandwidth per host (12.5: 100 Gb Ethernet)");
+  harness.cli().add_option("--link-latency-us", link.latency_us, "the projection's latency per ring hop");
   harness.cli().add_option("--host-compute-ms", link.host_compute_ms,
                            "the projection's compute per host per step (a real TPU host's, say); 0: this machine's");
   if (auto exit_code = harness.parse(argc, argv)) return *exit_code;

@@ -7,8 +7,6 @@
 #include <cstdio>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "bench/harness.h"
 #include "datasets/builtin/fortunes.h"
 #include "datasets/text/data_collator.h"
@@ -39,10 +37,8 @@ int main(int argc, char** argv) {
   bench::Harness harness("padding_bench", "pad_to_multiple_of: distinct shapes, padding efficiency, epoch time");
   std::int64_t max_per_language = 200;
   std::int64_t batch_size = 32;
-  harness.cli()
-      .add_option("--max-per-language", max_per_language, "texts per language in the corpus")
-      ->capture_default_str();
-  harness.cli().add_option("--batch-size", batch_size, "texts per batch")->capture_default_str();
+  harness.cli().add_option("--max-per-language", max_per_language, "texts per language in the corpus");
+  harness.cli().add_option("--batch-size", batch_size, "texts per batch");
   if (auto exit_code = harness.parse(argc, argv)) return *exit_code;
 
   random::set_global_seed(0);

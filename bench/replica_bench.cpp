@@ -45,8 +45,6 @@
 #include <string_view>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "bench/child_process.h"
 #include "bench/fma_peak.h"
 #include "bench/harness.h"
@@ -54,6 +52,7 @@
 #include "framework/core/random.h"
 #include "framework/core/thread_pool.h"
 #include "framework/logging/logging.h"
+#include "programs/command_line.h"
 #include "strategies/all_reduce.h"
 #include "strategies/tpu_strategy.h"
 
@@ -483,10 +482,10 @@ int main(int argc, char** argv) {
   std::string child_replicas = "1";
   bool child_peak_memory = false;
   // Internal flags, hidden from --help: what a child process measures.
-  CLI::App& cli = harness.cli();
-  cli.add_option("--replica-child", child_workload, "internal: train this workload in this process")->group("");
-  cli.add_option("--replicas", child_replicas, "internal: the child's replica counts, e.g. 1,8")->group("");
-  cli.add_flag("--peak-memory", child_peak_memory, "internal: report the peak memory of one count")->group("");
+  kestrel::programs::CommandLine& cli = harness.cli();
+  cli.add_option("--replica-child", child_workload, "internal: train this workload in this process").hidden();
+  cli.add_option("--replicas", child_replicas, "internal: the child's replica counts, e.g. 1,8").hidden();
+  cli.add_flag("--peak-memory", child_peak_memory, "internal: report the peak memory of one count").hidden();
   harness.offer_rounds();
   if (auto exit_code = harness.parse(argc, argv)) return *exit_code;
   if (!child_workload.empty()) {

@@ -21,8 +21,6 @@
 
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
-
 #include "bench/harness.h"
 #include "datasets/tfrecord/example_codec.h"
 #include "datasets/tfrecord/parse_example.h"
@@ -81,7 +79,7 @@ void write_file(const std::string& path, const std::string& type, const std::vec
 int main(int argc, char** argv) {
   Harness harness("tfrecord_bench", "TFRecord write, read and read + parse throughput for none, GZIP and ZLIB");
   std::int64_t count = 20000;
-  harness.cli().add_option("--records", count, "Examples per file")->capture_default_str();
+  harness.cli().add_option("--records", count, "Examples per file");
   if (auto exit_code = harness.parse(argc, argv)) return *exit_code;
 
   const Corpus corpus = make_corpus(count);

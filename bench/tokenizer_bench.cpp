@@ -18,8 +18,6 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "bench/harness.h"
 #include "datasets/text/wordpiece_tokenizer.h"
 #include "datasets/text/wordpiece_trainer.h"
@@ -70,10 +68,8 @@ int main(int argc, char** argv) {
   Harness harness("tokenizer_bench", "WordPiece encode and vocabulary training throughput on English text");
   std::string directory = "/usr/share/games/fortunes";
   std::int64_t vocab_size = 8192;
-  harness.cli()
-      .add_option("--fortunes-dir", directory, "Where the fortunes package put its files")
-      ->capture_default_str();
-  harness.cli().add_option("--vocab-size", vocab_size, "Size of the trained vocabulary")->capture_default_str();
+  harness.cli().add_option("--fortunes-dir", directory, "Where the fortunes package put its files");
+  harness.cli().add_option("--vocab-size", vocab_size, "Size of the trained vocabulary");
   if (auto exit_code = harness.parse(argc, argv)) return *exit_code;
 
   std::int64_t files_read = 0;

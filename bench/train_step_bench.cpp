@@ -27,8 +27,6 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "bench/child_process.h"
 #include "bench/fma_peak.h"
 #include "bench/harness.h"
@@ -176,14 +174,13 @@ int main(int argc, char** argv) {
   std::vector<std::string> precisions = {"float32", "mixed_bfloat16"};
   harness.cli()
       .add_option("--precisions", precisions, "the precision policies to run, each beside its peer")
-      ->delimiter(',')
-      ->check(CLI::IsMember(kestrel::mixed_precision::policy_names()))
-      ->capture_default_str();
+      .delimiter(',')
+      .choices(kestrel::mixed_precision::policy_names());
   harness.cli()
       .add_option("--workload-child", child_workload, "internal: measure this workload in this process")
-      ->group("");  // hidden from --help
-  harness.cli().add_option("--workload-mode", child_mode, "internal: the child's mode, eager or jit")->group("");
-  harness.cli().add_option("--workload-precision", child_precision, "internal: the child's precision")->group("");
+      .hidden();
+  harness.cli().add_option("--workload-mode", child_mode, "internal: the child's mode, eager or jit").hidden();
+  harness.cli().add_option("--workload-precision", child_precision, "internal: the child's precision").hidden();
   harness.offer_rounds();
   if (auto exit_code = harness.parse(argc, argv)) return *exit_code;
   if (!child_workload.empty()) {

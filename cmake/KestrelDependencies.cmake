@@ -26,7 +26,7 @@ find_package(Libzip 1.7 REQUIRED)
 if(KESTREL_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
-# The benchmarks, tutorials and tools parse flags with CLI11.
+# The benchmarks, tutorials and tools parse flags with CLI11, behind programs/command_line.h.
 find_package(CLI11 REQUIRED)
 # kestrel::strategies: workers of a multi-worker job talk over OpenMPI (libopenmpi-dev), through its C API.
 find_package(MPI REQUIRED COMPONENTS C)

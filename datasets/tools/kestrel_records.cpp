@@ -10,8 +10,6 @@
 // strings "NaN", "Infinity", "-Infinity". from-jsonl reads exactly what inspect prints, skipping
 // blank lines. On an error the tool names the file (and the line or record offset) on stderr and
 // exits with status 1.
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -24,6 +22,7 @@
 #include "framework/io/compression.h"
 #include "framework/io/record_reader.h"
 #include "framework/io/record_writer.h"
+#include "programs/command_line.h"
 
 namespace {
 
@@ -80,26 +79,27 @@ void from_jsonl(const std::string& in_path, const std::string& out_path, const s
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("Inspect and write TFRecord files of tf.train.Examples", "kestrel-records");
-  app.require_subcommand(1);
+  programs::CommandLine cli("kestrel-records", "Inspect and write TFRecord files of tf.train.Examples");
+  cli.require_subcommand();
 
   std::string file, compression_in = "auto";
   bool raw = false;
-  auto* inspect_cmd = app.add_subcommand("inspect", "Print each Example of FILE as one line of JSON");
-  inspect_cmd->add_option("FILE", file, "TFRecord file (none, GZIP or ZLIB)")->required();
-  inspect_cmd->add_option("--compression", compression_in, "auto (detect), none, gzip or zlib")->capture_default_str();
-  inspect_cmd->add_flag("--raw", raw, "Print each record as a JSON string (base64 object when not UTF-8)");
+  programs::Command inspect_cmd = cli.add_subcommand("inspect", "Print each Example of FILE as one line of JSON");
+  inspect_cmd.add_option("FILE", file, "TFRecord file (none, GZIP or ZLIB)").required();
+  inspect_cmd.add_option("--compression", compression_in, "auto (detect), none, gzip or zlib");
+  inspect_cmd.add_flag("--raw", raw, "Print each record as a JSON string (base64 object when not UTF-8)");
 
   std::string in_path, out_path, compression_out = "none";
-  auto* write_cmd = app.add_subcommand("from-jsonl", "Write the Examples of a JSON lines file as a TFRecord file");
-  write_cmd->add_option("IN", in_path, "JSON lines, one Example per line, as inspect prints them")->required();
-  write_cmd->add_option("OUT", out_path, "TFRecord file to create")->required();
-  write_cmd->add_option("--compression", compression_out, "none, gzip or zlib")->capture_default_str();
+  programs::Command write_cmd =
+      cli.add_subcommand("from-jsonl", "Write the Examples of a JSON lines file as a TFRecord file");
+  write_cmd.add_option("IN", in_path, "JSON lines, one Example per line, as inspect prints them").required();
+  write_cmd.add_option("OUT", out_path, "TFRecord file to create").required();
+  write_cmd.add_option("--compression", compression_out, "none, gzip or zlib");
 
-  CLI11_PARSE(app, argc, argv);
+  if (auto exit_code = cli.parse(argc, argv)) return *exit_code;
   try {
-    if (*inspect_cmd) inspect(file, compression_in, raw);
-    if (*write_cmd) from_jsonl(in_path, out_path, compression_out);
+    if (inspect_cmd.parsed()) inspect(file, compression_in, raw);
+    if (write_cmd.parsed()) from_jsonl(in_path, out_path, compression_out);
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "kestrel-records: " << e.what() << '\n';

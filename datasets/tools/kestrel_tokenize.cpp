@@ -8,7 +8,6 @@
 // pads each line on its own, with the pad id and attention mask 0, to the next multiple. Lines are
 // encoded in blocks on the thread pool and printed in input order. On an error the tool names the
 // file (or the stdin line) on stderr and exits with status 1.
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -19,6 +18,7 @@
 
 #include "datasets/text/wordpiece_tokenizer.h"
 #include "framework/core/error.h"
+#include "programs/command_line.h"
 
 namespace {
 
@@ -30,7 +30,7 @@ struct Settings {
   std::string vocab;
   std::string tokenizer_json;
   std::optional<std::int64_t> max_length;
-  std::int64_t pad_to_multiple_of = 0;
+  std::optional<std::int64_t> pad_to_multiple_of;
   bool cased = false;
   bool replace_invalid_utf8 = false;
 };
@@ -50,8 +50,8 @@ void print(const text::Encoding& e) {
 }
 
 text::Encoding pad_line(const text::WordPieceTokenizer& tok, const Settings& s, text::Encoding e) {
-  if (s.pad_to_multiple_of == 0) return e;
-  return tok.pad({std::move(e)}, {.padding = text::Padding::longest, .pad_to_multiple_of = s.pad_to_multiple_of})
+  if (!s.pad_to_multiple_of) return e;
+  return tok.pad({std::move(e)}, {.padding = text::Padding::longest, .pad_to_multiple_of = *s.pad_to_multiple_of})
       .encodings.front();
 }
 
@@ -101,20 +101,21 @@ void run(const Settings& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("WordPiece-encode lines of stdin; print {\"input_ids\", \"attention_mask\"} per line",
-               "kestrel-tokenize");
+  programs::CommandLine cli("kestrel-tokenize",
+                            "WordPiece-encode lines of stdin; print {\"input_ids\", \"attention_mask\"} per line");
   Settings s;
-  auto* vocab = app.add_option("--vocab", s.vocab, "BERT vocab.txt, one token per line");
-  auto* json = app.add_option("--tokenizer-json", s.tokenizer_json, "Hugging Face tokenizer.json (WordPiece model)");
-  vocab->excludes(json);
-  app.add_option("--max-length", s.max_length, "Truncate each line to this many tokens (special tokens included)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--pad-to-multiple-of", s.pad_to_multiple_of, "Pad each line to a multiple of this many tokens")
-      ->check(CLI::PositiveNumber);
-  app.add_flag("--cased", s.cased, "With --vocab: keep case and accents (a cased BERT vocabulary)");
-  app.add_flag("--replace-invalid-utf8", s.replace_invalid_utf8,
+  programs::Option vocab = cli.add_option("--vocab", s.vocab, "BERT vocab.txt, one token per line");
+  programs::Option json =
+      cli.add_option("--tokenizer-json", s.tokenizer_json, "Hugging Face tokenizer.json (WordPiece model)");
+  vocab.excludes(json);
+  cli.add_option("--max-length", s.max_length, "Truncate each line to this many tokens (special tokens included)")
+      .positive();
+  cli.add_option("--pad-to-multiple-of", s.pad_to_multiple_of, "Pad each line to a multiple of this many tokens")
+      .positive();
+  cli.add_flag("--cased", s.cased, "With --vocab: keep case and accents (a cased BERT vocabulary)");
+  cli.add_flag("--replace-invalid-utf8", s.replace_invalid_utf8,
                "With --vocab: replace invalid UTF-8 instead of failing (as Python's errors=\"replace\")");
-  CLI11_PARSE(app, argc, argv);
+  if (auto exit_code = cli.parse(argc, argv)) return *exit_code;
   if (s.vocab.empty() && s.tokenizer_json.empty()) {
     std::cerr << "kestrel-tokenize: give --vocab FILE or --tokenizer-json FILE\n";
     return 1;

@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "kestrel.h"
+#include "programs/command_line.h"
 
 namespace {
 
@@ -90,15 +90,14 @@ int main(int argc, char** argv) {
   double learning_rate = 0.2;
   std::uint64_t seed = 0;
   std::string json_out;
-  CLI::App cli(
-      "Kestrel quickstart: a two-layer MLP, written with raw ops, learns to classify points by the "
-      "shell they lie in",
-      "quickstart");
-  cli.add_option("--steps", steps, "SGD steps")->check(CLI::Range(1, 10'000'000))->capture_default_str();
-  cli.add_option("--learning-rate", learning_rate, "SGD learning rate (> 0)")->capture_default_str();
-  cli.add_option("--seed", seed, "seed for the data and the initial weights")->capture_default_str();
+  kestrel::programs::CommandLine cli("quickstart",
+                                     "Kestrel quickstart: a two-layer MLP, written with raw ops, learns to classify "
+                                     "points by the shell they lie in");
+  cli.add_option("--steps", steps, "SGD steps").range(1, 10'000'000);
+  cli.add_option("--learning-rate", learning_rate, "SGD learning rate (> 0)");
+  cli.add_option("--seed", seed, "seed for the data and the initial weights");
   cli.add_option("--json-out", json_out, "write the final metrics to this JSON file");
-  CLI11_PARSE(cli, argc, argv);
+  if (auto exit_code = cli.parse(argc, argv)) return *exit_code;
   if (!(learning_rate > 0)) {
     std::fprintf(stderr, "quickstart: --learning-rate must be > 0, got %g\n", learning_rate);
     return 2;

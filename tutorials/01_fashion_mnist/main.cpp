@@ -18,9 +18,8 @@
 #include <filesystem>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "kestrel.h"
+#include "programs/command_line.h"
 #include "tutorials/common/fashion_mnist_flags.h"
 #include "tutorials/common/precision_flag.h"
 #include "tutorials/common/seconds_since.h"
@@ -60,17 +59,16 @@ int main(int argc, char** argv) {
   std::int64_t batch_size = 64;
   double learning_rate = 1e-3;
   tutorials::TrainingFlags flags{.epochs = 5, .output_dir = "runs/01_fashion_mnist"};
-  CLI::App cli(
-      "Kestrel tutorial 01: a Sequential MLP learns Fashion-MNIST; its weights are saved, reloaded into "
-      "a fresh model and checked",
-      "fashion_mnist");
+  programs::CommandLine cli("fashion_mnist",
+                            "Kestrel tutorial 01: a Sequential MLP learns Fashion-MNIST; its weights are saved, "
+                            "reloaded into a fresh model and checked");
   tutorials::add_step_flags(cli, batch_size, learning_rate);
   tutorials::FashionMnistFlags data_flags;
   tutorials::add_fashion_mnist_flags(cli, data_flags);
   tutorials::add_training_flags(cli, flags);
   std::string precision = "float32";
   tutorials::add_precision_flag(cli, precision);
-  CLI11_PARSE(cli, argc, argv);
+  if (auto exit_code = cli.parse(argc, argv)) return *exit_code;
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
 
   try {

@@ -38,10 +38,10 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "kestrel.h"
+#include "programs/command_line.h"
 #include "tutorials/common/fashion_mnist_flags.h"
 #include "tutorials/common/seconds_since.h"
 #include "tutorials/common/test_metrics.h"
@@ -149,29 +149,24 @@ int main(int argc, char** argv) {
   double learning_rate = 2e-3;
   double dropout_rate = 0.3;
   tutorials::TrainingFlags flags{.epochs = 8, .output_dir = "runs/02_custom_model"};
-  CLI::App cli(
-      "Kestrel tutorial 02: a subclassed Model (a small CNN) learns Fashion-MNIST under ModelCheckpoint, "
-      "EarlyStopping, TensorBoard and CSVLogger",
-      "custom_model");
+  programs::CommandLine cli("custom_model",
+                            "Kestrel tutorial 02: a subclassed Model (a small CNN) learns Fashion-MNIST under "
+                            "ModelCheckpoint, EarlyStopping, TensorBoard and CSVLogger");
   cli.add_option("--patience", patience, "EarlyStopping: epochs without a better val_accuracy before stopping")
-      ->check(CLI::Range(0, 1000))
-      ->capture_default_str();
+      .range(0, 1000);
   tutorials::add_step_flags(cli, batch_size, learning_rate);
-  cli.add_option("--dropout", dropout_rate, "the dropout rate before the last layer")
-      ->check(CLI::Range(0.0, 0.95))
-      ->capture_default_str();
+  cli.add_option("--dropout", dropout_rate, "the dropout rate before the last layer").range(0.0, 0.95);
   std::string api = "subclass";
   cli.add_option("--api", api,
                  "how the CNN is built: a subclass of Model, or the Functional API (with BatchNormalization)")
-      ->check(CLI::IsMember({"subclass", "functional"}))
-      ->capture_default_str();
+      .choices({"subclass", "functional"});
   std::string resume;
   cli.add_option("--resume", resume, "a model.keras saved by an earlier run: load it and go on training it")
-      ->check(CLI::ExistingFile);
+      .existing_file();
   tutorials::FashionMnistFlags data_flags;
   tutorials::add_fashion_mnist_flags(cli, data_flags);
   tutorials::add_training_flags(cli, flags);
-  CLI11_PARSE(cli, argc, argv);
+  if (auto exit_code = cli.parse(argc, argv)) return *exit_code;
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
 
   try {

@@ -22,13 +22,12 @@
 #include <filesystem>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "datasets/builtin/fortunes.h"
 #include "datasets/text/data_collator.h"
 #include "datasets/text/wordpiece_tokenizer.h"
 #include "kestrel.h"
 #include "models/bert_classifier.h"
+#include "programs/command_line.h"
 #include "tutorials/common/schedules.h"
 #include "tutorials/common/seconds_since.h"
 #include "tutorials/common/test_metrics.h"
@@ -92,14 +91,13 @@ int main(int argc, char** argv) {
   tutorials::TextFlags text_flags{.batch_size = 32};
   tutorials::VocabFlags vocab_flags;
   tutorials::TrainingFlags flags{.epochs = 3, .output_dir = "runs/03_text_classification"};
-  CLI::App cli(
-      "Kestrel tutorial 03: language identification on the fortunes corpus with a WordPiece tokenizer, "
-      "a padding collator and a BERT-style classifier",
-      "text_classification");
+  programs::CommandLine cli("text_classification",
+                            "Kestrel tutorial 03: language identification on the fortunes corpus with a WordPiece "
+                            "tokenizer, a padding collator and a BERT-style classifier");
   tutorials::add_text_flags(cli, text_flags, "texts per training step");
   tutorials::add_vocab_flags(cli, vocab_flags);
   tutorials::add_training_flags(cli, flags);
-  CLI11_PARSE(cli, argc, argv);
+  if (auto exit_code = cli.parse(argc, argv)) return *exit_code;
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
   const auto& [batch_size, max_length, pad_to_multiple_of, max_per_language, learning_rate] = text_flags;
 

@@ -44,11 +44,11 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "kestrel.h"
 #include "models/bert_classifier.h"
+#include "programs/command_line.h"
 #include "tutorials/common/fashion_mnist_flags.h"
 #include "tutorials/common/seconds_since.h"
 #include "tutorials/common/training_flags.h"
@@ -597,34 +597,23 @@ int main(int argc, char** argv) {
   double learning_rate = 1e-3;
   std::string fortunes_dir = fortunes::kDefaultDirectory;
   tutorials::TrainingFlags flags{.epochs = 1, .output_dir = "runs/04_jit_compile"};
-  CLI::App cli(
-      "Kestrel tutorial 04: jit_compile — the compile log and the first step's cost, a rule-1 error and "
-      "its fix, recompiles with and without pad_to_multiple_of, eager against compiled step times",
-      "jit_compile");
-  cli.add_option("--text-batch-size", text_batch_size, "texts per step (parts 3, 4)")
-      ->check(CLI::Range(1, 4096))
-      ->capture_default_str();
-  cli.add_option("--max-length", max_length, "tokens kept per text (longer texts are truncated)")
-      ->check(CLI::Range(8, 512))
-      ->capture_default_str();
+  programs::CommandLine cli("jit_compile",
+                            "Kestrel tutorial 04: jit_compile — the compile log and the first step's cost, a rule-1 "
+                            "error and its fix, recompiles with and without pad_to_multiple_of, eager against "
+                            "compiled step times");
+  cli.add_option("--text-batch-size", text_batch_size, "texts per step (parts 3, 4)").range(1, 4096);
+  cli.add_option("--max-length", max_length, "tokens kept per text (longer texts are truncated)").range(8, 512);
   cli.add_option("--max-per-language", max_per_language, "fortunes per language, before the split (0: all)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cli.add_option("--max-chars", max_chars, "fortunes longer than this many characters are left out")
-      ->check(CLI::Range(20, 100000))
-      ->capture_default_str();
-  cli.add_option("--vocab-size", vocab_size, "size of the trained WordPiece vocabulary")
-      ->check(CLI::Range(200, 100000))
-      ->capture_default_str();
-  cli.add_option("--timed-steps", timed_steps, "batches timed eagerly and compiled (part 4)")
-      ->check(CLI::Range(2, 100000))
-      ->capture_default_str();
+      .non_negative();
+  cli.add_option("--max-chars", max_chars, "fortunes longer than this many characters are left out").range(20, 100000);
+  cli.add_option("--vocab-size", vocab_size, "size of the trained WordPiece vocabulary").range(200, 100000);
+  cli.add_option("--timed-steps", timed_steps, "batches timed eagerly and compiled (part 4)").range(2, 100000);
   tutorials::add_step_flags(cli, batch_size, learning_rate);  // Fashion-MNIST images per step (parts 1, 2, 4)
-  cli.add_option("--fortunes-dir", fortunes_dir, "where the fortunes packages put their files")->capture_default_str();
+  cli.add_option("--fortunes-dir", fortunes_dir, "where the fortunes packages put their files");
   tutorials::FashionMnistFlags data_flags;
   tutorials::add_fashion_mnist_flags(cli, data_flags);
   tutorials::add_training_flags(cli, flags);
-  CLI11_PARSE(cli, argc, argv);
+  if (auto exit_code = cli.parse(argc, argv)) return *exit_code;
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
 
   try {

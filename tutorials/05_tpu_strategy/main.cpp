@@ -31,11 +31,10 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "framework/jit/memory_plan.h"
 #include "kestrel.h"
 #include "models/bert_classifier.h"
+#include "programs/command_line.h"
 #include "tutorials/05_tpu_strategy/tpu_report.h"
 #include "tutorials/common/language_id_pipeline.h"
 #include "tutorials/common/precision_flag.h"
@@ -61,10 +60,10 @@ int main(int argc, char** argv) {
   tutorials::VocabFlags vocab_flags;
   tutorials::TrainingFlags flags{.epochs = 3, .output_dir = "runs/05_tpu_strategy"};
   std::string precision = "float32";
-  CLI::App cli(
-      "Kestrel tutorial 05: tutorial 03's language identification on a TPUStrategy of 8 simulated cores — "
-      "model and pipeline in strategy.scope(), jit_compile, static padded batches",
-      "tpu_strategy");
+  programs::CommandLine cli("tpu_strategy",
+                            "Kestrel tutorial 05: tutorial 03's language identification on a TPUStrategy of 8 "
+                            "simulated cores — model and pipeline in strategy.scope(), jit_compile, static padded "
+                            "batches");
   tutorials::add_text_flags(cli, text_flags, "texts per step over all cores (the global batch); a multiple of 8");
   tutorials::add_vocab_flags(cli, vocab_flags);
   tutorials::add_training_flags(cli, flags);
@@ -72,9 +71,8 @@ int main(int argc, char** argv) {
   cli.add_option("--max-shapes", max_shapes,
                  "training batch lengths at most: texts of like length batch together, padded to the lengths that "
                  "pad least (0: each batch pads to its longest text)")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
-  CLI11_PARSE(cli, argc, argv);
+      .range(0, 64);
+  if (auto exit_code = cli.parse(argc, argv)) return *exit_code;
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
   const auto& [global_batch, max_length, pad_to_multiple_of, max_per_language, learning_rate] = text_flags;
 

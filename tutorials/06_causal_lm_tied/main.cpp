@@ -34,14 +34,13 @@
 #include <tuple>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "datasets/builtin/fortunes.h"
 #include "datasets/text/wordpiece_tokenizer.h"
 #include "framework/jit/memory_plan.h"
 #include "kestrel.h"
 #include "models/gpt.h"
 #include "models/gpt_data.h"
+#include "programs/command_line.h"
 #include "strategies/tpu_strategy.h"
 #include "tutorials/common/schedules.h"
 #include "tutorials/common/seconds_since.h"
@@ -169,26 +168,17 @@ int main(int argc, char** argv) {
   double learning_rate = 2e-3;
   tutorials::VocabFlags vocab_flags;
   tutorials::TrainingFlags flags{.epochs = 3, .output_dir = "runs/06_causal_lm_tied"};
-  CLI::App cli("Kestrel tutorial 06: GPT-tiny with tied embeddings on the English fortunes, on 8 simulated TPU cores",
-               "causal_lm_tied");
-  cli.add_option("--batch-size", global_batch, "blocks per global batch (a multiple of the 8 replicas)")
-      ->check(CLI::Range(8, 4096))
-      ->capture_default_str();
-  cli.add_option("--max-length", max_length, "tokens per block, and the model's positions")
-      ->check(CLI::Range(8, 1024))
-      ->capture_default_str();
-  cli.add_option("--train-blocks", train_blocks, "training blocks to use (0: all)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cli.add_option("--validation-blocks", validation_blocks, "validation blocks to use (0: all)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cli.add_option("--learning-rate", learning_rate, "AdamW's peak learning rate")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  programs::CommandLine cli(
+      "causal_lm_tied",
+      "Kestrel tutorial 06: GPT-tiny with tied embeddings on the English fortunes, on 8 simulated TPU cores");
+  cli.add_option("--batch-size", global_batch, "blocks per global batch (a multiple of the 8 replicas)").range(8, 4096);
+  cli.add_option("--max-length", max_length, "tokens per block, and the model's positions").range(8, 1024);
+  cli.add_option("--train-blocks", train_blocks, "training blocks to use (0: all)").non_negative();
+  cli.add_option("--validation-blocks", validation_blocks, "validation blocks to use (0: all)").non_negative();
+  cli.add_option("--learning-rate", learning_rate, "AdamW's peak learning rate").positive();
   tutorials::add_vocab_flags(cli, vocab_flags);
   tutorials::add_training_flags(cli, flags);
-  CLI11_PARSE(cli, argc, argv);
+  if (auto exit_code = cli.parse(argc, argv)) return *exit_code;
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
 
   try {

@@ -32,11 +32,11 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "framework/jit/memory_plan.h"
 #include "kestrel.h"
+#include "programs/command_line.h"
 #include "tutorials/common/language_id_pipeline.h"
 #include "tutorials/common/seconds_since.h"
 #include "tutorials/common/text_flags.h"
@@ -74,25 +74,22 @@ int main(int argc, char** argv) {
   std::int64_t crash_at_step = 0;
   tutorials::VocabFlags vocab_flags;
   tutorials::TrainingFlags flags{.epochs = 3, .output_dir = "runs/07_multi_worker"};
-  CLI::App cli(
-      "Kestrel tutorial 07: tutorial 05's language identification on a simulated TPU pod slice, one worker per "
-      "host, started by mpirun; backed up, and restored after a crash",
-      "multi_worker");
+  programs::CommandLine cli("multi_worker",
+                            "Kestrel tutorial 07: tutorial 05's language identification on a simulated TPU pod slice, "
+                            "one worker per host, started by mpirun; backed up, and restored after a crash");
   cli.add_option("--slice", slice, "the pod slice (default: v3-<8 x the MPI ranks>, v3-16 on 2)");
   tutorials::add_text_flags(cli, text_flags,
                             "texts per step over all cores of all workers (the global batch); a multiple of them");
   cli.add_option("--backup-dir", backup_dir,
                  "where BackupAndRestore keeps the run's backup (default: <output-dir>/backup)");
-  cli.add_option("--backup-every", backup_every, "training steps between backups")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  cli.add_option("--backup-every", backup_every, "training steps between backups").positive();
   cli.add_option("--crash-at-step", crash_at_step,
                  "kill the last worker (SIGKILL, as kill -9) when training reaches this step, counted over epochs (0: "
                  "never)")
-      ->check(CLI::NonNegativeNumber);
+      .non_negative();
   tutorials::add_vocab_flags(cli, vocab_flags);
   tutorials::add_training_flags(cli, flags);
-  CLI11_PARSE(cli, argc, argv);
+  if (auto exit_code = cli.parse(argc, argv)) return *exit_code;
   const auto& [epochs, output_dir, json_out, seed, verbose] = flags;
   const auto& [global_batch, max_length, pad_to_multiple_of, max_per_language, learning_rate] = text_flags;
   if (backup_dir.empty()) backup_dir = output_dir + "/backup";

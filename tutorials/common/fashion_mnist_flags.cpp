@@ -15,12 +15,11 @@ fashion_mnist::Split first_samples(const fashion_mnist::Split& split, std::int64
 
 }  // namespace
 
-void add_fashion_mnist_flags(CLI::App& cli, FashionMnistFlags& flags) {
-  cli.add_option("--data-dir", flags.data_dir, "the folder of the four Fashion-MNIST IDX files")->capture_default_str();
-  cli.add_option("--train-samples", flags.train_samples, "train on the first N training samples (default: all)")
-      ->check(CLI::NonNegativeNumber);
-  cli.add_option("--test-samples", flags.test_samples, "test on the first N test samples (default: all)")
-      ->check(CLI::NonNegativeNumber);
+void add_fashion_mnist_flags(programs::CommandLine& cli, FashionMnistFlags& flags) {
+  cli.add_option("--data-dir", flags.data_dir, "the folder of the four Fashion-MNIST IDX files");
+  cli.add_option("--train-samples", flags.train_samples, "train on the first N training samples (0: all)")
+      .non_negative();
+  cli.add_option("--test-samples", flags.test_samples, "test on the first N test samples (0: all)").non_negative();
 }
 
 fashion_mnist::Data load_fashion_mnist(const FashionMnistFlags& flags) {

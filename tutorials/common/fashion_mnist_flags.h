@@ -2,16 +2,15 @@
 //
 //   tutorials::FashionMnistFlags data_flags;
 //   tutorials::add_fashion_mnist_flags(cli, data_flags);    // --data-dir, --train-samples, --test-samples
-//   CLI11_PARSE(cli, argc, argv);
+//   if (auto exit_code = cli.parse(argc, argv)) return *exit_code;
 //   datasets::fashion_mnist::Data data = tutorials::load_fashion_mnist(data_flags);
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "datasets/builtin/fashion_mnist.h"
+#include "programs/command_line.h"
 
 namespace kestrel::tutorials {
 
@@ -23,7 +22,7 @@ struct FashionMnistFlags {
 };
 
 /// Registers --data-dir, --train-samples and --test-samples, bound to flags' fields.
-void add_fashion_mnist_flags(CLI::App& cli, FashionMnistFlags& flags);
+void add_fashion_mnist_flags(programs::CommandLine& cli, FashionMnistFlags& flags);
 
 /// The dataset from flags.data_dir, cut to the requested sizes.
 datasets::fashion_mnist::Data load_fashion_mnist(const FashionMnistFlags& flags);

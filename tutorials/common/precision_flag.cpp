@@ -4,12 +4,11 @@
 
 namespace kestrel::tutorials {
 
-void add_precision_flag(CLI::App& cli, std::string& precision) {
+void add_precision_flag(programs::CommandLine& cli, std::string& precision) {
   cli.add_option("--precision", precision,
                  "the dtype policy: float32; mixed_bfloat16 (float32 weights, bfloat16 math); bfloat16 (weights "
                  "too, with the loss and metrics in float32)")
-      ->check(CLI::IsMember(mixed_precision::policy_names()))
-      ->capture_default_str();
+      .choices(mixed_precision::policy_names());
 }
 
 }  // namespace kestrel::tutorials

@@ -2,17 +2,17 @@
 //
 //   std::string precision = "float32";
 //   tutorials::add_precision_flag(cli, precision);
-//   CLI11_PARSE(cli, argc, argv);
+//   if (auto exit_code = cli.parse(argc, argv)) return *exit_code;
 //   mixed_precision::set_global_policy(precision);   // before the model is made
 #pragma once
 
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "programs/command_line.h"
 
 namespace kestrel::tutorials {
 
 /// Registers --precision float32|mixed_bfloat16|bfloat16, bound to `precision` (its value is the default).
-void add_precision_flag(CLI::App& cli, std::string& precision);
+void add_precision_flag(programs::CommandLine& cli, std::string& precision);
 
 }  // namespace kestrel::tutorials

@@ -3,14 +3,14 @@
 //
 //   tutorials::TextFlags text{.batch_size = 64};
 //   tutorials::add_text_flags(cli, text, "texts per step over all cores (the global batch)");
-//   CLI11_PARSE(cli, argc, argv);
+//   if (auto exit_code = cli.parse(argc, argv)) return *exit_code;
 //   const auto& [batch_size, max_length, pad_to_multiple_of, max_per_language, learning_rate] = text;
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "programs/command_line.h"
 
 namespace kestrel::tutorials {
 
@@ -25,6 +25,6 @@ struct TextFlags {
 
 /// Registers --batch-size (described by batch_help), --max-length, --pad-to-multiple-of,
 /// --max-per-language and --learning-rate, bound to the fields; their values are the defaults --help shows.
-void add_text_flags(CLI::App& cli, TextFlags& flags, const std::string& batch_help);
+void add_text_flags(programs::CommandLine& cli, TextFlags& flags, const std::string& batch_help);
 
 }  // namespace kestrel::tutorials

@@ -3,13 +3,13 @@
 //
 //   tutorials::TrainingFlags flags{.epochs = 5, .output_dir = "runs/01_fashion_mnist"};
 //   tutorials::add_training_flags(cli, flags);   // the values given are the defaults --help shows
-//   CLI11_PARSE(cli, argc, argv);
+//   if (auto exit_code = cli.parse(argc, argv)) return *exit_code;
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "programs/command_line.h"
 
 namespace kestrel::tutorials {
 
@@ -25,10 +25,10 @@ struct TrainingFlags {
 };
 
 /// Registers the flags on cli, bound to flags' fields.
-void add_training_flags(CLI::App& cli, TrainingFlags& flags);
+void add_training_flags(programs::CommandLine& cli, TrainingFlags& flags);
 
 /// Registers --batch-size and --learning-rate (Adam's), bound to the variables; their values are
 /// the defaults --help shows.
-void add_step_flags(CLI::App& cli, std::int64_t& batch_size, double& learning_rate);
+void add_step_flags(programs::CommandLine& cli, std::int64_t& batch_size, double& learning_rate);
 
 }  // namespace kestrel::tutorials

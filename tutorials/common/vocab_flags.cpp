@@ -8,13 +8,10 @@
 
 namespace kestrel::tutorials {
 
-void add_vocab_flags(CLI::App& cli, VocabFlags& flags) {
+void add_vocab_flags(programs::CommandLine& cli, VocabFlags& flags) {
   cli.add_option("--vocab", flags.vocab_file, "a BERT vocab.txt to use instead of training one");
-  cli.add_option("--vocab-size", flags.vocab_size, "size of the trained WordPiece vocabulary")
-      ->check(CLI::Range(200, 100000))
-      ->capture_default_str();
-  cli.add_option("--fortunes-dir", flags.fortunes_dir, "where the fortunes packages put their files")
-      ->capture_default_str();
+  cli.add_option("--vocab-size", flags.vocab_size, "size of the trained WordPiece vocabulary").range(200, 100000);
+  cli.add_option("--fortunes-dir", flags.fortunes_dir, "where the fortunes packages put their files");
 }
 
 text::WordPieceTokenizer make_tokenizer(const VocabFlags& flags, const std::vector<std::string>& texts,

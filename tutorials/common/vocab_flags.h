@@ -11,10 +11,9 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "datasets/builtin/fortunes.h"
 #include "datasets/text/wordpiece_tokenizer.h"
+#include "programs/command_line.h"
 
 namespace kestrel::tutorials {
 
@@ -25,7 +24,7 @@ struct VocabFlags {
 };
 
 /// Registers --vocab, --vocab-size and --fortunes-dir, bound to the fields (their values are the defaults).
-void add_vocab_flags(CLI::App& cli, VocabFlags& flags);
+void add_vocab_flags(programs::CommandLine& cli, VocabFlags& flags);
 
 /// The tokenizer of flags.vocab_file, or of a vocabulary trained on `texts` (never test texts) and
 /// saved as output_dir/vocab.txt; prints which, with the vocabulary's size, unless `quiet` (a
