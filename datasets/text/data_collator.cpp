@@ -11,15 +11,11 @@
 namespace kestrel::text {
 namespace {
 
-constexpr std::array<const char*, 4> kTokenizerKeys = {"input_ids", "token_type_ids", "attention_mask",
-                                                       "special_tokens_mask"};
 using Field = std::vector<std::int64_t> Encoding::*;
-constexpr std::array<Field, 4> kFields = {&Encoding::input_ids, &Encoding::token_type_ids, &Encoding::attention_mask,
-                                          &Encoding::special_tokens_mask};
 
 bool is_tokenizer_key(const std::string& key) {
-  for (const char* k : kTokenizerKeys) {
-    if (key == k) return true;
+  for (const EncodingField& field : kEncodingFields) {
+    if (key == field.name) return true;
   }
   return false;
 }
@@ -70,18 +66,18 @@ data::Element pad_features(const WordPieceTokenizer& tokenizer, const std::vecto
       throw ValueError(who + ": example " + std::to_string(i) + " has no 'input_ids' (its keys are " +
                        feature.keys_string() + "); tokenize first, e.g. dataset.map(tokenizer.map_fn())");
     }
-    for (std::size_t f = 0; f < kTokenizerKeys.size(); ++f) {
-      const std::string key = kTokenizerKeys[f];
+    for (const EncodingField& field : kEncodingFields) {
+      const std::string key = field.name;
       if (feature.contains(key) != first.contains(key)) {
         throw ValueError(who + ": '" + key + "' is in example " + std::to_string(first.contains(key) ? 0 : i) +
                          " but not in example " + std::to_string(first.contains(key) ? i : 0) +
                          "; every example needs the same keys");
       }
       if (!feature.contains(key)) continue;
-      encodings[i].*kFields[f] = read_ids(feature, key, i, who);
-      if ((encodings[i].*kFields[f]).size() != encodings[i].input_ids.size()) {
+      encodings[i].*field.ids = read_ids(feature, key, i, who);
+      if ((encodings[i].*field.ids).size() != encodings[i].input_ids.size()) {
         throw ShapeError(who + ": '" + key + "' of example " + std::to_string(i) + " has " +
-                         std::to_string((encodings[i].*kFields[f]).size()) + " values but input_ids has " +
+                         std::to_string((encodings[i].*field.ids).size()) + " values but input_ids has " +
                          std::to_string(encodings[i].input_ids.size()));
       }
     }
@@ -107,9 +103,9 @@ data::Element pad_features(const WordPieceTokenizer& tokenizer, const std::vecto
   BatchEncoding padded = tokenizer.pad(std::move(encodings), pad_options);
   data::Element batch;
   if (!others.front().values().empty()) batch = data::detail::stack_elements(others, who);
-  for (std::size_t f = 0; f < kTokenizerKeys.size(); ++f) {
-    if (!(padded.encodings.front().*kFields[f]).empty()) {
-      batch.set(kTokenizerKeys[f], stack_field(padded.encodings, kFields[f], kTokenizerKeys[f], who));
+  for (const EncodingField& field : kEncodingFields) {
+    if (!(padded.encodings.front().*field.ids).empty()) {
+      batch.set(field.name, stack_field(padded.encodings, field.ids, field.name, who));
     }
   }
   return batch;

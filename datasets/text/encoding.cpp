@@ -10,16 +10,6 @@
 namespace kestrel::text {
 namespace {
 
-using Field = std::vector<std::int64_t> Encoding::*;
-
-// The fields in the order Hugging Face's BatchEncoding lists them; input_ids comes first.
-constexpr std::array<std::pair<const char*, Field>, 4> kFields = {{
-    {"input_ids", &Encoding::input_ids},
-    {"token_type_ids", &Encoding::token_type_ids},
-    {"attention_mask", &Encoding::attention_mask},
-    {"special_tokens_mask", &Encoding::special_tokens_mask},
-}};
-
 Tensor row_tensor(const std::vector<std::int64_t>& values) {
   return Tensor::from_vector<std::int64_t>(values, Shape{static_cast<std::int64_t>(values.size())});
 }
@@ -28,7 +18,7 @@ Tensor row_tensor(const std::vector<std::int64_t>& values) {
 
 data::Element Encoding::to_element() const {
   data::Element element;
-  for (const auto& [name, field] : kFields) {
+  for (const auto& [name, field] : kEncodingFields) {
     const std::vector<std::int64_t>& values = this->*field;
     if (field == &Encoding::input_ids || !values.empty()) element.set(name, row_tensor(values));
   }
@@ -37,7 +27,7 @@ data::Element Encoding::to_element() const {
 
 Encoding Encoding::from_element(const data::Element& element) {
   Encoding encoding;
-  for (const auto& [name, field] : kFields) {
+  for (const auto& [name, field] : kEncodingFields) {
     if (field != &Encoding::input_ids && !element.contains(name)) continue;
     const Tensor& tensor = element.tensor(name);  // throws ValueError naming the keys when input_ids is absent
     if (tensor.rank() != 1) {
@@ -46,7 +36,7 @@ Encoding Encoding::from_element(const data::Element& element) {
     }
     encoding.*field = tensor.to_vector<std::int64_t>();
   }
-  for (const auto& [name, field] : kFields) {
+  for (const auto& [name, field] : kEncodingFields) {
     const std::vector<std::int64_t>& values = encoding.*field;
     if (!values.empty() && values.size() != encoding.input_ids.size()) {
       throw ShapeError(std::string("[Encoding] '") + name + "' has " + std::to_string(values.size()) +
@@ -68,7 +58,7 @@ data::Element BatchEncoding::to_element() const {
     }
   }
   data::Element element;
-  for (const auto& [name, field] : kFields) {
+  for (const auto& [name, field] : kEncodingFields) {
     bool present = field == &Encoding::input_ids;
     for (const Encoding& e : encodings) present = present || !(e.*field).empty();
     if (!present) continue;

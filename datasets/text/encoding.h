@@ -6,6 +6,7 @@
 //   data::Element row = e.to_element();   // int64 [L] tensors under the same names
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,5 +30,19 @@ struct Encoding {
   /// Reads the fields back from int64 [L] tensors (input_ids is required; the others are optional).
   static Encoding from_element(const data::Element& element);
 };
+
+/// One of Encoding's id lists and the name Hugging Face gives it.
+struct EncodingField {
+  const char* name;
+  std::vector<std::int64_t> Encoding::*ids;
+};
+
+/// Encoding's id lists in the order Hugging Face's BatchEncoding lists them; input_ids comes first.
+inline constexpr std::array<EncodingField, 4> kEncodingFields = {{
+    {"input_ids", &Encoding::input_ids},
+    {"token_type_ids", &Encoding::token_type_ids},
+    {"attention_mask", &Encoding::attention_mask},
+    {"special_tokens_mask", &Encoding::special_tokens_mask},
+}};
 
 }  // namespace kestrel::text

@@ -6,6 +6,7 @@
 
 #include "framework/core/error.h"
 #include "framework/io/crc32c.h"
+#include "framework/io/little_endian.h"
 
 namespace kestrel::io {
 namespace {
@@ -14,10 +15,6 @@ std::string upper(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return out;
-}
-
-std::uint32_t le32(const unsigned char* p) {
-  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24;
 }
 
 }  // namespace
@@ -61,7 +58,7 @@ Compression detect_compression(std::string_view first_bytes) {
   const std::size_t n = first_bytes.size();
   // A plain TFRecord file proves itself with its first length CRC; a compressed stream matches
   // it by chance with probability 2^-32.
-  if (n >= 12 && masked_crc32c(p, 8) == le32(p + 8)) return Compression::none;
+  if (n >= 12 && masked_crc32c(p, 8) == load_le32(p + 8)) return Compression::none;
   if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b) return Compression::gzip;
   if (n >= 2 && (p[0] & 0x0f) == 8 && (p[0] >> 4) <= 7 && (p[0] * 256u + p[1]) % 31 == 0) return Compression::zlib;
   return Compression::none;

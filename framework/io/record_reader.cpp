@@ -4,6 +4,7 @@
 
 #include "framework/core/error.h"
 #include "framework/io/crc32c.h"
+#include "framework/io/little_endian.h"
 
 namespace kestrel::io {
 namespace {
@@ -13,12 +14,6 @@ constexpr std::size_t kFooterSize = 4;   // uint32 masked CRC of the data
 // A length is only trusted as far as the data is really there: the record grows in steps of at
 // least this, so a damaged or hostile length cannot make the reader allocate terabytes up front.
 constexpr std::size_t kGrowStep = std::size_t{1} << 20;
-
-std::uint32_t le32(const unsigned char* p) {
-  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24;
-}
-
-std::uint64_t le64(const unsigned char* p) { return std::uint64_t{le32(p)} | std::uint64_t{le32(p + 4)} << 32; }
 
 std::string hex(std::uint32_t v) {
   std::string out = "0x";
@@ -62,8 +57,8 @@ bool RecordReader::read(std::string& record) {
              "the records before it are intact",
          false);
   }
-  const std::uint64_t length = le64(header);
-  const std::uint32_t stored_length_crc = le32(header + 8);
+  const std::uint64_t length = load_le64(header);
+  const std::uint32_t stored_length_crc = load_le32(header + 8);
   const std::uint32_t length_crc = masked_crc32c(header, 8);
   if (length_crc != stored_length_crc) {
     std::string problem = "corrupt: the length CRC does not match (stored " + hex(stored_length_crc) + ", computed " +
@@ -102,7 +97,7 @@ bool RecordReader::read(std::string& record) {
          false);
   }
   offset_ = start + kHeaderSize + length + kFooterSize;
-  const std::uint32_t stored_crc = le32(footer);
+  const std::uint32_t stored_crc = load_le32(footer);
   const std::uint32_t crc = masked_crc32c(record.data(), record.size());
   if (crc != stored_crc) {
     record.clear();

@@ -68,8 +68,8 @@ void TransformerEncoder::build(const Shape& input_shape) {
 namespace {
 
 // The call options a Functional call passed by keyword, under keras_hub's names.
-TransformerEncoderCallOptions keyword_options(const Layer& layer, const functional::Keywords& keywords,
-                                              const std::vector<Tensor>& keyword_tensors) {
+TransformerEncoderCallOptions encoder_keyword_options(const Layer& layer, const functional::Keywords& keywords,
+                                                      const std::vector<Tensor>& keyword_tensors) {
   TransformerEncoderCallOptions options;
   for (std::size_t i = 0; i < keywords.tensors.size(); ++i) {
     const std::string& name = keywords.tensors[i];
@@ -100,7 +100,7 @@ Tensor TransformerEncoder::record(std::shared_ptr<Layer> kept, const Tensor& x,
   if (options.use_causal_mask) record.keywords.flags.emplace_back("use_causal_mask", true);
   record.call = [this, keywords = record.keywords](const std::vector<Tensor>& xs, bool training) {
     TransformerEncoderCallOptions replay =
-        keyword_options(*this, keywords, std::vector<Tensor>(xs.begin() + 1, xs.end()));
+        encoder_keyword_options(*this, keywords, std::vector<Tensor>(xs.begin() + 1, xs.end()));
     replay.training = training;
     return (*this)(xs[0], replay);
   };
@@ -118,7 +118,7 @@ Tensor TransformerEncoder::call_recorded(const functional::RecordedCall& call) {
     throw ValueError(error_prefix() + "takes one tensor, and the call passes " +
                      std::to_string(call.positional.size()) + (call.list ? " in a list" : ""));
   }
-  return (*this)(call.positional.front(), keyword_options(*this, call.keywords, call.keyword_tensors));
+  return (*this)(call.positional.front(), encoder_keyword_options(*this, call.keywords, call.keyword_tensors));
 }
 
 Tensor TransformerEncoder::operator()(const Tensor& x, const TransformerEncoderCallOptions& options) & {

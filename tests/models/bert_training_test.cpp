@@ -2,8 +2,6 @@
 // weights survive a save/load round trip in both Keras layouts.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -18,12 +16,14 @@
 #include "framework/optimizers/optimizers.h"
 #include "models/bert_classifier.h"
 #include "tests/models/bert_test_util.h"
+#include "tests/models/scratch_file.h"
 
 namespace kestrel {
 namespace {
 
 using testing::max_abs_diff;
 using testing::padded;
+using testing::scratch_file;
 using testing::small_bert;
 
 class BertTrainingTest : public ::testing::Test {
@@ -55,14 +55,6 @@ TokenTask token_task(std::int64_t n, std::uint32_t seed) {
     labels.push_back(has_five ? 1 : 0);
   }
   return {padded(rows, 12), Tensor::from_vector<std::int64_t>(labels, {n})};
-}
-
-std::string scratch_file(const std::string& name) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("kestrel_models_" + std::to_string(::getpid()) + "_" + info->name());
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
 }
 
 TEST_F(BertTrainingTest, GradientsReachEveryWeight) {

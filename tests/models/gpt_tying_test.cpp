@@ -2,8 +2,6 @@
 // weights(), parameter counts, gradients, optimizer steps and weight files.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
 
 #include "framework/autodiff/gradient_tape.h"
@@ -16,11 +14,13 @@
 #include "tests/framework/layers/layer_test_util.h"
 #include "tests/models/bert_test_util.h"
 #include "tests/models/gpt_test_util.h"
+#include "tests/models/scratch_file.h"
 
 namespace kestrel {
 namespace {
 
 using testing::max_abs_diff;
+using testing::scratch_file;
 using testing::small_gpt;
 
 class GptTyingTest : public ::testing::Test {
@@ -30,14 +30,6 @@ class GptTyingTest : public ::testing::Test {
     random::set_global_seed(17);
   }
 };
-
-std::string scratch_file(const std::string& name) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("kestrel_gpt_" + std::to_string(::getpid()) + "_" + info->name());
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
 
 // Rows of ids in [1, 20): tokens 20..31 never appear as inputs, only as possible outputs.
 models::CausalLmBatch some_text() {

@@ -27,7 +27,7 @@ using kestrel::testing::same_bits;
 using kestrel::testing::ThreadCountGuard;
 using testing::contains;
 using testing::error_message;
-using PerReplica = std::vector<std::vector<Tensor>>;
+using ReplicaGradients = std::vector<std::vector<Tensor>>;  // all_reduce_sum's operand: each replica's list
 
 // Values over many magnitudes, so that summing in another order changes the bits.
 std::vector<float> spread_values(std::int64_t n, std::mt19937& rng) {
@@ -41,9 +41,9 @@ std::vector<float> spread_values(std::int64_t n, std::mt19937& rng) {
 // Shapes that cross the all-reduce's blocks and parallel chunks, and an empty and a scalar one.
 const std::vector<Shape> kShapes = {{3, 5}, {}, {0, 4}, {1023}, {1025}, {70001}, {64, 300}};
 
-PerReplica float_replicas(int replicas, unsigned seed) {
+ReplicaGradients float_replicas(int replicas, unsigned seed) {
   std::mt19937 rng(seed);
-  PerReplica per_replica(static_cast<std::size_t>(replicas));
+  ReplicaGradients per_replica(static_cast<std::size_t>(replicas));
   for (auto& tensors : per_replica) {
     for (const Shape& shape : kShapes) tensors.push_back(Tensor::from_vector(spread_values(shape.numel(), rng), shape));
   }
@@ -52,7 +52,7 @@ PerReplica float_replicas(int replicas, unsigned seed) {
 
 TEST(AllReduceSum, Float32EqualsTheNaiveReplicaOrderSumBitForBit) {
   for (int replicas : {1, 2, 3, 8}) {
-    PerReplica per_replica = float_replicas(replicas, 100 + replicas);
+    ReplicaGradients per_replica = float_replicas(replicas, 100 + replicas);
     std::vector<Tensor> sums = all_reduce_sum(per_replica);
     ASSERT_EQ(sums.size(), kShapes.size());
     for (std::size_t k = 0; k < kShapes.size(); ++k) {
@@ -79,9 +79,9 @@ TEST(AllReduceSum, Float32EqualsTheNaiveReplicaOrderSumBitForBit) {
 
 TEST(AllReduceSum, SumsInReplicaOrder) {
   // ((1e8 + -1e8) + 1) is 1, but any order adding 1 to either big value first gives 0.
-  PerReplica per_replica = {{Tensor::from_vector<float>({1e8f}, {1})},
-                            {Tensor::from_vector<float>({-1e8f}, {1})},
-                            {Tensor::from_vector<float>({1.0f}, {1})}};
+  ReplicaGradients per_replica = {{Tensor::from_vector<float>({1e8f}, {1})},
+                                  {Tensor::from_vector<float>({-1e8f}, {1})},
+                                  {Tensor::from_vector<float>({1.0f}, {1})}};
   EXPECT_EQ(all_reduce_sum(per_replica)[0].to_vector<float>(), std::vector<float>{1.0f});
   std::swap(per_replica[0], per_replica[2]);
   EXPECT_EQ(all_reduce_sum(per_replica)[0].to_vector<float>(), std::vector<float>{0.0f});
@@ -89,7 +89,7 @@ TEST(AllReduceSum, SumsInReplicaOrder) {
 
 TEST(AllReduceSum, TheSameBitsAtEveryThreadCountAndOnEveryRun) {
   ThreadCountGuard guard;
-  PerReplica per_replica = float_replicas(8, 7);
+  ReplicaGradients per_replica = float_replicas(8, 7);
   set_num_threads(1);
   const std::vector<Tensor> reference = all_reduce_sum(per_replica);
   for (int threads : {1, 2, 3, 4}) {
@@ -104,7 +104,7 @@ TEST(AllReduceSum, TheSameBitsAtEveryThreadCountAndOnEveryRun) {
 }
 
 TEST(AllReduceSum, TheSameBitsInsideASerialReplica) {
-  PerReplica per_replica = float_replicas(4, 11);
+  ReplicaGradients per_replica = float_replicas(4, 11);
   const std::vector<Tensor> reference = all_reduce_sum(per_replica);
   // Four replicas fill a pool of 2 or more threads: each runs its kernels serially.
   MirroredStrategy strategy({.num_replicas = std::max(4, num_threads())});
@@ -119,7 +119,7 @@ TEST(AllReduceSum, TheSameBitsInsideASerialReplica) {
 TEST(AllReduceSum, Bfloat16SumsInFloat32AndRoundsOnce) {
   // 256 + 1 is a tie that rounds back to 256 in bfloat16; rounding after each add would give 256,
   // rounding the float32 sum 263 once gives 264.
-  PerReplica per_replica(8);
+  ReplicaGradients per_replica(8);
   per_replica[0].push_back(Tensor::full({3}, 256.0, DType::bfloat16));
   for (std::size_t r = 1; r < 8; ++r) per_replica[r].push_back(Tensor::full({3}, 1.0, DType::bfloat16));
   Tensor sum = all_reduce_sum(per_replica)[0];
@@ -128,7 +128,7 @@ TEST(AllReduceSum, Bfloat16SumsInFloat32AndRoundsOnce) {
 
   // And in general: the float32 replica-order sum of the bfloat16 values, rounded once.
   std::mt19937 rng(3);
-  PerReplica random_replicas(5);
+  ReplicaGradients random_replicas(5);
   for (auto& tensors : random_replicas) {
     std::vector<bfloat16> values;
     for (float v : spread_values(5000, rng)) values.push_back(bfloat16(v));
@@ -146,7 +146,7 @@ TEST(AllReduceSum, Bfloat16SumsInFloat32AndRoundsOnce) {
 TEST(AllReduceSum, IntegersSumExactlyAndWrapOnOverflow) {
   const std::int32_t max32 = std::numeric_limits<std::int32_t>::max();
   const std::int64_t max64 = std::numeric_limits<std::int64_t>::max();
-  PerReplica per_replica = {
+  ReplicaGradients per_replica = {
       {Tensor::from_vector<std::int32_t>({1, -7, max32}, {3}), Tensor::from_vector<std::int64_t>({5, max64}, {2})},
       {Tensor::from_vector<std::int32_t>({2, 3, 1}, {3}), Tensor::from_vector<std::int64_t>({-9, 1}, {2})},
       {Tensor::from_vector<std::int32_t>({3, 4, 0}, {3}), Tensor::from_vector<std::int64_t>({1000, 0}, {2})}};
@@ -158,17 +158,17 @@ TEST(AllReduceSum, IntegersSumExactlyAndWrapOnOverflow) {
 }
 
 TEST(AllReduceSum, APositionUndefinedInEveryReplicaStaysUndefined) {
-  PerReplica per_replica = {{Tensor(), Tensor::ones({2})}, {Tensor(), Tensor::ones({2})}};
+  ReplicaGradients per_replica = {{Tensor(), Tensor::ones({2})}, {Tensor(), Tensor::ones({2})}};
   std::vector<Tensor> sums = all_reduce_sum(per_replica);
   ASSERT_EQ(sums.size(), 2u);
   EXPECT_FALSE(sums[0].defined());
   EXPECT_EQ(sums[1].to_vector<float>(), (std::vector<float>{2, 2}));
 }
 
-TEST(AllReduceSum, NoPositionsGiveNoSums) { EXPECT_TRUE(all_reduce_sum(PerReplica{{}, {}, {}}).empty()); }
+TEST(AllReduceSum, NoPositionsGiveNoSums) { EXPECT_TRUE(all_reduce_sum(ReplicaGradients{{}, {}, {}}).empty()); }
 
 TEST(AllReduceSum, AllocatesOnlyTheOutputsAndSharesNoInput) {
-  PerReplica per_replica = float_replicas(3, 5);
+  ReplicaGradients per_replica = float_replicas(3, 5);
   per_replica[0].push_back(Tensor());
   per_replica[1].push_back(Tensor());
   per_replica[2].push_back(Tensor());
@@ -184,14 +184,14 @@ TEST(AllReduceSum, ErrorsForNoReplicasAndDifferentCounts) {
   std::string message = error_message<ValueError>([] { all_reduce_sum({}); });
   EXPECT_TRUE(contains(message, "[all_reduce_sum] got no replicas")) << message;
 
-  PerReplica per_replica = {
+  ReplicaGradients per_replica = {
       {Tensor::ones({2}), Tensor::ones({2})}, {Tensor::ones({2}), Tensor::ones({2})}, {Tensor::ones({2})}};
   message = error_message<ValueError>([&] { all_reduce_sum(per_replica); });
   EXPECT_TRUE(contains(message, "replica 2 has 1 tensors but replica 0 has 2")) << message;
 }
 
 TEST(AllReduceSum, ErrorForAPositionDefinedInSomeReplicasOnly) {
-  PerReplica per_replica = {{Tensor::ones({2}), Tensor::ones({4, 3})}, {Tensor::ones({2}), Tensor()}};
+  ReplicaGradients per_replica = {{Tensor::ones({2}), Tensor::ones({4, 3})}, {Tensor::ones({2}), Tensor()}};
   std::string message = error_message<ValueError>([&] { all_reduce_sum(per_replica); });
   EXPECT_TRUE(contains(message, "position 1 is undefined in replica 1 but float32[4,3] in replica 0")) << message;
 
@@ -201,9 +201,9 @@ TEST(AllReduceSum, ErrorForAPositionDefinedInSomeReplicasOnly) {
 }
 
 TEST(AllReduceSum, ErrorsForADifferentShapeOrDtypeNameThePositionReplicaAndBothSpecs) {
-  PerReplica per_replica = {{Tensor::ones({2}), Tensor::ones({4, 3})},
-                            {Tensor::ones({2}), Tensor::ones({4, 3})},
-                            {Tensor::ones({2}), Tensor::ones({3, 4})}};
+  ReplicaGradients per_replica = {{Tensor::ones({2}), Tensor::ones({4, 3})},
+                                  {Tensor::ones({2}), Tensor::ones({4, 3})},
+                                  {Tensor::ones({2}), Tensor::ones({3, 4})}};
   std::string message = error_message<ShapeError>([&] { all_reduce_sum(per_replica); });
   EXPECT_TRUE(contains(message, "position 1 of replica 2 is float32[3,4] but replica 0's is float32[4,3]")) << message;
 
@@ -213,7 +213,7 @@ TEST(AllReduceSum, ErrorsForADifferentShapeOrDtypeNameThePositionReplicaAndBothS
 }
 
 TEST(AllReduceSum, ErrorForBool) {
-  PerReplica per_replica = {{Tensor::ones({2}, DType::bool_)}, {Tensor::ones({2}, DType::bool_)}};
+  ReplicaGradients per_replica = {{Tensor::ones({2}, DType::bool_)}, {Tensor::ones({2}, DType::bool_)}};
   std::string message = error_message<TypeError>([&] { all_reduce_sum(per_replica); });
   EXPECT_TRUE(contains(message, "position 0 is bool[2], and bool has no sum; cast to int32")) << message;
 }

@@ -175,10 +175,10 @@ TEST(BatchNormalizationReplicas, UnsynchronizedReplicasNormalizeTheirShardsAndAv
 // reduce the batch, height and width). The layer before the normalization has no bias, as usual:
 // the normalization would cancel it, leaving it a gradient of rounding noise that Adam's
 // normalized steps would turn into moves of the learning rate's size.
-enum class Net { mlp, cnn };
+enum class NormalizedNet { mlp, cnn };
 
-Sequential make(Net net) {
-  if (net == Net::mlp) {
+Sequential make_normalized(NormalizedNet net) {
+  if (net == NormalizedNet::mlp) {
     return Sequential({layers::Dense(16, {.use_bias = false}),
                        layers::BatchNormalization({.momentum = 0.9, .synchronized = true}), layers::Activation("relu"),
                        layers::Dense(3)});
@@ -197,16 +197,16 @@ struct BatchNormRun {
 
 // A fresh model (seed 5) trained for 20 steps of a global batch of 16 under `strategy` (null: no
 // scope), then evaluated with the moving statistics.
-BatchNormRun train_batch_norm(const Strategy* strategy, bool jit, Net net) {
+BatchNormRun train_batch_norm(const Strategy* strategy, bool jit, NormalizedNet net) {
   clear_session();
   random::set_global_seed(5);
   std::optional<DistributionScope> scope;
   if (strategy != nullptr) scope.emplace(*strategy);
-  Sequential model = make(net);
+  Sequential model = make_normalized(net);
   model.compile({.optimizer = optimizers::Adam({.learning_rate = 1e-2}),
                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
                  .jit_compile = jit});
-  const Shape features = net == Net::mlp ? Shape{160, 12} : Shape{160, 6, 6, 1};
+  const Shape features = net == NormalizedNet::mlp ? Shape{160, 12} : Shape{160, 6, 6, 1};
   const Tensor x = ops::add(random::normal(features, random::Key(40)), Tensor::scalar(0.5));
   const Tensor y = random::randint({160}, random::Key(41), 0, 3);
   BatchNormRun run;
@@ -233,8 +233,8 @@ void expect_close(const BatchNormRun& got, const BatchNormRun& want, double tole
 TEST(BatchNormalizationReplicas, EightSynchronizedReplicasTrainLikeOneEagerlyAndCompiled) {
   TPUStrategy tpu(TPUClusterResolver::local());
   MirroredStrategy mirrored({.num_replicas = kReplicas});
-  const BatchNormRun eager_one = train_batch_norm(nullptr, false, Net::mlp);
-  const BatchNormRun compiled_one = train_batch_norm(nullptr, true, Net::mlp);
+  const BatchNormRun eager_one = train_batch_norm(nullptr, false, NormalizedNet::mlp);
+  const BatchNormRun compiled_one = train_batch_norm(nullptr, true, NormalizedNet::mlp);
   expect_close(compiled_one, eager_one, 1e-5);  // eager == jit_compile
   // The moving statistics moved from zeros and ones: the layer trained.
   EXPECT_EQ(eager_one.weights.size(), 7u);
@@ -242,24 +242,24 @@ TEST(BatchNormalizationReplicas, EightSynchronizedReplicasTrainLikeOneEagerlyAnd
   EXPECT_GT(std::abs(eager_one.moving_mean[0]) + std::abs(eager_one.moving_mean[1]), 1e-3);
   {
     SCOPED_TRACE("TPUStrategy, eager");
-    expect_close(train_batch_norm(&tpu, false, Net::mlp), eager_one, 1e-5);
+    expect_close(train_batch_norm(&tpu, false, NormalizedNet::mlp), eager_one, 1e-5);
   }
   {
     SCOPED_TRACE("TPUStrategy, compiled");
-    expect_close(train_batch_norm(&tpu, true, Net::mlp), compiled_one, 1e-5);
+    expect_close(train_batch_norm(&tpu, true, NormalizedNet::mlp), compiled_one, 1e-5);
   }
   {
     SCOPED_TRACE("MirroredStrategy, compiled");
-    expect_close(train_batch_norm(&mirrored, true, Net::mlp), eager_one, 1e-5);
+    expect_close(train_batch_norm(&mirrored, true, NormalizedNet::mlp), eager_one, 1e-5);
   }
 }
 
 TEST(BatchNormalizationReplicas, EightSynchronizedReplicasTrainAConvolutionalNetLikeOne) {
   TPUStrategy tpu(TPUClusterResolver::local());
-  const BatchNormRun one = train_batch_norm(nullptr, false, Net::cnn);
+  const BatchNormRun one = train_batch_norm(nullptr, false, NormalizedNet::cnn);
   for (const bool jit : {false, true}) {
     SCOPED_TRACE(jit ? "compiled" : "eager");
-    expect_close(train_batch_norm(&tpu, jit, Net::cnn), one, 1e-5);
+    expect_close(train_batch_norm(&tpu, jit, NormalizedNet::cnn), one, 1e-5);
   }
 }
 

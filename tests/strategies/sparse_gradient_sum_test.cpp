@@ -20,7 +20,7 @@ namespace {
 using testing::contains;
 using testing::LogCapture;
 
-constexpr int kReplicas = 8;
+constexpr int kSparseReplicas = 8;
 const Shape kTable{50, 8};
 
 // Each replica's token ids (few rows, many repeated ids) and the gradient rows for them.
@@ -29,7 +29,7 @@ struct Shards {
 };
 Shards shards() {
   Shards s;
-  for (int r = 0; r < kReplicas; ++r) {
+  for (int r = 0; r < kSparseReplicas; ++r) {
     s.ids.push_back(random::randint({2, 3}, random::Key(10 + r), 0, 6, DType::int64));
     s.rows.push_back(random::normal({2, 3, 8}, random::Key(30 + r)));
   }
@@ -52,7 +52,7 @@ TEST(SparseGradientSum, AnEmbeddingsGradientOverEightReplicasIsOneReplicasOverTh
       },
       "embedding_step", tpu);
   std::vector<jit::Args> per_replica;
-  for (int r = 0; r < kReplicas; ++r) {
+  for (int r = 0; r < kSparseReplicas; ++r) {
     per_replica.push_back(
         {{"ids", data.ids[static_cast<std::size_t>(r)]}, {"rows", data.rows[static_cast<std::size_t>(r)]}});
   }

@@ -8,9 +8,9 @@
 namespace kestrel::jit {
 namespace {
 
-class Folding {
+class CastFolder {
  public:
-  explicit Folding(const Graph& graph) : graph_(graph), readers_(graph.reader_counts()) {}
+  explicit CastFolder(const Graph& graph) : graph_(graph), readers_(graph.reader_counts()) {}
 
   /// Rewrites node `id` into `rewriter` when a fold applies there; false leaves it to be copied.
   bool operator()(ValueId id, GraphRewriter& rewriter) const {
@@ -61,7 +61,7 @@ class Folding {
 }  // namespace
 
 bool CastFolding::run(Graph& graph) {
-  const Folding fold(graph);
+  const CastFolder fold(graph);
   return rewrite_nodes(graph, [&](ValueId id, GraphRewriter& rewriter) { return fold(id, rewriter); });
 }
 

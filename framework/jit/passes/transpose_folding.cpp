@@ -10,9 +10,9 @@
 namespace kestrel::jit {
 namespace {
 
-class Folding {
+class TransposeFolder {
  public:
-  explicit Folding(const Graph& graph) : graph_(graph), readers_(graph.reader_counts()) {}
+  explicit TransposeFolder(const Graph& graph) : graph_(graph), readers_(graph.reader_counts()) {}
 
   /// Rewrites node `id` into `rewriter` when a transpose folds there; false leaves it to be copied.
   bool operator()(ValueId id, GraphRewriter& rewriter) const {
@@ -94,7 +94,7 @@ class Folding {
 }  // namespace
 
 bool TransposeFolding::run(Graph& graph) {
-  const Folding fold(graph);
+  const TransposeFolder fold(graph);
   return rewrite_nodes(graph, [&](ValueId id, GraphRewriter& rewriter) { return fold(id, rewriter); });
 }
 

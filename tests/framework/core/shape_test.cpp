@@ -10,11 +10,9 @@
 #include <vector>
 
 #include "framework/core/error.h"
+#include "tests/support/shape_printer.h"
 
 namespace kestrel {
-
-// Lets GoogleTest print shapes in failure messages.
-inline void PrintTo(const Shape& shape, std::ostream* os) { *os << shape.to_string(); }
 
 namespace {
 

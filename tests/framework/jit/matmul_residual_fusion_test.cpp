@@ -41,7 +41,7 @@ int residual_products(const Graph& graph) {
   return count;
 }
 
-Graph fused(Graph graph) {
+Graph residual_fused(Graph graph) {
   run_pass(MatmulBiasFusion(), graph);
   EXPECT_TRUE(run_pass(MatmulResidualFusion(), graph)) << graph.to_string();
   run_pass(DeadCodeElimination(), graph);
@@ -57,7 +57,7 @@ TEST(MatmulResidualFusion, ATransformersResidualJoinsItsBiasedProduct) {
         return std::vector<Tensor>{ops::add(x[0], ops::add(ops::matmul(x[0], x[1]), x[2]))};
       },
       in);
-  const Graph after = fused(before);
+  const Graph after = residual_fused(before);
   EXPECT_EQ(count_ops(after, OpId::add), 0) << after.to_string();
   EXPECT_EQ(count_ops(after, OpId::matmul), 1) << after.to_string();
   EXPECT_EQ(residual_products(after), 1) << after.to_string();
@@ -79,7 +79,7 @@ TEST(MatmulResidualFusion, ASumOfProductsBecomesAChain) {
         return std::vector<Tensor>{sum};
       },
       in);
-  const Graph after = fused(before);
+  const Graph after = residual_fused(before);
   EXPECT_EQ(count_ops(after, OpId::add), 0) << after.to_string();
   EXPECT_EQ(residual_products(after), 3) << after.to_string();
   expect_same_outputs(before, after, in);

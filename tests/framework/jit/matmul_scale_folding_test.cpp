@@ -50,7 +50,7 @@ int count_scalings(const Graph& graph) {
   return count;
 }
 
-Graph folded(const Graph& graph) {
+Graph scale_folded(const Graph& graph) {
   Graph out = graph;
   run_pass(TransposeFolding(), out);
   run_pass(DeadCodeElimination(), out);  // the transposes folded away no longer read the queries
@@ -67,7 +67,7 @@ TEST(MatmulScaleFolding, AttentionsQueryScaleBecomesTheScoresAlpha) {
       },
       inputs);
   ASSERT_EQ(count_scalings(before), 1);
-  const Graph after = folded(before);
+  const Graph after = scale_folded(before);
   EXPECT_EQ(count_ops(after, OpId::multiply), 0) << after.to_string();
   EXPECT_EQ(scales(after), (std::vector<std::string>{"0.25", "1"}));
   pass_testing::expect_same_outputs(before, after, inputs);
@@ -82,7 +82,7 @@ TEST(MatmulScaleFolding, EveryScaleOfAnAttentionStepGoesInFloat32AndBfloat16) {
         inputs);
     // The scaled queries, and the factor on their gradient.
     ASSERT_EQ(count_scalings(before), 2) << before.to_string();
-    const Graph after = folded(before);
+    const Graph after = scale_folded(before);
     EXPECT_EQ(count_scalings(after), 0) << after.to_string();
     EXPECT_EQ(count_ops(after, OpId::matmul), count_ops(before, OpId::matmul));
     // The scores and the keys' gradient read the queries unscaled; the queries' gradient is written
@@ -102,7 +102,7 @@ TEST(MatmulScaleFolding, AProductScaledAfterwardsTakesTheFactorWhicheverSideItIs
         return std::vector<Tensor>{ops::multiply(ops::scalar_like(product, -8.0), product)};
       },
       inputs);
-  const Graph after = folded(before);
+  const Graph after = scale_folded(before);
   EXPECT_EQ(after.num_ops(), 1) << after.to_string();
   EXPECT_EQ(scales(after), (std::vector<std::string>{"-8"}));
   pass_testing::expect_same_outputs(before, after, inputs);

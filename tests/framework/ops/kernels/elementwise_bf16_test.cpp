@@ -22,7 +22,7 @@ namespace {
 using kestrel::testing::ThreadCountGuard;
 
 // Normal values, scaled so that exp and tanh saturate for some, with special values sprinkled in.
-Tensor random_bf16(const Shape& shape, unsigned seed) {
+Tensor bf16_with_specials(const Shape& shape, unsigned seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 4.0f);
   const float specials[] = {0.0f,
@@ -101,20 +101,22 @@ TEST(ElementwiseBf16, TheBitsOfWideningComputingAndRounding) {
   for (const ElementwiseOpcode opcode : kComputingOpcodes) {
     switch (opcode_arity(opcode)) {
       case 1:
-        expect_same_bits(k, opcode, {random_bf16(flat, 1)}, flat);
-        expect_same_bits(k, opcode, {random_bf16(rows, 2)}, rows);
+        expect_same_bits(k, opcode, {bf16_with_specials(flat, 1)}, flat);
+        expect_same_bits(k, opcode, {bf16_with_specials(rows, 2)}, rows);
         break;
       case 2:
-        expect_same_bits(k, opcode, {random_bf16(flat, 3), random_bf16(flat, 4)}, flat);
+        expect_same_bits(k, opcode, {bf16_with_specials(flat, 3), bf16_with_specials(flat, 4)}, flat);
         if (op_kind(*opcode_op(opcode)) != OpKind::broadcast) break;  // gelu's gradient: one shape
-        expect_same_bits(k, opcode, {random_bf16(flat, 5), random_bf16(scalar, 6)}, flat);
-        expect_same_bits(k, opcode, {random_bf16(scalar, 7), random_bf16(rows, 8)}, rows);
-        expect_same_bits(k, opcode, {random_bf16(rows, 9), random_bf16(row, 10)}, rows);
-        expect_same_bits(k, opcode, {random_bf16(column, 11), random_bf16(row, 12)}, rows);
+        expect_same_bits(k, opcode, {bf16_with_specials(flat, 5), bf16_with_specials(scalar, 6)}, flat);
+        expect_same_bits(k, opcode, {bf16_with_specials(scalar, 7), bf16_with_specials(rows, 8)}, rows);
+        expect_same_bits(k, opcode, {bf16_with_specials(rows, 9), bf16_with_specials(row, 10)}, rows);
+        expect_same_bits(k, opcode, {bf16_with_specials(column, 11), bf16_with_specials(row, 12)}, rows);
         break;
       default:
-        expect_same_bits(k, opcode, {random_mask(flat, 13), random_bf16(flat, 14), random_bf16(flat, 15)}, flat);
-        expect_same_bits(k, opcode, {random_mask(rows, 16), random_bf16(row, 17), random_bf16(scalar, 18)}, rows);
+        expect_same_bits(k, opcode, {random_mask(flat, 13), bf16_with_specials(flat, 14), bf16_with_specials(flat, 15)},
+                         flat);
+        expect_same_bits(k, opcode,
+                         {random_mask(rows, 16), bf16_with_specials(row, 17), bf16_with_specials(scalar, 18)}, rows);
         break;
     }
   }

@@ -6,27 +6,22 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "framework/core/tensor.h"
 #include "framework/ops/kernels/cpu_kernels.h"
+#include "tests/framework/ops/kernels/wide_range_values.h"
 #include "tests/support/cpu_levels.h"
 #include "tests/support/thread_count_guard.h"
 
 namespace kestrel::kernels {
 namespace {
 
-// Magnitudes spread over 2^-20 to 2^20, so that float32 sums round and the order of adds shows.
-Tensor random_bf16(const Shape& shape, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::uniform_int_distribution<int> exponent(-20, 20);
-  std::vector<float> values(static_cast<std::size_t>(shape.numel()));
-  for (float& v : values) v = std::ldexp(normal(rng), exponent(rng));
+// wide_range_floats rounded to bfloat16.
+Tensor wide_range_bf16(const Shape& shape, unsigned seed) {
   Tensor out = Tensor::empty(shape, DType::bfloat16);
-  cpu().convert(Tensor::from_vector<float>(values, shape).view(), out.view());
+  cpu().convert(Tensor::from_vector<float>(wide_range_floats(shape.numel(), seed), shape).view(), out.view());
   return out;
 }
 
@@ -39,7 +34,7 @@ Shape reduced(const Shape& shape, const std::vector<int>& axes) {
 TEST(ReduceBf16, TheBitsOfWideningReducingAndRoundingAtEveryLevel) {
   const testing::ThreadCountGuard threads(2);
   const Shape shape{6, 33, 130};
-  const Tensor x = random_bf16(shape, 3);
+  const Tensor x = wide_range_bf16(shape, 3);
   const std::vector<std::vector<int>> axes_cases{{2}, {1}, {0, 2}, {0, 1, 2}, {}};
   for (const CpuCapability level : testing::runnable_cpu_levels()) {
     const CpuKernels& k = cpu_kernels_at(level);

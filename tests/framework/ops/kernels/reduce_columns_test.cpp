@@ -8,26 +8,16 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "framework/core/tensor.h"
 #include "framework/ops/kernels/cpu_kernels.h"
+#include "tests/framework/ops/kernels/wide_range_values.h"
 #include "tests/support/thread_count_guard.h"
 
 namespace kestrel::kernels {
 namespace {
-
-// Magnitudes spread over 2^-20 to 2^20, so that float32 sums round and the order of adds shows.
-std::vector<float> random_floats(std::int64_t count, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::uniform_int_distribution<int> exponent(-20, 20);
-  std::vector<float> values(static_cast<std::size_t>(count));
-  for (float& v : values) v = std::ldexp(normal(rng), exponent(rng));
-  return values;
-}
 
 // [outer, length, inner] reduced over its middle axis, each column in row order.
 std::vector<float> in_row_order(const std::vector<float>& x, std::int64_t outer, std::int64_t length,
@@ -53,7 +43,7 @@ TEST(ReduceColumns, EachColumnInRowOrderWhateverTheThreads) {
   // A bias gradient of BERT-tiny's width; widths that end in a partial block or fit in less than
   // one; several outer slices; a single row.
   for (const Case c : {Case{1, 4096, 128}, Case{1, 1000, 200}, Case{3, 517, 70}, Case{5, 9, 13}, Case{2, 1, 64}}) {
-    const std::vector<float> values = random_floats(c.outer * c.length * c.inner, 7);
+    const std::vector<float> values = wide_range_floats(c.outer * c.length * c.inner, 7);
     const Tensor x = Tensor::from_vector<float>(values, {c.outer, c.length, c.inner});
     for (const Reduction r : {Reduction::sum, Reduction::max}) {
       const std::vector<float> want = in_row_order(values, c.outer, c.length, c.inner, r);
