@@ -53,6 +53,8 @@ CpuCapability detected_cpu_capability() {
 
 CpuCapability built_cpu_capability() { return static_cast<CpuCapability>(KESTREL_HIGHEST_BUILT_CPU_LEVEL); }
 
+CpuCapability highest_runnable_cpu_capability() { return std::min(detected_cpu_capability(), built_cpu_capability()); }
+
 CpuCapability cpu_capability() { return choice().level; }
 
 bool cpu_has_avx512_bf16() {

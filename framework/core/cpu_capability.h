@@ -29,6 +29,10 @@ CpuCapability detected_cpu_capability();
 /// with a lower -DKESTREL_HIGHEST_CPU_LEVEL.
 CpuCapability built_cpu_capability();
 
+/// The highest level this CPU runs and this build has kernels for: the level cpu_capability()
+/// chooses when KESTREL_CPU_CAPABILITY pins none.
+CpuCapability highest_runnable_cpu_capability();
+
 /// The level Kestrel's kernels run at: the highest this CPU and this build both have, or
 /// KESTREL_CPU_CAPABILITY when it names a lower one. Read once. Throws ValueError naming the
 /// variable when it names no level.

@@ -14,7 +14,7 @@ namespace kestrel::testing {
 inline std::vector<CpuCapability> runnable_cpu_levels() {
   std::vector<CpuCapability> levels;
   for (const CpuCapability level : {CpuCapability::baseline, CpuCapability::avx2, CpuCapability::avx512}) {
-    if (level <= detected_cpu_capability() && level <= built_cpu_capability()) levels.push_back(level);
+    if (level <= highest_runnable_cpu_capability()) levels.push_back(level);
   }
   return levels;
 }

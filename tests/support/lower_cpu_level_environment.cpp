@@ -5,7 +5,6 @@
 // that one, and a higher one cannot run here.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -21,7 +20,7 @@ class LowerCpuLevelEnvironment : public ::testing::Environment {
     if (wanted == nullptr) return;
     const auto level = parse_cpu_capability(wanted);
     ASSERT_TRUE(level.has_value()) << "KESTREL_TEST_CPU_LEVEL=" << wanted << " names no CPU level";
-    const CpuCapability highest = std::min(detected_cpu_capability(), built_cpu_capability());
+    const CpuCapability highest = highest_runnable_cpu_capability();
     if (*level >= highest) {
       GTEST_SKIP() << "KESTREL_TEST_CPU_LEVEL=" << wanted << " is not below the highest level this CPU and build run ("
                    << to_string(highest) << "): the unpinned run covers that one";

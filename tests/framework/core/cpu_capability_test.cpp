@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "framework/core/error.h"
@@ -95,6 +96,7 @@ TEST(CpuCapability, ProcessLevelFollowsTheVariable) {
   EXPECT_EQ(cpu_capability_reason(), want.reason);
   EXPECT_LE(cpu_capability(), detected_cpu_capability());
   EXPECT_LE(cpu_capability(), built_cpu_capability());
+  EXPECT_EQ(highest_runnable_cpu_capability(), std::min(detected_cpu_capability(), built_cpu_capability()));
 }
 
 }  // namespace
